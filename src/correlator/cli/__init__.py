@@ -1,0 +1,66 @@
+"""The ``correlator`` command: wiring only. Each command lives in its own module, imported when it runs."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from typing import Any
+
+import click
+
+from correlator import __version__
+
+COMMANDS: dict[str, str] = {
+    "analyze": "correlator.cli.analyze:analyze",
+    "parse": "correlator.cli.parse:parse",
+    "simulate": "correlator.cli.simulate:simulate",
+    "worker": "correlator.cli.worker:worker",
+    "replay": "correlator.cli.replay:replay",
+    "verdicts": "correlator.cli.verdicts:verdicts",
+    "slack": "correlator.cli.slack:slack",
+    "topics": "correlator.cli.topics:topics",
+    "bench": "correlator.cli.bench:bench",
+}
+
+
+class LazyGroup(click.Group):
+    """Imports a command's module only when that command (or the help listing) needs it, keeping start-up fast."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in COMMANDS if _available(name))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None or not _available(cmd_name):
+            return None
+        module_name, attr = target.split(":")
+        command: click.Command = getattr(importlib.import_module(module_name), attr)
+        return command
+
+
+def _available(name: str) -> bool:
+    module_name = COMMANDS[name].split(":")[0]
+    return importlib.util.find_spec(module_name) is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120})
+@click.version_option(__version__, prog_name="correlator")
+def cli() -> None:
+    """Explain failed Flink checkpoints from the HDFS and JVM logs that overlapped them."""
+
+
+class RuntimeFailure(click.ClickException):
+    """A failure at run time: exit 1 with a one-line reason (usage errors stay exit 2)."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"correlator: {self.format_message()}", err=True)
+
+
+def main() -> None:
+    try:
+        cli.main(prog_name="correlator", standalone_mode=True)
+    except KeyboardInterrupt:
+        sys.exit(130)

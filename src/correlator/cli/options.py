@@ -1,0 +1,61 @@
+"""Click options generated from :class:`Settings`, so every option shows its ``CORRELATOR_*`` variable in ``--help``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from correlator.config import SECRET_FIELDS, Settings, env_var
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+KAFKA = (
+    "bootstrap_servers",
+    "security_protocol",
+    "sasl_mechanism",
+    "sasl_username",
+    "sasl_password",
+    "ssl_cafile",
+    "ssl_certfile",
+    "ssl_keyfile",
+)
+TOPICS = ("topic_logs_flink", "topic_logs_hdfs", "topic_events", "topic_verdicts", "topic_deadletter")
+INTERPRETATION = ("tz", "cluster")
+
+
+def settings_options(*names: str) -> Callable[[F], F]:
+    """Add one option per named settings field and pass the command a built ``settings`` instead of the raw values."""
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(name) for name in names if name in kwargs}
+            try:
+                settings = Settings(**{k: v for k, v in given.items() if v is not None})
+            except ValueError as exc:
+                raise click.UsageError(str(exc).splitlines()[0]) from exc
+            return command(*args, settings=settings, **kwargs)
+
+        for name in reversed(names):
+            info = Settings.model_fields[name]
+            default = info.default
+            option_type: Any = click.Path(path_type=Path) if isinstance(default, Path) or "Path" in str(
+                info.annotation
+            ) else (int if isinstance(default, int) and not isinstance(default, bool) else str)
+            shown = None if name in SECRET_FIELDS or default is None else str(default)
+            wrapper = click.option(
+                "--" + name.replace("_", "-"),
+                name,
+                type=option_type,
+                envvar=env_var(name),
+                show_envvar=True,
+                default=None,
+                help=f"{info.description}" + (f"  [default: {shown}]" if shown else ""),
+            )(wrapper)
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,88 @@
+"""One frozen settings object, read from ``CORRELATOR_*`` environment variables and CLI options.
+
+Built once at the entry point and passed down; the core never sees it (it receives plain, frozen engine configs).
+Secrets are ``SecretStr`` so that printing, logging or ``repr`` of the settings never reveals them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "CORRELATOR_"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="ignore")
+
+    # --- Kafka -------------------------------------------------------------------------------------------------
+    bootstrap_servers: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers, host:port[,host:port]")
+    security_protocol: str = Field("PLAINTEXT", description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")
+    sasl_mechanism: str | None = Field(None, description="PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+    sasl_username: str | None = Field(None, description="SASL user name")
+    sasl_password: SecretStr | None = Field(None, description="SASL password (never printed)")
+    ssl_cafile: Path | None = Field(None, description="CA bundle (PEM) to verify the brokers")
+    ssl_certfile: Path | None = Field(None, description="client certificate (PEM) for mutual TLS")
+    ssl_keyfile: Path | None = Field(None, description="client private key (PEM) for mutual TLS")
+    topics_dir: Path = Field(Path("topics"), description="directory of topic definitions (*.yaml)")
+    topic_logs_flink: str = Field("logs.flink", description="input topic of Flink log lines")
+    topic_logs_hdfs: str = Field("logs.hdfs", description="input topic of Hadoop log lines")
+    topic_events: str = Field("correlator.events", description="topic of parsed events, keyed by cluster")
+    topic_verdicts: str = Field("correlator.verdicts", description="topic of verdicts, keyed by cluster + job")
+    topic_deadletter: str = Field("correlator.deadletter", description="topic of records that could not be parsed")
+
+    # --- Redis / Slack -----------------------------------------------------------------------------------------
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis URL of the incident store")
+    slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL")
+    slack_token: SecretStr | None = Field(None, description="Slack bot token (never printed)")
+    slack_token_file: Path | None = Field(None, description="file holding the Slack bot token")
+    slack_channel: str | None = Field(None, description="Slack channel id or name to post incidents in")
+
+    # --- Interpretation ----------------------------------------------------------------------------------------
+    tz: str = Field("UTC", description="time zone of log timestamps that carry none")
+    cluster: str = Field("default", description="cluster name for inputs that carry none")
+
+    # --- Service -----------------------------------------------------------------------------------------------
+    worker_id: str = Field("correlator", description="Faust application id (consumer group) of the worker")
+    web_port: int = Field(6066, description="port of the worker's /healthz and /metrics")
+    data_dir: Path = Field(Path(".run/worker"), description="directory for the worker's local table state")
+    log_level: str = Field("INFO", description="log level of the service's JSON logs")
+
+    def slack_token_value(self) -> str | None:
+        """The token from the variable or from the file, read only where it is used."""
+        if self.slack_token is not None:
+            return self.slack_token.get_secret_value()
+        if self.slack_token_file is not None:
+            return self.slack_token_file.read_text(encoding="utf-8").strip()
+        return None
+
+    def kafka_security(self) -> dict[str, Any]:
+        """librdkafka (confluent-kafka) properties for the configured security settings."""
+        conf: dict[str, Any] = {"security.protocol": self.security_protocol}
+        if self.sasl_mechanism:
+            conf["sasl.mechanism"] = self.sasl_mechanism
+        if self.sasl_username:
+            conf["sasl.username"] = self.sasl_username
+        if self.sasl_password is not None:
+            conf["sasl.password"] = self.sasl_password.get_secret_value()
+        if self.ssl_cafile:
+            conf["ssl.ca.location"] = str(self.ssl_cafile)
+        if self.ssl_certfile:
+            conf["ssl.certificate.location"] = str(self.ssl_certfile)
+        if self.ssl_keyfile:
+            conf["ssl.key.location"] = str(self.ssl_keyfile)
+        return conf
+
+    def kafka_client(self, **extra: Any) -> dict[str, Any]:
+        """Complete confluent-kafka configuration: servers, security, then caller-specific keys."""
+        return {"bootstrap.servers": self.bootstrap_servers, **self.kafka_security(), **extra}
+
+
+def env_var(field_name: str) -> str:
+    return ENV_PREFIX + field_name.upper()
+
+
+SECRET_FIELDS = frozenset(name for name, f in Settings.model_fields.items() if "SecretStr" in str(f.annotation))

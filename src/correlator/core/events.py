@@ -1,0 +1,287 @@
+"""Typed events: what a parsed log record says, in a shape the engine and the wire share.
+
+Each event is a frozen, slotted dataclass whose class attribute ``type`` is its name on the wire (CONTRACT §4).
+Conversion to and from plain dicts lives here so that every adapter (orjson codec, Faust, files) speaks one schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+ROLES = ("jobmanager", "taskmanager", "datanode", "namenode")
+
+
+def iso_ms(ts_ms: int) -> str:
+    """Render epoch milliseconds as ISO-8601 UTC with millisecond precision and a ``Z`` suffix."""
+    return datetime.fromtimestamp(ts_ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts_ms % 1000:03d}Z"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """Fields every event carries: when (UTC epoch ms), where (cluster, host, role) and which input line (ref)."""
+
+    type: ClassVar[str] = "event"
+    ts_ms: int
+    cluster: str
+    host: str
+    role: str
+    ref: str = ""
+
+    @property
+    def at(self) -> str:
+        return iso_ms(self.ts_ms)
+
+
+# --- Flink: checkpoint lifecycle -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointTriggered(Event):
+    type: ClassVar[str] = "checkpoint_triggered"
+    job_id: str
+    checkpoint_id: int
+    trigger_ts_ms: int | None = None
+    """The trigger's own epoch ms from ``@ <ms>``: exact, unlike the line's wall-clock timestamp."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointCompleted(Event):
+    type: ClassVar[str] = "checkpoint_completed"
+    job_id: str
+    checkpoint_id: int
+    duration_ms: int | None = None
+    size_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointExpired(Event):
+    type: ClassVar[str] = "checkpoint_expired"
+    job_id: str
+    checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointDeclined(Event):
+    type: ClassVar[str] = "checkpoint_declined"
+    job_id: str | None = None
+    checkpoint_id: int
+    task: str | None = None
+    attempt_id: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointFailed(Event):
+    """A checkpoint failed; ``kind`` is one of the CONTRACT §3 failure kinds."""
+
+    type: ClassVar[str] = "checkpoint_failed"
+    job_id: str | None = None
+    checkpoint_id: int
+    kind: str
+    operator: str | None = None
+    path: str | None = None
+    message: str = ""
+    attempt_id: str | None = None
+    timeout_ms: int | None = None
+    duration_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointLateAck(Event):
+    """A task acknowledged an already-expired checkpoint: the slow write did finish, at this time."""
+
+    type: ClassVar[str] = "checkpoint_late_ack"
+    job_id: str
+    checkpoint_id: int
+    attempt_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JobStatus(Event):
+    type: ClassVar[str] = "job_status"
+    job_id: str | None = None
+    job_name: str | None = None
+    from_state: str
+    to_state: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskStatus(Event):
+    type: ClassVar[str] = "task_status"
+    job_id: str | None = None
+    task: str | None = None
+    attempt_id: str | None = None
+    from_state: str
+    to_state: str
+    cause: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HdfsClientSlow(Event):
+    """The HDFS client inside a Flink process waited long for a DataNode (slow ack, slow read of an ack)."""
+
+    type: ClassVar[str] = "hdfs_client_slow"
+    op: str
+    duration_ms: int
+    threshold_ms: int | None = None
+    path: str | None = None
+    block: str | None = None
+    datanodes: tuple[str, ...] = ()
+
+
+# --- HDFS DataNode / NameNode ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DatasetLockHeld(Event):
+    """``Lock held time above threshold``: logged on release, so it covers ``[ts - held_ms, ts]``."""
+
+    type: ClassVar[str] = "dn_lock_held"
+    lock: str
+    held_ms: int
+    holder: str
+    """First non-utility frame of the reported stack, e.g. ``DirectoryScanner.scan``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DatasetLockWait(Event):
+    type: ClassVar[str] = "dn_lock_wait"
+    lock: str
+    wait_ms: int
+    waiter: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectoryScanStats(Event):
+    type: ClassVar[str] = "directory_scan_stats"
+    block_pool: str
+    total_blocks: int
+    missing_meta: int
+    missing_block: int
+    missing_memory: int
+    mismatched: int
+    duplicate: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectoryScanReconcile(Event):
+    type: ClassVar[str] = "directory_scan_reconcile"
+    action: str
+    block: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectoryScanConfig(Event):
+    type: ClassVar[str] = "directory_scan_config"
+    interval_ms: int | None = None
+    throttle_ms_per_s: int | None = None
+    enabled: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlowIo(Event):
+    """A DataNode write-path step over ``dfs.datanode.slow.io.warning.threshold.ms``; logged after it finished."""
+
+    type: ClassVar[str] = "slow_io"
+    kind: str
+    duration_ms: int
+    threshold_ms: int | None = None
+    volume: str | None = None
+    block_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BlockWrite(Event):
+    """A DataNode receiving a block (``Receiving``) or finishing it (clienttrace): links a client write to hosts."""
+
+    type: ClassVar[str] = "block_write"
+    block: str
+    src: str
+    dest: str
+    duration_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NameNodeLockHeld(Event):
+    type: ClassVar[str] = "nn_lock_held"
+    kind: str
+    held_ms: int
+    op: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JvmPause(Event):
+    """A JVM or host pause (JvmPauseMonitor or a GC log); logged after it ended."""
+
+    type: ClassVar[str] = "jvm_pause"
+    pause_ms: int
+    gc: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DaemonStart(Event):
+    type: ClassVar[str] = "daemon_start"
+    component: str
+    version: str | None = None
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (
+        CheckpointTriggered,
+        CheckpointCompleted,
+        CheckpointExpired,
+        CheckpointDeclined,
+        CheckpointFailed,
+        CheckpointLateAck,
+        JobStatus,
+        TaskStatus,
+        HdfsClientSlow,
+        DatasetLockHeld,
+        DatasetLockWait,
+        DirectoryScanStats,
+        DirectoryScanReconcile,
+        DirectoryScanConfig,
+        SlowIo,
+        BlockWrite,
+        NameNodeLockHeld,
+        JvmPause,
+        DaemonStart,
+    )
+}
+
+
+def register(cls: type[Event]) -> type[Event]:
+    """Add an event class defined elsewhere in the core to the wire registry."""
+    EVENT_TYPES[cls.type] = cls
+    return cls
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """Plain-data form with ``type`` and ``at`` first, as CONTRACT §4 prints it."""
+    out: dict[str, Any] = {"type": event.type, "at": event.at}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+class UnknownEventType(ValueError):
+    """A dict that names no registered event type."""
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Inverse of :func:`event_to_dict`; ignores ``at`` (derived) and unknown keys (forward compatibility)."""
+    cls = EVENT_TYPES.get(data.get("type", ""))
+    if cls is None:
+        raise UnknownEventType(f"unknown event type {data.get('type')!r}")
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            value = data[f.name]
+            kwargs[f.name] = tuple(value) if isinstance(value, list) else value
+    return cls(**kwargs)
+

@@ -1,0 +1,76 @@
+"""The real Kafka broker and redis-server the integration tests talk to, driven through the project's own scripts."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCAL = ROOT / "deploy" / "local"
+
+
+def free_port(count: int = 1) -> int:
+    """A loopback port whose ``count`` successors are free too (Kafka needs a controller port next to it)."""
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port + count < 65535 and all(_free(port + i) for i in range(count)):
+            return port
+    raise RuntimeError("no free loopback port found")
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@dataclass
+class _ScriptService:
+    script: str
+    port: int
+    env_name: str
+    state_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="correlator-svc-")))
+
+    def _run(self, action: str, extra_env: dict[str, str] | None = None) -> None:
+        env = {
+            **os.environ,
+            f"{self.env_name}_PORT": str(self.port),
+            f"{self.env_name}_STATE_DIR": str(self.state_dir),
+            "PYTHON": sys.executable,
+            **(extra_env or {}),
+        }
+        subprocess.run(["bash", str(LOCAL / self.script), action], env=env, check=True, timeout=180)
+
+    def start(self) -> None:
+        self._run("start")
+
+    def stop(self) -> None:
+        self._run("stop")
+
+
+class KafkaBroker(_ScriptService):
+    def __init__(self, port: int | None = None) -> None:
+        super().__init__("kafka.sh", port or free_port(2), "KAFKA")
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+class RedisServer(_ScriptService):
+    def __init__(self, port: int | None = None) -> None:
+        super().__init__("redis.sh", port or free_port(), "REDIS")
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
