@@ -1,0 +1,144 @@
+"""Topics as code: read ``topics/*.yaml``, compare with the cluster, create what is missing and align what differs.
+
+A second ``apply`` finds nothing to do. Differences Kafka cannot change in place (fewer partitions, another
+replication factor) are reported, never forced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+)
+
+from correlator.config import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    id: str
+    name: str
+    partitions: int
+    replication_factor: int
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One step of a plan; ``applicable`` is False for differences Kafka cannot change in place."""
+
+    topic: str
+    action: str  # "create" | "add_partitions" | "set_config" | "report"
+    detail: str
+    applicable: bool = True
+
+    def __str__(self) -> str:
+        mark = "" if self.applicable else " (not changed: Kafka cannot do this in place)"
+        return f"{self.action:<15} {self.topic}: {self.detail}{mark}"
+
+
+class TopicDefinitionError(ValueError):
+    """A topics/*.yaml file that does not describe a topic."""
+
+
+def load_specs(directory: Path, settings: Settings) -> list[TopicSpec]:
+    """Load every topic definition; a topic's name may be overridden by the ``topic_<id>`` setting."""
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise TopicDefinitionError(f"no topic definitions (*.yaml) in {directory}")
+    specs = []
+    for path in files:
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            topic_id = str(raw["id"])
+            name = getattr(settings, f"topic_{topic_id}", None) or str(raw["name"])
+            specs.append(
+                TopicSpec(
+                    id=topic_id,
+                    name=name,
+                    partitions=int(raw["partitions"]),
+                    replication_factor=int(raw["replication_factor"]),
+                    configs={str(k): str(v) for k, v in (raw.get("configs") or {}).items()},
+                )
+            )
+        except (KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
+            raise TopicDefinitionError(f"{path.name}: not a topic definition ({exc})") from exc
+    return specs
+
+
+def plan(admin: AdminClient, specs: Iterable[TopicSpec], timeout_s: float = 10.0) -> list[Change]:
+    specs = list(specs)
+    metadata = admin.list_topics(timeout=timeout_s)
+    changes: list[Change] = []
+    existing = [s for s in specs if s.name in metadata.topics]
+    for spec in specs:
+        if spec.name not in metadata.topics:
+            changes.append(
+                Change(spec.name, "create", f"{spec.partitions} partitions, replication {spec.replication_factor}")
+            )
+            continue
+        partitions = metadata.topics[spec.name].partitions
+        have = len(partitions)
+        if have < spec.partitions:
+            changes.append(Change(spec.name, "add_partitions", f"{have} -> {spec.partitions}"))
+        elif have > spec.partitions:
+            changes.append(Change(spec.name, "report", f"has {have} partitions, definition says {spec.partitions}", False))
+        replicas = len(next(iter(partitions.values())).replicas) if partitions else 0
+        if replicas != spec.replication_factor:
+            changes.append(
+                Change(spec.name, "report", f"replication {replicas}, definition says {spec.replication_factor}", False)
+            )
+    if existing:
+        resources = [ConfigResource(ConfigResource.Type.TOPIC, s.name) for s in existing]
+        for spec, future in zip(existing, admin.describe_configs(resources).values(), strict=True):
+            current = future.result(timeout=timeout_s)
+            for key, wanted in sorted(spec.configs.items()):
+                have_value = current[key].value if key in current else None
+                if have_value != wanted:
+                    changes.append(Change(spec.name, "set_config", f"{key}: {have_value} -> {wanted}"))
+    return changes
+
+
+def apply(admin: AdminClient, specs: Iterable[TopicSpec], changes: list[Change], timeout_s: float = 30.0) -> None:
+    by_name = {s.name: s for s in specs}
+    creates = [
+        NewTopic(s.name, s.partitions, s.replication_factor, config=dict(s.configs))
+        for s in (by_name[c.topic] for c in changes if c.action == "create")
+    ]
+    if creates:
+        _wait(admin.create_topics(creates, operation_timeout=timeout_s), timeout_s)
+    grows = [NewPartitions(c.topic, by_name[c.topic].partitions) for c in changes if c.action == "add_partitions"]
+    if grows:
+        _wait(admin.create_partitions(grows, operation_timeout=timeout_s), timeout_s)
+    config_topics = sorted({c.topic for c in changes if c.action == "set_config"})
+    if config_topics:
+        resources = []
+        for name in config_topics:
+            entries = [
+                ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in by_name[name].configs.items()
+            ]
+            resources.append(ConfigResource(ConfigResource.Type.TOPIC, name, incremental_configs=entries))
+        _wait(admin.incremental_alter_configs(resources), timeout_s)
+
+
+def _wait(futures: dict[Any, Any], timeout_s: float) -> None:
+    for name, future in futures.items():
+        try:
+            future.result(timeout=timeout_s)
+        except KafkaException as exc:
+            raise RuntimeError(f"{name}: {exc.args[0].str() if exc.args else exc}") from exc
+
+
+def admin_client(settings: Settings) -> AdminClient:
+    return AdminClient(settings.kafka_client(**{"socket.timeout.ms": 10000}))

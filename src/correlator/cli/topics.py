@@ -1,0 +1,43 @@
+"""``correlator topics apply``: create or align the topics described in ``topics/``."""
+
+from __future__ import annotations
+
+import click
+
+from correlator.cli import RuntimeFailure
+from correlator.cli.options import KAFKA, TOPICS, settings_options
+from correlator.config import Settings
+
+
+@click.group()
+def topics() -> None:
+    """Manage the Kafka topics correlator reads and writes."""
+
+
+@topics.command("apply")
+@click.option("--dry-run", is_flag=True, help="Print the plan, change nothing.")
+@settings_options(*KAFKA, "topics_dir", *TOPICS)
+def apply_command(dry_run: bool, settings: Settings) -> None:
+    """Create missing topics and align partitions and configs; a second run reports no change."""
+    from correlator.adapters import topics as topic_admin
+
+    try:
+        specs = topic_admin.load_specs(settings.topics_dir, settings)
+        admin = topic_admin.admin_client(settings)
+        changes = topic_admin.plan(admin, specs)
+    except topic_admin.TopicDefinitionError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except Exception as exc:  # the admin client reports an unreachable cluster as a generic KafkaException
+        raise RuntimeFailure(f"cannot read topics from {settings.bootstrap_servers}: {exc}") from exc
+    if not changes:
+        click.echo(f"no change: {len(specs)} topics match their definitions")
+        return
+    for change in changes:
+        click.echo(("plan  " if dry_run else "apply ") + str(change))
+    if dry_run:
+        return
+    try:
+        topic_admin.apply(admin, specs, changes)
+    except RuntimeError as exc:
+        raise RuntimeFailure(str(exc)) from exc
+    click.echo(f"applied {sum(c.applicable for c in changes)} change(s)")
