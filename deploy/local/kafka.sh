@@ -8,7 +8,7 @@
 #
 # Environment: KAFKA_VERSION (3.9.1; 4.x selects the log4j2 backend), KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT
 # (KAFKA_PORT+1), KAFKA_STATE_DIR (.run/kafka-<port>), KAFKA_HEAP (-Xms256m -Xmx512m), KAFKA_START_TIMEOUT (60 s),
-# PYTHON (used for the metadata check when it has confluent_kafka).
+# PYTHON (used for the metadata check when it has confluent_kafka), KAFKA_MVN_OPTS (extra Maven flags).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -34,7 +34,8 @@ fetch() {
   rm -rf "$LIBS"
   log="$CACHE/mvn-kafka-$KAFKA_VERSION.log"
   mkdir -p "$CACHE"
-  if ! mvn -B -q -f "$ROOT/deploy/local/pom.xml" "${profile[@]}" \
+  # shellcheck disable=SC2086  # KAFKA_MVN_OPTS is a list of flags (e.g. -o for offline)
+  if ! mvn -B -q ${KAFKA_MVN_OPTS:-} -f "$ROOT/deploy/local/pom.xml" "${profile[@]}" \
       -Dkafka.version="$KAFKA_VERSION" -Dmaven.repo.local="$CACHE/m2" \
       dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$LIBS" >"$log" 2>&1; then
     die "Maven could not resolve org.apache.kafka:kafka_2.13:$KAFKA_VERSION (offline? see $log): $(grep -m1 ERROR "$log" || true)"

@@ -1,0 +1,56 @@
+# correlator — every target does its own set-up on a fresh machine (virtualenv, dependencies, Kafka jars, redis-server).
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+KAFKA_VERSION ?= 3.9.1
+PYTEST_ARGS ?=
+
+.PHONY: setup demo test test-unit bench lint up down clean
+
+setup: $(STAMP) kafka-jars redis-server
+
+$(STAMP): pyproject.toml requirements.lock
+	@command -v $(PYTHON) >/dev/null || { echo "setup: $(PYTHON) is required" >&2; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.lock
+	$(PY) -m pip install -q --no-deps -e .
+	@touch $@
+
+.PHONY: kafka-jars redis-server
+kafka-jars:
+	@KAFKA_VERSION=$(KAFKA_VERSION) bash deploy/local/kafka.sh fetch
+
+redis-server:
+	@command -v redis-server >/dev/null || bash deploy/local/install-redis.sh
+
+demo: setup
+	$(PY) -m correlator.demo
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-unit: $(STAMP)
+	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
+
+bench: setup
+	$(VENV)/bin/correlator bench parse
+	$(VENV)/bin/correlator bench stream
+
+lint: $(STAMP)
+	$(VENV)/bin/lint-imports
+
+# A local stack that stays up: Kafka on 9092, Redis on 6390, topics applied.
+up: setup
+	@KAFKA_PORT=9092 bash deploy/local/kafka.sh start
+	@REDIS_PORT=6390 bash deploy/local/redis.sh start
+	$(VENV)/bin/correlator topics apply --bootstrap-servers 127.0.0.1:9092
+
+down:
+	@KAFKA_PORT=9092 bash deploy/local/kafka.sh stop
+	@REDIS_PORT=6390 bash deploy/local/redis.sh stop
+
+clean: down
+	rm -rf .run $(VENV)

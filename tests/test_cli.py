@@ -1,0 +1,45 @@
+"""The command line: every command is listed, every option shows its environment variable, secrets never print."""
+
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+from correlator.cli import COMMANDS, cli
+from correlator.config import Settings
+
+
+def test_help_lists_every_command() -> None:
+    """``correlator --help`` names each registered command."""
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    listed = set(re.findall(r"^  (\w+)\s", result.output.split("Commands:")[1], re.M))
+    assert listed == set(COMMANDS)
+
+
+def test_every_settings_option_shows_its_env_var() -> None:
+    """Each ``--option`` that maps to a setting prints ``CORRELATOR_<NAME>`` in its command's help."""
+    runner = CliRunner()
+    seen = 0
+    for name in COMMANDS:
+        command = cli.get_command(None, name)  # type: ignore[arg-type]
+        subcommands = getattr(command, "commands", {"": command})
+        for sub in subcommands:
+            args = [name, sub, "--help"] if sub else [name, "--help"]
+            out = runner.invoke(cli, args, terminal_width=400).output
+            for option in re.findall(r"--([a-z][a-z0-9-]+)", out):
+                field = option.replace("-", "_")
+                if field in Settings.model_fields:
+                    seen += 1
+                    assert f"CORRELATOR_{field.upper()}" in out, (args, option)
+    assert seen > 10
+
+
+def test_secrets_never_appear_in_repr_or_dump() -> None:
+    """The SASL password and the Slack token are masked in every printable form of the settings."""
+    settings = Settings(sasl_password="hunter2-sasl", slack_token="xoxb-secret-token")
+    for text in (repr(settings), str(settings), str(settings.model_dump()), settings.model_dump_json()):
+        assert "hunter2-sasl" not in text and "xoxb-secret-token" not in text
+    assert settings.kafka_security()["sasl.password"] == "hunter2-sasl"
+    assert settings.slack_token_value() == "xoxb-secret-token"
