@@ -45,6 +45,8 @@ class CheckpointTriggered(Event):
     checkpoint_id: int
     trigger_ts_ms: int | None = None
     """The trigger's own epoch ms from ``@ <ms>``: exact, unlike the line's wall-clock timestamp."""
+    checkpoint_type: str | None = None
+    """``type=`` of 1.11+ (``CHECKPOINT``, ``SAVEPOINT``, ``CheckpointType{…}``); savepoints share the line."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,6 +146,9 @@ class DatasetLockHeld(Event):
     held_ms: int
     holder: str
     """First non-utility frame of the reported stack, e.g. ``DirectoryScanner.scan``."""
+    stack: tuple[str, ...] = ()
+    """Non-utility frames as ``Class.method``: a ``DirectoryScanner`` frame anywhere marks scanner evidence."""
+    suppressed: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,6 +157,7 @@ class DatasetLockWait(Event):
     lock: str
     wait_ms: int
     waiter: str
+    stack: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,6 +185,8 @@ class DirectoryScanConfig(Event):
     interval_ms: int | None = None
     throttle_ms_per_s: int | None = None
     enabled: bool = True
+    first_scan_ms: int | None = None
+    """Epoch ms of the first scan when the line gives it (absolute, or the line time plus ``starting in``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,6 +199,7 @@ class SlowIo(Event):
     threshold_ms: int | None = None
     volume: str | None = None
     block_id: str | None = None
+    downstream: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -202,6 +211,8 @@ class BlockWrite(Event):
     src: str
     dest: str
     duration_ms: int | None = None
+    phase: str = "receiving"
+    """``receiving`` (write started) or ``finished`` (clienttrace, with the PacketResponder's duration)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -210,6 +221,8 @@ class NameNodeLockHeld(Event):
     kind: str
     held_ms: int
     op: str | None = None
+    start_ts_ms: int | None = None
+    """3.3+ reports give the hold's start (``held at …+zone``); older ones are logged on release."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

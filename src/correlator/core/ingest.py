@@ -1,0 +1,323 @@
+"""The ingest pipeline of one worker or one offline run: envelope → multi-line → prefilter → parse → events.
+
+Nothing escapes :meth:`Ingest.feed` as an exception: bad input becomes a :class:`ParseError` with a stable reason
+(the streaming layer dead-letters it), and anything unexpected becomes ``internal_error``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from correlator.core.envelopes import Decoded, EnvelopeError, decode
+from correlator.core.events import Event
+from correlator.core.multiline import Closed, Stitcher, is_record_start
+from correlator.core.parse.common import Emit, parse_header
+from correlator.core.parse.flink import parse_flink
+from correlator.core.parse.gc import is_gc_line, parse_gc
+from correlator.core.parse.hdfs import banner_host, parse_hdfs
+from correlator.core.prefilter import ReScanner, Scanner
+from correlator.core.records import ParseError, parse_error, safe_excerpt
+from correlator.core.sources import facts_from_path, family_of_logger, role_of_logger
+from correlator.core.timestamps import LocalClock, TimestampError, local_date
+
+Output = Event | ParseError
+
+
+@dataclass(frozen=True, slots=True)
+class SourceHint:
+    """What the transport knows about a record's origin (any field may be None)."""
+
+    cluster: str | None = None
+    host: str | None = None
+    file: str | None = None
+    role: str | None = None
+    family: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IngestConfig:
+    tz: str = "UTC"
+    default_cluster: str = "default"
+    idle_flush_ms: int = 2000
+    max_line_bytes: int = 1_048_576
+    min_gc_pause_ms: int = 0
+    max_record_lines: int = 2000
+
+
+@dataclass(slots=True)
+class SourceState:
+    """What one source stream has taught us: its role, the banner's host, its current date and last event time."""
+
+    role: str | None = None
+    host: str | None = None
+    date: list[int] | None = None
+    last_ts_ms: int | None = None
+
+
+_FAMILY_ROLE = {"flink": "taskmanager", "hdfs": "datanode"}
+_HDFS_CLIENT = ("DataStreamer", "DFSClient")
+_FOREIGN = ("org.", "com.", "io.", "net.")
+
+
+@dataclass(slots=True)
+class _Stats:
+    lines: int = 0
+    records: int = 0
+    noise: int = 0
+    invalid_utf8: int = 0
+    events: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+
+
+class Ingest:
+    """Per-source reassembly state plus the parsers; feed it records, collect events and parse errors."""
+
+    def __init__(self, config: IngestConfig, scanner: Scanner | None = None) -> None:
+        self.config = config
+        self.scanner: Scanner = scanner or ReScanner()
+        self.clock = LocalClock(config.tz)
+        self._stitcher = Stitcher(max_lines=config.max_record_lines)
+        self._sources: dict[str, SourceState] = {}
+        self._stats = _Stats()
+
+    # --- public API ------------------------------------------------------------------------------------------
+
+    def feed(
+        self,
+        value: bytes,
+        *,
+        ref: str,
+        headers: Mapping[str, bytes] | None = None,
+        hint: SourceHint | None = None,
+        now_ms: int | None = None,
+    ) -> list[Output]:
+        out: list[Output] = []
+        try:
+            self._feed(value, ref, headers, hint, now_ms, out)
+        except Exception as exc:  # the last line of defence: a record never takes the worker down
+            out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", ref, value))
+        return out
+
+    def feed_line(self, line: str, *, ref: str, hint: SourceHint, now_ms: int | None = None) -> list[Output]:
+        """An already decoded line of a plain log file (the offline fast path: no envelope to look for)."""
+        out: list[Output] = []
+        try:
+            origin = self._origin(Decoded(text=line), hint)
+            self._line(_key(origin), origin, line, ref, now_ms, out)
+        except Exception as exc:
+            out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", ref, line))
+        return out
+
+    def flush_idle(self, now_ms: int) -> list[Output]:
+        out: list[Output] = []
+        for closed in self._stitcher.close_idle(now_ms, self.config.idle_flush_ms):
+            self._safe_record(closed, out)
+        return out
+
+    def flush_all(self) -> list[Output]:
+        out: list[Output] = []
+        for closed in self._stitcher.close_all():
+            self._safe_record(closed, out)
+        return out
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        s = self._stats
+        return {
+            "lines": s.lines,
+            "records": s.records,
+            "noise": s.noise,
+            "invalid_utf8": s.invalid_utf8,
+            "events": dict(s.events),
+            "errors": dict(s.errors),
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "open": self._stitcher.snapshot(),
+            "sources": {k: asdict(v) for k, v in self._sources.items()},
+            "stats": self.stats,
+        }
+
+    @classmethod
+    def restore(cls, config: IngestConfig, data: Mapping[str, Any], scanner: Scanner | None = None) -> Ingest:
+        ingest = cls(config, scanner)
+        ingest._stitcher = Stitcher.restore(dict(data.get("open", {})), config.max_record_lines)
+        ingest._sources = {k: SourceState(**v) for k, v in dict(data.get("sources", {})).items()}
+        stats = data.get("stats", {})
+        ingest._stats = _Stats(
+            lines=int(stats.get("lines", 0)),
+            records=int(stats.get("records", 0)),
+            noise=int(stats.get("noise", 0)),
+            invalid_utf8=int(stats.get("invalid_utf8", 0)),
+            events=Counter(stats.get("events", {})),
+            errors=Counter(stats.get("errors", {})),
+        )
+        return ingest
+
+    # --- stages ----------------------------------------------------------------------------------------------
+
+    def _feed(
+        self,
+        value: bytes,
+        ref: str,
+        headers: Mapping[str, bytes] | None,
+        hint: SourceHint | None,
+        now_ms: int | None,
+        out: list[Output],
+    ) -> None:
+        if len(value) > 4 * self.config.max_line_bytes:
+            out.append(self._error("line_too_long", f"record of {len(value)} bytes", ref, value))
+            return
+        try:
+            decoded = decode(value, headers)
+        except EnvelopeError as exc:
+            out.append(self._error(exc.reason, exc.detail, ref, value))
+            return
+        if decoded.invalid_utf8:
+            self._stats.invalid_utf8 += 1
+        origin = self._origin(decoded, hint or SourceHint())
+        key = _key(origin)
+        text = decoded.text
+        if text.endswith("\n"):
+            text = text[:-1]
+        for line in text.split("\n"):
+            self._line(key, origin, line.removesuffix("\r"), ref, now_ms, out)
+
+    def _line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None, out: list[Output]) -> None:
+        self._stats.lines += 1
+        if len(line) > self.config.max_line_bytes:
+            out.append(self._error("line_too_long", f"line of {len(line)} characters", ref, line))
+            return
+        closed = self._stitcher.add(
+            key,
+            line,
+            ref=ref,
+            origin=origin,
+            start=is_record_start(line),
+            candidate=self.scanner.matches(line),
+            now_ms=now_ms,
+        )
+        if closed is not None:
+            self._safe_record(closed, out)
+
+    def _origin(self, decoded: Decoded, hint: SourceHint) -> dict[str, Any]:
+        file = decoded.file or hint.file
+        facts = facts_from_path(file) if file else None
+        return {
+            "cluster": decoded.cluster or hint.cluster or self.config.default_cluster,
+            "host": decoded.host or hint.host or (facts.host if facts else None),
+            "role": decoded.role or hint.role or (facts.role if facts else None),
+            "family": hint.family or (facts.family if facts else None),
+            "file": file,
+            "shipper_ts_ms": decoded.shipper_ts_ms,
+        }
+
+    def _safe_record(self, closed: Closed, out: list[Output]) -> None:
+        try:
+            self._record(closed, out)
+        except Exception as exc:
+            out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", closed.ref, closed.lines[0]))
+
+    def _record(self, closed: Closed, out: list[Output]) -> None:
+        self._stats.records += 1
+        if not closed.candidate:
+            self._stats.noise += 1
+            return
+        origin = closed.origin
+        state = self._sources.setdefault(_key(origin), SourceState())
+        lines = closed.lines
+        events: list[Event] = []
+        first = lines[0]
+        if origin["family"] == "gc" or (first[:1] == "[" or (first[:4].isdigit() and first[10:11] == "T")) and is_gc_line(
+            first
+        ):
+            emit = self._emitter(origin, state, 0, origin["role"] or state.role, closed.ref, events)
+            try:
+                usable = parse_gc(lines, emit, min_pause_ms=self.config.min_gc_pause_ms)
+            except TimestampError as exc:
+                out.append(self._error("bad_timestamp", str(exc), closed.ref, first))
+                return
+            if not usable and origin["family"] == "gc":
+                self._stats.noise += 1
+                return
+            if usable:
+                self._collect(events, out)
+                return
+        header = parse_header(first)
+        if header is None:
+            out.append(self._error("unknown_layout", "record has no recognisable header line", closed.ref, first))
+            return
+        try:
+            ts_ms = self._timestamp(header.stamp, origin, state)
+        except TimestampError as exc:
+            reason = "no_timestamp" if "without a date" in str(exc) else "bad_timestamp"
+            out.append(self._error(reason, str(exc), closed.ref, first))
+            return
+        if ts_ms is None:
+            out.append(self._error("no_timestamp", "no timestamp in the record and none from the shipper", closed.ref, first))
+            return
+        state.last_ts_ms = ts_ms
+        logger = header.logger
+        seg = header.segment
+        proven = role_of_logger(logger)
+        if proven and not origin["role"]:
+            state.role = proven
+        role = proven or origin["role"] or state.role or _FAMILY_ROLE.get(origin["family"] or "", "unknown")
+        if "STARTUP_MSG" in header.message:
+            state.host = state.host or banner_host("\n".join(lines))
+        emit = self._emitter(origin, state, ts_ms, role, closed.ref, events)
+        family = family_of_logger(logger)
+        if seg.startswith(_HDFS_CLIENT):
+            emit.role = origin["role"] or state.role or "taskmanager"
+            parse_flink(header, lines, emit)
+        elif family == "flink" or (family is None and not logger.startswith(_FOREIGN) and origin["family"] == "flink"):
+            parse_flink(header, lines, emit)
+        elif family == "hdfs" or (family is None and not logger.startswith(_FOREIGN)):
+            if seg == "JvmPauseMonitor":
+                emit.role = origin["role"] or state.role or "datanode"
+            parse_hdfs(header, lines, emit)
+            if not events and origin["family"] != "hdfs" and family is None:
+                parse_flink(header, lines, emit)
+        self._collect(events, out)
+
+    def _timestamp(self, stamp: str | None, origin: dict[str, Any], state: SourceState) -> int | None:
+        shipper = origin.get("shipper_ts_ms")
+        if stamp is None:
+            return shipper if shipper is not None else state.last_ts_ms
+        date = local_date(stamp)
+        if date is not None:
+            state.date = list(date)
+            return self.clock.parse(stamp)
+        known = tuple(state.date) if state.date else None
+        if known is None and shipper is not None:
+            local = datetime.fromtimestamp(shipper / 1000, tz=self.clock.zone)
+            known = (local.year, local.month, local.day)
+        return self.clock.parse(stamp, date=known)  # type: ignore[arg-type]
+
+    def _emitter(
+        self, origin: dict[str, Any], state: SourceState, ts_ms: int, role: str | None, ref: str, events: list[Event]
+    ) -> Emit:
+        host = origin["host"] or state.host or "unknown"
+        return Emit(ts_ms, origin["cluster"], host, role or "unknown", ref, events)
+
+    def _collect(self, events: list[Event], out: list[Output]) -> None:
+        for event in events:
+            self._stats.events[event.type] += 1
+        out.extend(events)
+
+    def _error(self, reason: str, detail: str, ref: str, text: str | bytes) -> ParseError:
+        self._stats.errors[reason] += 1
+        return parse_error(reason, detail, ref, text)
+
+
+def _key(origin: Mapping[str, Any]) -> str:
+    return "\x1f".join(str(origin.get(k) or "") for k in ("cluster", "host", "file", "family"))
+
+
+__all__ = ["Ingest", "IngestConfig", "Output", "ParseError", "SourceHint", "safe_excerpt"]

@@ -1,0 +1,112 @@
+"""Multi-line reassembly: lines of one source stream grouped into records (header line + continuation lines).
+
+A record starts at a line that looks like a log header (a timestamp, a GC stamp or decoration, or a level word for
+timestamp-less layouts); every other line — stack frames, ``Caused by:``, lock-report frames without ``at``,
+JvmPauseMonitor GC-pool lines, tab-led NameNode report lines, STARTUP_MSG banners — continues the open record. A
+record closes when the next header of the same source arrives, after an idle bound, or at the end of input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_START = (
+    r"(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d/\d\d/\d\d \d\d:\d\d:\d\d |\d\d:\d\d:\d\d[,.]\d{3} |\d+\.\d{3}: \[|\[\d"
+    r"|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\]? )"
+)
+RECORD_START = re.compile(_START)
+RECORD_START_BYTES = re.compile(_START.encode())
+
+
+def is_record_start(line: str) -> bool:
+    return RECORD_START.match(line) is not None
+
+
+@dataclass(slots=True)
+class Pending:
+    """The open record of one source: its lines so far, whether any line hit the prefilter, when it last grew."""
+
+    lines: list[str]
+    ref: str
+    origin: dict[str, Any]
+    candidate: bool
+    touched_ms: int | None
+    truncated: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    lines: tuple[str, ...]
+    ref: str
+    origin: dict[str, Any]
+    candidate: bool
+
+
+@dataclass(slots=True)
+class Stitcher:
+    """Holds at most one open record per source key; a noise record keeps no lines beyond its first."""
+
+    max_lines: int = 2000
+    open: dict[str, Pending] = field(default_factory=dict)
+
+    def add(
+        self,
+        key: str,
+        line: str,
+        *,
+        ref: str,
+        origin: dict[str, Any],
+        start: bool,
+        candidate: bool,
+        now_ms: int | None,
+    ) -> Closed | None:
+        """Append ``line``; returns the record it closed, if it started a new one."""
+        current = self.open.get(key)
+        if current is None or start:
+            self.open[key] = Pending([line], ref, origin, candidate, now_ms)
+            return _close(current) if current is not None else None
+        if len(current.lines) < self.max_lines:
+            current.lines.append(line)
+        else:
+            current.truncated += 1
+        current.candidate = current.candidate or candidate
+        if now_ms is not None:
+            current.touched_ms = now_ms
+        return None
+
+    def close_idle(self, now_ms: int, idle_ms: int) -> list[Closed]:
+        idle = [k for k, p in self.open.items() if p.touched_ms is None or now_ms - p.touched_ms > idle_ms]
+        return [_close(self.open.pop(k)) for k in idle]
+
+    def close_all(self) -> list[Closed]:
+        closed = [_close(p) for p in self.open.values()]
+        self.open.clear()
+        return closed
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            key: {
+                "lines": p.lines,
+                "ref": p.ref,
+                "origin": p.origin,
+                "candidate": p.candidate,
+                "touched_ms": p.touched_ms,
+                "truncated": p.truncated,
+            }
+            for key, p in self.open.items()
+        }
+
+    @classmethod
+    def restore(cls, data: dict[str, Any], max_lines: int) -> Stitcher:
+        stitcher = cls(max_lines=max_lines)
+        for key, p in data.items():
+            stitcher.open[key] = Pending(
+                list(p["lines"]), p["ref"], dict(p["origin"]), bool(p["candidate"]), p["touched_ms"], p["truncated"]
+            )
+        return stitcher
+
+
+def _close(p: Pending) -> Closed:
+    return Closed(tuple(p.lines), p.ref, p.origin, p.candidate)

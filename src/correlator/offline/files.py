@@ -1,0 +1,110 @@
+"""Discover log files and read them through one :class:`Ingest`, with hints from CONTRACT §2's naming rules."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from correlator.core.events import Event
+from correlator.core.ingest import Ingest, IngestConfig, SourceHint
+from correlator.core.prefilter import Scanner
+from correlator.core.records import ParseError
+from correlator.core.sources import facts_from_path, sniff_family
+
+SNIFF_BYTES = 64 * 1024
+STDIN = "-"
+
+
+@dataclass(frozen=True, slots=True)
+class LogFile:
+    path: str
+    host: str
+    role: str | None
+    family: str
+    """``flink`` | ``hdfs`` | ``gc`` | ``envelope``."""
+
+
+def discover(paths: Sequence[str]) -> list[LogFile]:
+    """Files in the given order; directories recursively in name order; ``-`` is stdin. Unreadable paths are skipped."""
+    files: list[str] = []
+    for path in paths:
+        if path == STDIN:
+            files.append(STDIN)
+        elif os.path.isdir(path):
+            for root, dirs, names in os.walk(path):
+                dirs.sort()
+                files.extend(os.path.join(root, n) for n in sorted(names) if not n.startswith("."))
+        elif os.path.isfile(path):
+            files.append(path)
+        else:
+            raise FileNotFoundError(path)
+    found = [_describe(p) for p in files]
+    return _adopt_gc_roles([f for f in found if f is not None])
+
+
+def _describe(path: str) -> LogFile | None:
+    if path == STDIN:
+        return LogFile(STDIN, "unknown", None, "flink")
+    facts = facts_from_path(path)
+    with open(path, "rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    if b"\x00" in head[:4096]:
+        return None
+    family = sniff_family(head.decode("utf-8", errors="replace")) or facts.family
+    if family is None:
+        return None
+    if facts.family == "gc" and family not in ("envelope",):
+        family = "gc"
+    return LogFile(path, facts.host or "unknown", facts.role, family)
+
+
+def _adopt_gc_roles(files: list[LogFile]) -> list[LogFile]:
+    """A GC log whose name names no role belongs to the process whose log sits in the same directory."""
+    by_dir: dict[str, LogFile] = {}
+    for f in files:
+        if f.family in ("flink", "hdfs") and f.role:
+            by_dir.setdefault(os.path.dirname(f.path), f)
+    out: list[LogFile] = []
+    for f in files:
+        if f.family == "gc" and f.role is None:
+            sibling = by_dir.get(os.path.dirname(f.path))
+            if sibling is not None:
+                host = f.host if f.host != "unknown" else sibling.host
+                f = LogFile(f.path, sibling.host if f.host in ("unknown", None) else host, sibling.role, "gc")
+        out.append(f)
+    return out
+
+
+def iter_events(
+    paths: Sequence[str],
+    *,
+    tz: str = "UTC",
+    cluster: str = "default",
+    scanner: Scanner | None = None,
+) -> Iterator[Event | ParseError]:
+    """Every event and parse error of the given files, each file in order, through one :class:`Ingest`."""
+    ingest = Ingest(IngestConfig(tz=tz, default_cluster=cluster), scanner)
+    for log in discover(paths):
+        yield from read_file(ingest, log, cluster)
+    yield from ingest.flush_all()
+
+
+def read_file(ingest: Ingest, log: LogFile, cluster: str) -> Iterator[Event | ParseError]:
+    host = None if log.host == "unknown" else log.host
+    hint = SourceHint(cluster=cluster, host=host, file=log.path, role=log.role, family=None if log.family == "envelope" else log.family)
+    handle: BinaryIO = sys.stdin.buffer if log.path == STDIN else open(log.path, "rb")  # noqa: SIM115
+    try:
+        for number, raw in enumerate(handle, start=1):
+            ref = f"{log.path}:{number}"
+            value = raw.rstrip(b"\n")
+            if log.family == "envelope":
+                if value.strip():
+                    yield from ingest.feed(value, ref=ref, hint=SourceHint(cluster=cluster))
+            else:
+                yield from ingest.feed(value, ref=ref, hint=hint)
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
