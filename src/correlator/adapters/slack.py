@@ -1,0 +1,133 @@
+"""Posting to Slack through slack_sdk's Web API client, with its own retry handlers for 429 and 5xx.
+
+The token is held only by the client inside; this object's repr and its errors never show it (slack_sdk itself redacts
+the Authorization header in its debug logs).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+from urllib.error import URLError
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    RetryIntervalCalculator,
+)
+from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
+from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
+
+from correlator.adapters.slack_blocks import Message
+
+FATAL_ERRORS = frozenset(
+    {
+        "invalid_auth",
+        "not_authed",
+        "account_inactive",
+        "token_revoked",
+        "token_expired",
+        "no_permission",
+        "missing_scope",
+        "channel_not_found",
+        "not_in_channel",
+        "is_archived",
+        "restricted_action",
+    }
+)
+"""Errors no retry can cure: the bot stops with the reason instead of retrying forever."""
+
+
+class SlackUnavailable(RuntimeError):
+    """Slack could not be reached or kept failing after the retries: try the verdict again later."""
+
+
+class SlackRejected(RuntimeError):
+    """Slack refused the request for a reason no retry cures (bad token, unknown channel...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How hard the client itself retries before the bot's own backoff takes over."""
+
+    rate_limited_retries: int = 5
+    server_error_retries: int = 4
+    connection_retries: int = 2
+    backoff_factor_s: float = 0.5
+    timeout_s: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    channel: str
+    ts: str
+
+
+class SlackPoster:
+    """chat.postMessage / chat.update for one channel."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        channel: str,
+        policy: RetryPolicy = RetryPolicy(),
+        logger: logging.Logger | None = None,
+    ) -> None:
+        interval: RetryIntervalCalculator = BackoffRetryIntervalCalculator(backoff_factor=policy.backoff_factor_s)
+        self.channel = channel
+        self._client = WebClient(
+            token=token,
+            base_url=base_url if base_url.endswith("/") else base_url + "/",
+            timeout=policy.timeout_s,
+            logger=logger or logging.getLogger("correlator.slack.sdk"),
+            retry_handlers=[
+                ConnectionErrorRetryHandler(max_retry_count=policy.connection_retries, interval_calculator=interval),
+                RateLimitErrorRetryHandler(max_retry_count=policy.rate_limited_retries),
+                ServerErrorRetryHandler(max_retry_count=policy.server_error_retries, interval_calculator=interval),
+            ],
+        )
+
+    def __repr__(self) -> str:
+        return f"SlackPoster(channel={self.channel!r})"
+
+    def post(self, message: Message, thread_ts: str | None = None) -> Posted:
+        response = self._send(
+            self._client.chat_postMessage,
+            channel=self.channel,
+            text=message.text,
+            blocks=message.blocks,
+            metadata=message.metadata,
+            thread_ts=thread_ts,
+            parse="none",
+            link_names=False,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        return Posted(str(response["channel"]), str(response["ts"]))
+
+    def update(self, channel: str, ts: str, message: Message) -> None:
+        self._send(
+            self._client.chat_update,
+            channel=channel,
+            ts=ts,
+            text=message.text,
+            blocks=message.blocks,
+            metadata=message.metadata,
+            parse="none",
+            link_names=False,
+        )
+
+    def _send(self, method: Any, **kwargs: Any) -> Any:
+        try:
+            return method(**{k: v for k, v in kwargs.items() if v is not None})
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or f"HTTP {exc.response.status_code}")
+            if error in FATAL_ERRORS:
+                raise SlackRejected(f"slack refused: {error}") from None
+            raise SlackUnavailable(f"slack error: {error} (HTTP {exc.response.status_code})") from None
+        except (SlackClientError, URLError, OSError) as exc:
+            raise SlackUnavailable(f"slack unreachable: {type(exc).__name__}") from None

@@ -1,0 +1,215 @@
+"""Block Kit messages for incidents, from verdict dicts (CONTRACT §3).
+
+Every string that may come from a log line (operator names, paths, hosts, summaries, titles) passes ``escape`` before it
+enters mrkdwn, so ``<!channel>`` or ``<http://x|click>`` inside a log renders as text, never as a ping or a link. Every
+field is cut to fit Slack's limits instead of having the post rejected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from correlator.core.events import iso_ms
+from correlator.core.incidents import RESOLVED, Incident, recurrence_summary
+
+HEADER_MAX = 150
+SECTION_MAX = 3000
+FIELD_MAX = 2000
+FIELDS_MAX = 10
+CONTEXT_ELEMENTS_MAX = 10
+BLOCKS_MAX = 50
+FALLBACK_MAX = 3000
+EVIDENCE_SHOWN = 8
+KNOWN_ISSUE = re.compile(r"^(HDFS|HADOOP|FLINK|YARN|ZOOKEEPER)-\d{1,7}$")
+ISSUE_URLS = {
+    "HDFS": "https://issues.apache.org/jira/browse/",
+    "HADOOP": "https://issues.apache.org/jira/browse/",
+    "YARN": "https://issues.apache.org/jira/browse/",
+    "ZOOKEEPER": "https://issues.apache.org/jira/browse/",
+    "FLINK": "https://issues.apache.org/jira/browse/",
+}
+METADATA_EVENT = "correlator_verdict"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    text: str
+    """Notification fallback; Slack parses it like mrkdwn, so it is escaped as well."""
+    blocks: list[dict[str, Any]]
+    metadata: dict[str, Any]
+
+
+def escape(text: object) -> str:
+    """Slack's three control characters, and nothing else (Slack's own escaping rule)."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut to ``limit`` characters with an ellipsis, never inside an ``&amp;``-style entity."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    amp = cut.rfind("&")
+    if amp != -1 and ";" not in cut[amp:]:
+        cut = cut[:amp]
+    return cut + "…"
+
+
+def plain(text: object, limit: int) -> dict[str, Any]:
+    """A plain_text object: Slack does not parse it for mentions or links; control characters are stripped."""
+    clean = re.sub(r"[\x00-\x1f]+", " ", str(text)).strip() or "-"
+    return {"type": "plain_text", "text": truncate(clean, limit), "emoji": False}
+
+
+def mrkdwn(text: str, limit: int = SECTION_MAX) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": truncate(text, limit), "verbatim": True}
+
+
+def section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": mrkdwn(text)}
+
+
+def code(text: object) -> str:
+    """Inline code for identifiers; backticks inside would end the span, so they become quotes."""
+    return "`" + escape(str(text).replace("`", "'")) + "`"
+
+
+def _issue_link(issue: object) -> str | None:
+    if issue is None:
+        return None
+    text = str(issue)
+    if KNOWN_ISSUE.match(text):
+        return f"<{ISSUE_URLS[text.split('-')[0]]}{text}|{text}>"
+    return escape(text)
+
+
+def _fields(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
+    failure = verdict.get("failure") or {}
+    cause = verdict.get("root_cause") or {}
+    pairs = [
+        ("Job", code(verdict.get("job_id") or "unknown")),
+        ("Checkpoint", escape(verdict.get("checkpoint_id") if verdict.get("checkpoint_id") is not None else "-")),
+        ("Cluster", escape(verdict.get("cluster") or "default")),
+        ("Confidence", f"{float(cause.get('confidence') or 0.0):.0%}"),
+        ("Failure", escape(failure.get("kind") or "other") + _duration(failure)),
+        ("Cause code", code(cause.get("code") or "UNEXPLAINED")),
+    ]
+    if failure.get("operator"):
+        pairs.append(("Operator", escape(failure["operator"])))
+    if cause.get("hosts"):
+        pairs.append(("Where", escape(", ".join(str(h) for h in cause["hosts"]))))
+    link = _issue_link(cause.get("known_issue"))
+    if link:
+        pairs.append(("Known issue", link))
+    return [mrkdwn(f"*{name}*\n{value}", FIELD_MAX) for name, value in pairs[:FIELDS_MAX]]
+
+
+def _duration(failure: Mapping[str, Any]) -> str:
+    duration, timeout = failure.get("duration_ms"), failure.get("timeout_ms")
+    if duration is None:
+        return ""
+    text = f" after {int(duration):,} ms"
+    return text + (f" (timeout {int(timeout):,} ms)" if timeout is not None else "")
+
+
+def _evidence_lines(verdict: Mapping[str, Any], shown: int) -> list[str]:
+    lines = []
+    for item in (verdict.get("evidence") or [])[:shown]:
+        at = escape(item.get("at") or "")
+        where = escape(item.get("host") or "?") + (f" ({escape(item['role'])})" if item.get("role") else "")
+        lines.append(f"• `{at}` {where}: {escape(item.get('summary') or item.get('type') or '')}")
+    more = len(verdict.get("evidence") or []) - shown
+    if more > 0:
+        lines.append(f"_…and {more} more_")
+    return lines
+
+
+def _bullets(items: Sequence[object]) -> str:
+    return "\n".join(f"• {escape(item)}" for item in items)
+
+
+def _status_line(incident: Incident) -> str:
+    first, last = iso_ms(incident.first_seen_ms), iso_ms(incident.last_seen_ms)
+    text = f"*Recurrence:* {escape(recurrence_summary(incident))} · first `{first}` · last `{last}`"
+    if incident.status == RESOLVED and incident.resolved_at_ms is not None:
+        text += f"\n:white_check_mark: *Resolved*: quiet since `{last}`"
+    return text
+
+
+def _metadata(verdict: Mapping[str, Any], incident: Incident) -> dict[str, Any]:
+    return {
+        "event_type": METADATA_EVENT,
+        "event_payload": {
+            "verdict_id": str(verdict.get("verdict_id")),
+            "incident_id": incident.key.id,
+            "epoch": incident.epoch,
+            "count": incident.count,
+        },
+    }
+
+
+def _fallback(prefix: str, verdict: Mapping[str, Any]) -> str:
+    cause = verdict.get("root_cause") or {}
+    job = verdict.get("job_id") or "unknown job"
+    return truncate(escape(f"{prefix}{cause.get('title') or cause.get('code')} (job {job})"), FALLBACK_MAX)
+
+
+def _cap(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return blocks[:BLOCKS_MAX]
+
+
+def parent_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
+    """The incident's top-level message: the latest verdict's explanation plus the recurrence so far."""
+    cause = verdict.get("root_cause") or {}
+    resolved = incident.status == RESOLVED
+    title = cause.get("title") or cause.get("code") or "Checkpoint failure"
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": plain(("Resolved: " if resolved else "") + str(title), HEADER_MAX)},
+        {"type": "section", "fields": _fields(verdict)},
+        section(_status_line(incident)),
+    ]
+    if cause.get("explanation"):
+        blocks.append(section("*Why:* " + escape(cause["explanation"])))
+    evidence = _evidence_lines(verdict, EVIDENCE_SHOWN)
+    if evidence:
+        blocks.append(section("*Evidence*\n" + "\n".join(evidence)))
+    if verdict.get("remediation"):
+        blocks.append(section("*Remediation*\n" + _bullets(verdict["remediation"])))
+    missing = (verdict.get("coverage") or {}).get("missing") or []
+    context = [mrkdwn(f"verdict {code(verdict.get('verdict_id'))}", FIELD_MAX)]
+    if missing:
+        hosts = ", ".join(escape(f"{m.get('host')} ({m.get('role')})") for m in missing[:10])
+        context.append(mrkdwn(f"logs missing from: {hosts}", FIELD_MAX))
+    if incident.hosts:
+        context.append(mrkdwn("hosts involved: " + escape(", ".join(incident.hosts)), FIELD_MAX))
+    blocks.append({"type": "context", "elements": context[:CONTEXT_ELEMENTS_MAX]})
+    prefix = "Resolved: " if resolved else ""
+    return Message(_fallback(prefix, verdict), _cap(blocks), _metadata(verdict, incident))
+
+
+def reply_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
+    """A thread reply for a recurrence: what is new in this occurrence, short."""
+    failure = verdict.get("failure") or {}
+    cause = verdict.get("root_cause") or {}
+    checkpoint = verdict.get("checkpoint_id")
+    head = (
+        f"*{escape(recurrence_summary(incident)).capitalize()}*: checkpoint "
+        f"{escape(checkpoint if checkpoint is not None else '-')} failed at `{escape(failure.get('failed_at') or '?')}`"
+        f" ({escape(failure.get('kind') or 'other')}{_duration(failure)}), "
+        f"confidence {float(cause.get('confidence') or 0.0):.0%}"
+    )
+    if failure.get("operator"):
+        head += f"\n*Operator:* {escape(failure['operator'])}"
+    blocks = [section(head)]
+    evidence = _evidence_lines(verdict, 3)
+    if evidence:
+        blocks.append(section("\n".join(evidence)))
+    blocks.append({"type": "context", "elements": [mrkdwn(f"verdict {code(verdict.get('verdict_id'))}")]})
+    return Message(_fallback(f"{ordinal_prefix(incident)}", verdict), _cap(blocks), _metadata(verdict, incident))
+
+
+def ordinal_prefix(incident: Incident) -> str:
+    return f"Again ({incident.count}×): "

@@ -1,0 +1,324 @@
+"""The Slack bot: verdicts in (Kafka topic or JSONL file), one Slack thread per incident out.
+
+Delivery is at-least-once from the source and exactly-once to Slack through the incident store: a verdict already done
+is skipped, a verdict whose incident another replica holds waits, and the Kafka offset is committed only after the post
+was recorded (or the verdict was a known duplicate). While Redis or Slack is unavailable the bot holds the verdict,
+consumes nothing further and retries with backoff; verdicts stay in the topic.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from correlator.adapters.redis_incidents import BeginStatus, RedisIncidentStore, StoreUnavailable, Thread
+from correlator.adapters.slack import SlackPoster, SlackUnavailable
+from correlator.adapters.slack_blocks import parent_message, reply_message
+from correlator.core.incidents import (
+    Action,
+    Incident,
+    VerdictShapeError,
+    observe,
+    occurrence,
+    resolve,
+)
+
+log = logging.getLogger("correlator.slackbot")
+
+
+class Outcome(Enum):
+    POSTED = "posted"
+    DUPLICATE = "duplicate"
+    SKIPPED = "skipped"
+    """Not a verdict this bot can group (bad JSON, no id, no cause): logged and passed over."""
+
+
+class IncidentBusy(RuntimeError):
+    """Another replica holds this verdict's incident right now."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotConfig:
+    quiet_ms: int = 2 * 3_600_000
+    """Quiet period after which an incident counts as resolved (event-time gap, or wall-clock idle in the sweep)."""
+    lease_ms: int = 120_000
+    """How long one replica may hold an incident; longer than the worst Slack retry sequence."""
+    busy_wait_s: float = 0.1
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    sweep_every_s: float = 60.0
+
+
+@dataclass(slots=True)
+class Stats:
+    posted: int = 0
+    duplicates: int = 0
+    skipped: int = 0
+    retries: int = 0
+
+    def count(self, outcome: Outcome) -> None:
+        if outcome is Outcome.POSTED:
+            self.posted += 1
+        elif outcome is Outcome.DUPLICATE:
+            self.duplicates += 1
+        else:
+            self.skipped += 1
+
+
+def default_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class SlackBot:
+    """Delivers verdicts to Slack as incidents; one instance per process, any number of replicas."""
+
+    def __init__(
+        self,
+        store: RedisIncidentStore,
+        poster: SlackPoster,
+        config: BotConfig = BotConfig(),
+        owner: str | None = None,
+        clock_ms: Callable[[], int] = wall_ms,
+    ) -> None:
+        self.store = store
+        self.poster = poster
+        self.config = config
+        self.owner = owner or default_owner()
+        self.clock_ms = clock_ms
+        self.stats = Stats()
+
+    def __repr__(self) -> str:
+        return f"SlackBot(owner={self.owner!r}, store={self.store!r}, poster={self.poster!r})"
+
+    def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
+        """Deliver one verdict, retrying through outages; None only when ``stop`` was set before it was done."""
+        try:
+            occ = occurrence(verdict)
+        except VerdictShapeError as exc:
+            log.warning("skipping a verdict this bot cannot group: %s", exc)
+            self.stats.count(Outcome.SKIPPED)
+            return Outcome.SKIPPED
+        backoff = self.config.backoff_initial_s
+        while not stop.is_set():
+            try:
+                outcome = self._deliver_once(verdict, occ, stop)
+            except IncidentBusy:
+                stop.wait(self.config.busy_wait_s)
+                continue
+            except (StoreUnavailable, SlackUnavailable) as exc:
+                self.stats.retries += 1
+                log.warning("verdict %s not delivered yet (%s); retrying in %.1fs", occ.verdict_id, exc, backoff)
+                stop.wait(backoff)
+                backoff = min(backoff * 2, self.config.backoff_max_s)
+                continue
+            if outcome is not None:
+                self.stats.count(outcome)
+            return outcome
+        return None
+
+    def _deliver_once(self, verdict: Mapping[str, Any], occ: Any, stop: threading.Event) -> Outcome | None:
+        begun = self.store.begin(occ.verdict_id, occ.key, self.owner, self.config.lease_ms)
+        if begun.status is BeginStatus.DUPLICATE:
+            log.info("verdict %s already delivered", occ.verdict_id)
+            return Outcome.DUPLICATE
+        if begun.status is BeginStatus.BUSY:
+            raise IncidentBusy(begun.holder)
+        transition = observe(begun.incident, occ, self.config.quiet_ms)
+        incident = transition.incident
+        try:
+            if transition.closed is not None and begun.thread is not None:
+                self._update_parent(begun.thread, begun.last_verdict or verdict, transition.closed)
+            if transition.action is Action.RECUR and begun.thread is not None:
+                self.poster.post(reply_message(verdict, incident), thread_ts=begun.thread.ts)
+                thread = begun.thread
+            else:
+                posted = self.poster.post(parent_message(verdict, incident))
+                thread = Thread(posted.channel, posted.ts)
+        except BaseException:
+            self._release_quietly(occ.key)
+            raise
+        if not self._record(occ.verdict_id, incident, thread, verdict, stop):
+            return None
+        if transition.action is Action.RECUR and begun.thread is not None:
+            self._update_parent(thread, verdict, incident)
+        log.info("verdict %s posted (%s, incident %s #%d)", occ.verdict_id, transition.action.value,
+                 incident.key.id, incident.count)
+        return Outcome.POSTED
+
+    def _record(
+        self, verdict_id: str, incident: Incident, thread: Thread, verdict: Mapping[str, Any], stop: threading.Event
+    ) -> bool:
+        """Store what was posted. The post happened, so this must not fail: retry until Redis answers again."""
+        backoff = self.config.backoff_initial_s
+        while True:
+            try:
+                self.store.finish(verdict_id, self.owner, incident, thread, self.clock_ms(), verdict)
+                return True
+            except StoreUnavailable as exc:
+                if stop.is_set():
+                    log.error("stopping before verdict %s was recorded as posted (%s)", verdict_id, exc)
+                    return False
+                self.stats.retries += 1
+                log.warning("posted verdict %s but cannot record it yet (%s); retrying in %.1fs",
+                            verdict_id, exc, backoff)
+                stop.wait(backoff)
+                backoff = min(backoff * 2, self.config.backoff_max_s)
+
+    def _update_parent(self, thread: Thread, verdict: Mapping[str, Any], incident: Incident) -> None:
+        """Refresh the parent (count, last seen, resolved). Best effort: the next update carries the same facts."""
+        try:
+            self.poster.update(thread.channel, thread.ts, parent_message(verdict, incident))
+        except SlackUnavailable as exc:
+            log.warning("could not update incident %s's parent message: %s", incident.key.id, exc)
+
+    def _release_quietly(self, key: Any) -> None:
+        try:
+            self.store.release(key, self.owner)
+        except StoreUnavailable:
+            pass
+
+    def sweep(self) -> int:
+        """Resolve open incidents idle (wall clock) for the quiet period and mark their parents; returns how many."""
+        now_ms = self.clock_ms()
+        resolved = 0
+        for incident_id in self.store.idle_open_incidents(now_ms - self.config.quiet_ms):
+            begun = self.store.begin_sweep(incident_id, self.owner, self.config.lease_ms)
+            if begun.status is not BeginStatus.GO or begun.incident is None or begun.thread is None:
+                continue
+            done = resolve(begun.incident, begun.incident.last_seen_ms + self.config.quiet_ms)
+            if begun.last_verdict is not None:
+                self._update_parent(begun.thread, begun.last_verdict, done)
+            self.store.finish(None, self.owner, done, begun.thread, now_ms)
+            resolved += 1
+        return resolved
+
+
+def decode_verdict(raw: bytes | str | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def read_verdict_lines(path: Path) -> Iterator[dict[str, Any] | None]:
+    """JSONL verdicts; blank lines and ``#`` comment lines are not records."""
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            text = line.strip()
+            if text and not text.startswith("#"):
+                yield decode_verdict(text)
+
+
+def run_file(bot: SlackBot, path: Path, stop: threading.Event | None = None) -> Stats:
+    stop = stop or threading.Event()
+    for verdict in read_verdict_lines(path):
+        if verdict is None:
+            log.warning("skipping a line of %s that is not a JSON object", path.name)
+            bot.stats.count(Outcome.SKIPPED)
+            continue
+        if bot.deliver(verdict, stop) is None:
+            break
+    return bot.stats
+
+
+def run_kafka(
+    bot: SlackBot,
+    consumer_config: Mapping[str, Any],
+    topic: str,
+    *,
+    follow: bool,
+    stop: threading.Event | None = None,
+    poll_s: float = 0.5,
+    idle_exit_s: float = 30.0,
+) -> Stats:
+    """Consume ``topic`` with manual commits. Without ``follow``, return once every assigned partition is at its end
+    (or nothing was assigned for ``idle_exit_s``)."""
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+    stop = stop or threading.Event()
+    config = {
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "enable.partition.eof": True,
+        "max.poll.interval.ms": 900_000,
+        **consumer_config,
+    }
+    consumer = Consumer(config)
+    assigned: set[tuple[str, int]] = set()
+    at_end: set[tuple[str, int]] = set()
+
+    def on_assign(_: Any, partitions: list[TopicPartition]) -> None:
+        assigned.update((p.topic, p.partition) for p in partitions)
+
+    def on_revoke(_: Any, partitions: list[TopicPartition]) -> None:
+        for p in partitions:
+            assigned.discard((p.topic, p.partition))
+            at_end.discard((p.topic, p.partition))
+
+    consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
+    started = time.monotonic()
+    next_sweep = time.monotonic() + bot.config.sweep_every_s
+    try:
+        while not stop.is_set():
+            message = consumer.poll(poll_s)
+            if follow and time.monotonic() >= next_sweep:
+                next_sweep = time.monotonic() + bot.config.sweep_every_s
+                _sweep_quietly(bot)
+            if message is None:
+                if not follow and ((assigned and at_end >= assigned) or
+                                   (not assigned and time.monotonic() - started > idle_exit_s)):
+                    break
+                continue
+            where = (message.topic(), message.partition())
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    at_end.add(where)
+                    if not follow and assigned and at_end >= assigned:
+                        break
+                elif error.fatal():
+                    raise KafkaException(error)
+                else:
+                    log.warning("kafka: %s", error)
+                continue
+            at_end.discard(where)
+            verdict = decode_verdict(message.value())
+            if verdict is None:
+                log.warning("skipping %s[%d]@%d: not a JSON object", *where, message.offset())
+                bot.stats.count(Outcome.SKIPPED)
+            elif bot.deliver(verdict, stop) is None:
+                break
+            try:
+                consumer.commit(message=message, asynchronous=False)
+            except KafkaException as exc:
+                log.warning("offset commit failed (%s); the verdict may come again and will be a duplicate", exc)
+    finally:
+        consumer.close()
+    return bot.stats
+
+
+def _sweep_quietly(bot: SlackBot) -> None:
+    try:
+        resolved = bot.sweep()
+    except (StoreUnavailable, SlackUnavailable) as exc:
+        log.warning("resolution sweep skipped: %s", exc)
+        return
+    if resolved:
+        log.info("resolved %d quiet incident(s)", resolved)

@@ -1,0 +1,152 @@
+"""A local Slack Web API on 127.0.0.1: chat.postMessage, chat.update and auth.test, recording every request.
+
+Failures are scripted per method: ``fail_next("chat.postMessage", 429, retry_after=1)`` or ``fail_next(..., 500)``
+answer the next matching request(s) with that status instead of handling them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+
+@dataclass
+class Request:
+    method: str
+    body: dict[str, Any]
+    authorization: str
+    status: int
+
+
+@dataclass
+class Posted:
+    channel: str
+    ts: str
+    text: str
+    blocks: list[dict[str, Any]]
+    thread_ts: str | None
+    metadata: dict[str, Any] | None
+    updates: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def verdict_id(self) -> str | None:
+        return ((self.metadata or {}).get("event_payload") or {}).get("verdict_id")
+
+
+class FakeSlack:
+    def __init__(self, token: str = "xoxb-test-token") -> None:
+        self.token = token
+        self.requests: list[Request] = []
+        self.messages: dict[str, Posted] = {}
+        self._failures: dict[str, deque[tuple[int, int | None]]] = {}
+        self._lock = threading.Lock()
+        self._seq = 0
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode("utf-8")
+                if "json" in (self.headers.get("Content-Type") or ""):
+                    body = json.loads(raw or "{}")
+                else:
+                    body = {k: v[0] for k, v in parse_qs(raw).items()}
+                method = self.path.rsplit("/", 1)[-1]
+                status, headers, reply = fake._handle(method, body, self.headers.get("Authorization") or "")
+                payload = json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's signature
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/api/"
+
+    def start(self) -> FakeSlack:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def fail_next(self, method: str, status: int, *, retry_after: int | None = None, times: int = 1) -> None:
+        with self._lock:
+            queue = self._failures.setdefault(method, deque())
+            queue.extend([(status, retry_after)] * times)
+
+    # --- what tests read ----------------------------------------------------------------------------------------
+    def calls(self, method: str) -> list[Request]:
+        with self._lock:
+            return [r for r in self.requests if r.method == method]
+
+    def parents(self) -> list[Posted]:
+        with self._lock:
+            return [m for m in self.messages.values() if m.thread_ts is None]
+
+    def replies(self, thread_ts: str) -> list[Posted]:
+        with self._lock:
+            return [m for m in self.messages.values() if m.thread_ts == thread_ts]
+
+    def posted_verdict_ids(self) -> list[str | None]:
+        """One entry per successful chat.postMessage, in order: duplicates show up as repeats."""
+        with self._lock:
+            return [m.verdict_id for m in self.messages.values()]
+
+    # --- the API ------------------------------------------------------------------------------------------------
+    def _handle(self, method: str, body: dict[str, Any], authorization: str) -> tuple[int, dict[str, str], Any]:
+        with self._lock:
+            queue = self._failures.get(method)
+            if queue:
+                status, retry_after = queue.popleft()
+                self.requests.append(Request(method, body, authorization, status))
+                headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+                return status, headers, {"ok": False, "error": "ratelimited" if status == 429 else "internal_error"}
+            self.requests.append(Request(method, body, authorization, 200))
+            if authorization != f"Bearer {self.token}":
+                return 200, {}, {"ok": False, "error": "invalid_auth"}
+            if method == "auth.test":
+                return 200, {}, {"ok": True, "user_id": "UBOT", "team_id": "T1"}
+            if method == "chat.postMessage":
+                return 200, {}, self._post(body)
+            if method == "chat.update":
+                return 200, {}, self._update(body)
+            return 404, {}, {"ok": False, "error": "unknown_method"}
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        if not body.get("channel"):
+            return {"ok": False, "error": "channel_not_found"}
+        thread_ts = body.get("thread_ts")
+        if thread_ts is not None and thread_ts not in self.messages:
+            return {"ok": False, "error": "thread_not_found"}
+        self._seq += 1
+        ts = f"1700000000.{self._seq:06d}"
+        channel = "C" + str(body["channel"]).lstrip("#").upper()[:10]
+        self.messages[ts] = Posted(
+            channel, ts, body.get("text", ""), body.get("blocks") or [], thread_ts, body.get("metadata")
+        )
+        return {"ok": True, "channel": channel, "ts": ts, "message": {"ts": ts, "text": body.get("text", "")}}
+
+    def _update(self, body: dict[str, Any]) -> dict[str, Any]:
+        message = self.messages.get(str(body.get("ts")))
+        if message is None or message.channel != body.get("channel"):
+            return {"ok": False, "error": "message_not_found"}
+        message.updates.append(body)
+        message.text = body.get("text", message.text)
+        message.blocks = body.get("blocks") or message.blocks
+        return {"ok": True, "channel": message.channel, "ts": message.ts}
