@@ -7,6 +7,7 @@ and the shippers' multi-line patterns join real log records the way each shipper
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from correlator.cli import COMMANDS
 from correlator.config import SECRET_FIELDS, Settings, env_var
+from correlator.core.envelopes import decode
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "docker-compose.yml"
@@ -476,6 +478,47 @@ class TestShippers:
     def test_no_variable_pretends_to_be_a_setting(self, name: str) -> None:
         """Shippers run on the Flink/Hadoop hosts; any CORRELATOR_* name they use is still a real setting."""
         assert set(VAR_REFERENCE.findall((SHIPPERS / name).read_text(encoding="utf-8"))) <= SETTINGS_VARS
+
+
+class TestShippedRecordsDecode:
+    """What each shipper sends, built from its config's field names, decodes to the record and its origin."""
+
+    HOST = "tm-1.example.com"
+    FILE = "/opt/flink/log/flink-flink-taskexecutor-0-tm-1.log"
+    CLUSTER = "prod-eu"
+    RECORD = EXPECTED_FLINK[2]
+
+    def check(self, envelope: dict[str, Any], kind: str) -> None:
+        decoded = decode(json.dumps(envelope).encode())
+        assert (decoded.text, decoded.host, decoded.file, decoded.cluster, decoded.envelope) == (
+            self.RECORD, self.HOST, self.FILE, self.CLUSTER, kind
+        )
+
+    def test_filebeat(self) -> None:
+        """Filebeat's event (message, host.name, log.file.path, fields) carries host, file and cluster."""
+        entry = load_yaml(SHIPPERS / "filebeat.yml")["filebeat.inputs"][0]
+        fields = {name: self.CLUSTER for name in entry["fields"]}
+        self.check({"@timestamp": "2019-05-17T15:43:08.208Z", "message": self.RECORD, "host": {"name": self.HOST},
+                    "log": {"file": {"path": self.FILE}, "offset": 0}, "fields": fields}, "filebeat")
+
+    def test_fluent_bit(self) -> None:
+        """Fluent Bit's record (log, path_key, record_modifier keys) carries host, file and cluster."""
+        config = load_yaml(SHIPPERS / "fluent-bit.yaml")
+        modifier = next(f for f in config["pipeline"]["filters"] if f["name"] == "record_modifier")
+        added = dict(item.split(None, 1) for item in modifier["record"])
+        values = {"${HOSTNAME}": self.HOST, "${CLUSTER_NAME}": self.CLUSTER}
+        record = {"log": self.RECORD, config["pipeline"]["inputs"][0]["path_key"]: self.FILE}
+        record |= {key: values[value] for key, value in added.items()}
+        record["key"] = f"{self.HOST}:{self.FILE}"
+        self.check(record, "fluentbit")
+
+    def test_vector(self) -> None:
+        """Vector's event (message, host, file from the file source, cluster from the remap) carries all three."""
+        source = load_yaml(SHIPPERS / "vector.yaml")["transforms"]["flink_keyed"]["source"]
+        cluster_field = re.search(r"^\.(\w+) = get_env_var\(\"CLUSTER_NAME\"\)", source, re.M)
+        assert cluster_field
+        self.check({"message": self.RECORD, "host": self.HOST, "file": self.FILE, "source_type": "file",
+                    "timestamp": "2019-05-17T15:43:08.208Z", cluster_field.group(1): self.CLUSTER}, "vector")
 
 
 LINE = st.one_of(st.sampled_from(FLINK_LINES + HDFS_LINES), st.text(alphabet=st.characters(exclude_characters="\n\r"), max_size=40))
