@@ -16,7 +16,7 @@ ENV_PREFIX = "CORRELATOR_"
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="ignore", env_ignore_empty=True)
 
     # --- Kafka -------------------------------------------------------------------------------------------------
     bootstrap_servers: str = Field("127.0.0.1:9092", description="Kafka bootstrap servers, host:port[,host:port]")
@@ -47,6 +47,7 @@ class Settings(BaseSettings):
 
     # --- Service -----------------------------------------------------------------------------------------------
     worker_id: str = Field("correlator", description="Faust application id (consumer group) of the worker")
+    web_host: str = Field("127.0.0.1", description="address the worker's /healthz and /metrics bind to")
     web_port: int = Field(6066, description="port of the worker's /healthz and /metrics")
     data_dir: Path = Field(Path(".run/worker"), description="directory for the worker's local table state")
     log_level: str = Field("INFO", description="log level of the service's JSON logs")
