@@ -1,0 +1,118 @@
+"""Evidence intervals: each HDFS/JVM event as the time span it measures, on its host.
+
+Nearly everything is logged at the *end* of what it measures (lock released, flush done, pause over), so an event at
+``ts`` with a duration ``d`` covers ``[ts - d, ts]``. Point evidence (scanner totals, reconcile warnings) is a
+zero-width interval; reconcile warnings of one DataNode close together form one burst.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from correlator.core.events import (
+    DatasetLockHeld,
+    DatasetLockWait,
+    DirectoryScanReconcile,
+    DirectoryScanStats,
+    Event,
+    HdfsClientSlow,
+    JvmPause,
+    NameNodeLockHeld,
+    SlowIo,
+)
+
+BURST_GAP_MS = 5_000
+SCANNER_FRAMES = ("DirectoryScanner", "checkAndUpdate")
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """One piece of evidence: ``kind`` names what it shows (not yet which root cause)."""
+
+    kind: str
+    start_ms: int
+    end_ms: int
+    host: str
+    role: str
+    magnitude_ms: int
+    summary: str
+    source: Event
+
+    @property
+    def duration_ms(self) -> int:
+        return self.end_ms - self.start_ms
+
+
+def overlap_ms(a_start: int, a_end: int, b_start: int, b_end: int, skew_ms: int = 0) -> int:
+    """Length of the overlap of two intervals when either may be shifted by up to ``skew_ms`` (clock skew)."""
+    return max(0, min(a_end, b_end + skew_ms) - max(a_start, b_start - skew_ms))
+
+
+def touches(a_start: int, a_end: int, b_start: int, b_end: int, skew_ms: int = 0) -> bool:
+    """Whether two closed intervals meet within the skew margin (zero-width intervals included)."""
+    return a_start <= b_end + skew_ms and b_start - skew_ms <= a_end
+
+
+def is_scanner_holder(holder: str) -> bool:
+    return any(frame in holder for frame in SCANNER_FRAMES)
+
+
+def interval_of(event: Event) -> Interval | None:
+    """The interval an evidence event measures, or ``None`` for events that are not evidence by themselves."""
+    ts = event.ts_ms
+    if isinstance(event, DatasetLockHeld):
+        kind = "scanner_lock" if is_scanner_holder(event.holder) else "lock_held"
+        return Interval(kind, ts - event.held_ms, ts, event.host, event.role, event.held_ms,
+                        f"dataset lock held {event.held_ms} ms by {event.holder}", event)
+    if isinstance(event, DatasetLockWait):
+        return Interval("lock_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
+                        f"{event.waiter} waited {event.wait_ms} ms for the dataset lock", event)
+    if isinstance(event, DirectoryScanStats):
+        diffs = event.missing_meta + event.missing_block + event.missing_memory + event.mismatched
+        return Interval("scan_stats", ts, ts, event.host, event.role, diffs,
+                        f"DirectoryScanner totals for {event.block_pool}: {event.total_blocks} blocks, "
+                        f"{diffs} differences", event)
+    if isinstance(event, DirectoryScanReconcile):
+        return Interval("scan_reconcile", ts, ts, event.host, event.role, 1,
+                        f"DirectoryScanner reconcile: {event.action}", event)
+    if isinstance(event, SlowIo):
+        kind = "slow_pipeline" if event.kind in ("mirror_write", "ack_upstream") else "slow_disk"
+        return Interval(kind, ts - event.duration_ms, ts, event.host, event.role, event.duration_ms,
+                        f"slow {event.kind.replace('_', ' ')} took {event.duration_ms} ms", event)
+    if isinstance(event, NameNodeLockHeld):
+        return Interval("nn_lock", ts - event.held_ms, ts, event.host, event.role, event.held_ms,
+                        f"FSNamesystem {event.kind} lock held {event.held_ms} ms"
+                        + (f" ({event.op})" if event.op else ""), event)
+    if isinstance(event, JvmPause):
+        kind = {"datanode": "dn_pause", "namenode": "nn_pause"}.get(event.role, "tm_pause")
+        what = "GC pause" if event.gc else "JVM/host pause (no GC)"
+        return Interval(kind, ts - event.pause_ms, ts, event.host, event.role, event.pause_ms,
+                        f"{what} of {event.pause_ms} ms", event)
+    if isinstance(event, HdfsClientSlow):
+        return Interval("client_slow", ts - event.duration_ms, ts, event.host, event.role, event.duration_ms,
+                        f"HDFS client {event.op} took {event.duration_ms} ms", event)
+    return None
+
+
+def reconcile_bursts(points: list[Interval]) -> list[Interval]:
+    """Merge reconcile warnings of one host that follow each other within a few seconds into one burst."""
+    out: list[Interval] = []
+    by_host: dict[str, list[Interval]] = {}
+    for p in points:
+        by_host.setdefault(p.host, []).append(p)
+    for host in sorted(by_host):
+        run: list[Interval] = []
+        for p in sorted(by_host[host], key=lambda i: i.start_ms):
+            if run and p.start_ms - run[-1].end_ms > BURST_GAP_MS:
+                out.append(_burst(run))
+                run = []
+            run.append(p)
+        if run:
+            out.append(_burst(run))
+    return out
+
+
+def _burst(run: list[Interval]) -> Interval:
+    first, last = run[0], run[-1]
+    return Interval("scan_reconcile", first.start_ms, last.end_ms, first.host, first.role, len(run),
+                    f"{len(run)} DirectoryScanner reconcile warnings", first.source)

@@ -1,0 +1,216 @@
+"""The verdict: one explained failed checkpoint, in the shape of CONTRACT §3 (``correlator.verdict/v1``).
+
+The dataclasses are the engine's output; ``verdict_to_dict`` / ``verdict_from_dict`` are the only place where the
+wire shape lives, so the offline printer, the Kafka codec and the Slack bot read one schema.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from correlator.core.events import iso_ms
+
+SCHEMA = "correlator.verdict/v1"
+
+CODES = (
+    "HDFS_DIRECTORY_SCAN",
+    "HDFS_SLOW_DISK",
+    "HDFS_SLOW_PIPELINE",
+    "DATANODE_JVM_PAUSE",
+    "NAMENODE_SLOW",
+    "TASKMANAGER_JVM_PAUSE",
+    "FLINK_TASK_ERROR",
+    "UNEXPLAINED",
+    "INSUFFICIENT_DATA",
+)
+
+FAILURE_KINDS = ("async_materialize", "expired", "declined", "trigger", "finalize", "task_failure", "other")
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    kind: str
+    failed_at_ms: int
+    started_at_ms: int | None
+    duration_ms: int | None
+    timeout_ms: int | None
+    operator: str | None
+    path: str | None
+    hosts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RootCause:
+    code: str
+    title: str
+    confidence: float
+    hosts: tuple[str, ...]
+    known_issue: str | None
+    explanation: str
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    code: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceItem:
+    type: str
+    at_ms: int
+    host: str
+    role: str
+    summary: str
+    ref: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourceCoverage:
+    host: str
+    role: str
+    why: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recurrence:
+    """Earlier failures of the same job with the same cause in this run (the seed's "every 10-30 minutes")."""
+
+    count: int
+    typical_interval_ms: int | None
+    first_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    verdict_id: str
+    cluster: str
+    job_id: str | None
+    checkpoint_id: int | None
+    failure: Failure
+    root_cause: RootCause
+    alternatives: tuple[Alternative, ...]
+    evidence: tuple[EvidenceItem, ...]
+    remediation: tuple[str, ...]
+    covered: tuple[SourceCoverage, ...]
+    missing: tuple[SourceCoverage, ...]
+    decided_at_ms: int
+    recurrence: Recurrence | None = None
+
+
+def make_verdict_id(cluster: str, job_id: str | None, checkpoint_id: int | None, failed_at_ms: int) -> str:
+    """Same failure, same id: a digest of what identifies the failure, never of arrival order or wall time."""
+    key = f"{cluster}\x1f{job_id or '-'}\x1f{checkpoint_id if checkpoint_id is not None else '-'}\x1f{failed_at_ms}"
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+def _iso_or_none(ts_ms: int | None) -> str | None:
+    return None if ts_ms is None else iso_ms(ts_ms)
+
+
+def parse_iso_ms(text: str) -> int:
+    """Inverse of :func:`iso_ms` (``2020-01-02T17:18:53.337Z`` → epoch ms)."""
+    parsed = datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return int(parsed.replace(microsecond=0).timestamp()) * 1000 + parsed.microsecond // 1000
+
+
+def _parse_opt(text: str | None) -> int | None:
+    return None if text is None else parse_iso_ms(text)
+
+
+def verdict_to_dict(v: Verdict) -> dict[str, Any]:
+    """CONTRACT §3 shape, fields in contract order (plus ``recurrence``)."""
+    f = v.failure
+    rc = v.root_cause
+    return {
+        "schema": SCHEMA,
+        "verdict_id": v.verdict_id,
+        "cluster": v.cluster,
+        "job_id": v.job_id,
+        "checkpoint_id": v.checkpoint_id,
+        "failure": {
+            "kind": f.kind,
+            "failed_at": iso_ms(f.failed_at_ms),
+            "started_at": _iso_or_none(f.started_at_ms),
+            "duration_ms": f.duration_ms,
+            "timeout_ms": f.timeout_ms,
+            "operator": f.operator,
+            "path": f.path,
+            "hosts": list(f.hosts),
+        },
+        "root_cause": {
+            "code": rc.code,
+            "title": rc.title,
+            "confidence": rc.confidence,
+            "hosts": list(rc.hosts),
+            "known_issue": rc.known_issue,
+            "explanation": rc.explanation,
+        },
+        "alternatives": [{"code": a.code, "confidence": a.confidence} for a in v.alternatives],
+        "evidence": [
+            {"type": e.type, "at": iso_ms(e.at_ms), "host": e.host, "role": e.role, "summary": e.summary, "ref": e.ref}
+            for e in v.evidence
+        ],
+        "remediation": list(v.remediation),
+        "coverage": {
+            "covered": [{"host": c.host, "role": c.role} for c in v.covered],
+            "missing": [{"host": m.host, "role": m.role, "why": m.why} for m in v.missing],
+        },
+        "decided_at": iso_ms(v.decided_at_ms),
+        "recurrence": None
+        if v.recurrence is None
+        else {
+            "count": v.recurrence.count,
+            "typical_interval_ms": v.recurrence.typical_interval_ms,
+            "first_at": iso_ms(v.recurrence.first_at_ms),
+        },
+    }
+
+
+def verdict_from_dict(d: dict[str, Any]) -> Verdict:
+    """Inverse of :func:`verdict_to_dict`; unknown keys are ignored (forward compatibility)."""
+    if d.get("schema") != SCHEMA:
+        raise ValueError(f"not a {SCHEMA} object: schema={d.get('schema')!r}")
+    f = d["failure"]
+    rc = d["root_cause"]
+    cov = d.get("coverage") or {}
+    rec = d.get("recurrence")
+    return Verdict(
+        verdict_id=d["verdict_id"],
+        cluster=d["cluster"],
+        job_id=d.get("job_id"),
+        checkpoint_id=d.get("checkpoint_id"),
+        failure=Failure(
+            kind=f["kind"],
+            failed_at_ms=parse_iso_ms(f["failed_at"]),
+            started_at_ms=_parse_opt(f.get("started_at")),
+            duration_ms=f.get("duration_ms"),
+            timeout_ms=f.get("timeout_ms"),
+            operator=f.get("operator"),
+            path=f.get("path"),
+            hosts=tuple(f.get("hosts") or ()),
+        ),
+        root_cause=RootCause(
+            code=rc["code"],
+            title=rc["title"],
+            confidence=float(rc["confidence"]),
+            hosts=tuple(rc.get("hosts") or ()),
+            known_issue=rc.get("known_issue"),
+            explanation=rc.get("explanation", ""),
+        ),
+        alternatives=tuple(Alternative(a["code"], float(a["confidence"])) for a in d.get("alternatives") or ()),
+        evidence=tuple(
+            EvidenceItem(e["type"], parse_iso_ms(e["at"]), e["host"], e["role"], e["summary"], e.get("ref", ""))
+            for e in d.get("evidence") or ()
+        ),
+        remediation=tuple(d.get("remediation") or ()),
+        covered=tuple(SourceCoverage(c["host"], c["role"]) for c in cov.get("covered") or ()),
+        missing=tuple(SourceCoverage(m["host"], m["role"], m.get("why")) for m in cov.get("missing") or ()),
+        decided_at_ms=parse_iso_ms(d["decided_at"]),
+        recurrence=None
+        if rec is None
+        else Recurrence(rec["count"], rec.get("typical_interval_ms"), parse_iso_ms(rec["first_at"])),
+    )
