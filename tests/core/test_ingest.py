@@ -1,0 +1,115 @@
+"""The ingest boundary: bad input becomes a typed ParseError, never an exception; state snapshots round-trip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from correlator.core.events import Event
+from correlator.core.ingest import Ingest, IngestConfig, SourceHint
+from correlator.core.records import ParseError
+
+EXPIRED = ("{ts} INFO  org.apache.flink.runtime.checkpoint.CheckpointCoordinator     - Checkpoint 60 of job "
+           "1a3bc71ac57f33961637adf340e9c28f expired before completing.")
+PAUSE = ("2020-01-03 12:23:16,855 WARN org.apache.hadoop.util.JvmPauseMonitor: Detected pause in JVM or host machine "
+         "(eg GC): pause of approximately 12345ms")
+
+
+def _feed_all(ingest: Ingest, values: list[bytes], **kw: object) -> list[Event | ParseError]:
+    out: list[Event | ParseError] = []
+    for i, v in enumerate(values):
+        out += ingest.feed(v, ref=f"t/0@{i}", **kw)  # type: ignore[arg-type]
+    return out + ingest.flush_all()
+
+
+class TestBadInput:
+    def test_invalid_utf8_still_parses(self) -> None:
+        """Invalid bytes are replaced; the record still becomes its event."""
+        value = EXPIRED.format(ts="2020-01-02 17:18:53,301").encode() + b" \xff\xfe"
+        ingest = Ingest(IngestConfig())
+        [event] = _feed_all(ingest, [value])
+        assert isinstance(event, Event) and event.type == "checkpoint_expired"
+        assert ingest.stats["invalid_utf8"] == 1
+
+    @pytest.mark.parametrize(
+        ("value", "reason"),
+        [
+            (b"\x00\x01\x02\x03 binary \x00\xff", "binary"),
+            (b"x" * (10 * 1024 * 1024), "line_too_long"),
+            (b"2020-01-02 17:18:53,301 INFO " + b"y" * (2 * 1024 * 1024), "line_too_long"),
+            (b'{"message": "2020-01-02 17:18:53,301 INFO', "bad_json"),
+            (b'{"log": ["not", "a", "string"]}', "bad_envelope"),
+            (EXPIRED.format(ts="1970-01-01 00:00:00,000").encode(), "bad_timestamp"),
+            (EXPIRED.format(ts="2999-01-02 17:18:53,301").encode(), "bad_timestamp"),
+            (EXPIRED.format(ts="2020-13-45 17:18:53,301").encode(), "bad_timestamp"),
+            (b"Caused by: java.lang.Exception: Could not materialize checkpoint 3 for operator x.", "unknown_layout"),
+        ],
+    )
+    def test_reasons(self, value: bytes, reason: str) -> None:
+        """Each kind of bad input yields exactly one ParseError with its stable reason and a safe excerpt."""
+        ingest = Ingest(IngestConfig())
+        [error] = _feed_all(ingest, [value])
+        assert isinstance(error, ParseError) and error.reason == reason
+        assert error.ref == "t/0@0" and len(error.excerpt) <= 200 and error.excerpt.isprintable()
+        assert ingest.stats["errors"] == {reason: 1}
+
+    def test_noise_is_counted_not_returned(self) -> None:
+        """Noise lines produce nothing and are counted."""
+        ingest = Ingest(IngestConfig())
+        noise = b"2020-01-02 17:18:53,301 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: PacketResponder: x terminating"
+        assert _feed_all(ingest, [noise] * 5) == []
+        assert ingest.stats["noise"] == 5 and ingest.stats["lines"] == 5
+
+
+class TestNeverRaises:
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(st.binary(max_size=300), max_size=8))
+    def test_arbitrary_bytes(self, values: list[bytes]) -> None:
+        """Arbitrary bytes yield only events and ParseErrors."""
+        out = _feed_all(Ingest(IngestConfig()), values, now_ms=0)
+        assert all(isinstance(o, (Event, ParseError)) for o in out)
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        st.lists(
+            st.one_of(
+                st.text(max_size=200),
+                st.sampled_from([EXPIRED.format(ts="2020-01-02 17:18:53,301"), PAUSE, "{", "{}", '{"message": 1}',
+                                 "\tat x.y(Z.java:1)", "[2020-01-02T17:18:53.635+0800][info][gc] GC(1) Pause Young 1ms"]),
+                st.builds(lambda a, b: a + b, st.sampled_from(["2020-01-02 17:18:53,301 ", "WARN ", "[", "12.5: ["]),
+                          st.text(max_size=120)),
+            ),
+            max_size=10,
+        ),
+        st.sampled_from([None, "flink", "hdfs", "gc"]),
+    )
+    def test_arbitrary_text_near_real_layouts(self, lines: list[str], family: str | None) -> None:
+        """Text that looks almost like headers, envelopes or GC lines never raises out of ``feed``."""
+        out = _feed_all(Ingest(IngestConfig()), [line.encode() for line in lines], hint=SourceHint(family=family))
+        assert all(isinstance(o, (Event, ParseError)) for o in out)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.dictionaries(st.sampled_from(["message", "log", "host", "@timestamp", "fields", "file", "timestamp"]),
+                           st.one_of(st.none(), st.integers(), st.text(max_size=40), st.lists(st.integers(), max_size=3),
+                                     st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3))))
+    def test_arbitrary_envelopes(self, envelope: dict[str, object]) -> None:
+        """Any JSON object as an envelope is decoded or rejected with a reason."""
+        out = _feed_all(Ingest(IngestConfig()), [json.dumps(envelope).encode()])
+        assert all(isinstance(o, (Event, ParseError)) for o in out)
+
+
+class TestSnapshot:
+    def test_restore_continues_the_open_record(self) -> None:
+        """A record split across a snapshot is completed by the restored ingest exactly as without the restart."""
+        lines = [PAUSE.encode(), b"GC pool 'ParNew' had collection(s): count=1 time=45ms", PAUSE.encode()]
+        straight = _feed_all(Ingest(IngestConfig()), lines)
+        first = Ingest(IngestConfig())
+        out = first.feed(lines[0], ref="t/0@0")
+        data = json.loads(json.dumps(first.snapshot()))
+        second = Ingest.restore(IngestConfig(), data)
+        out += second.feed(lines[1], ref="t/0@1") + second.feed(lines[2], ref="t/0@2") + second.flush_all()
+        assert out == straight
+        assert second.stats["lines"] == 3

@@ -1,0 +1,58 @@
+"""Host, role and family from standard file names, logger names and content (CONTRACT §2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from correlator.core.sources import facts_from_path, role_of_logger, sniff_family
+
+
+@pytest.mark.parametrize(
+    ("path", "host", "role", "family"),
+    [
+        ("/var/log/hadoop/hadoop-hdfs-datanode-dn02.example.com.log", "dn02.example.com", "datanode", "hdfs"),
+        ("logs/hadoop-hdfs-namenode-nn1.log.3", "nn1", "namenode", "hdfs"),
+        ("hadoop-my-user-datanode-dn7.log.2020-01-02", "dn7", "datanode", "hdfs"),
+        ("flink-flink-taskexecutor-0-tm-3.example.com.log", "tm-3.example.com", "taskmanager", "flink"),
+        ("flink-u-standalonesession-1-jm1.log.2", "jm1", "jobmanager", "flink"),
+        ("/yarn/container_01/worker-07/taskmanager.log", "worker-07", "taskmanager", None),
+        ("pods/jm-0/jobmanager.log", "jm-0", "jobmanager", None),
+        ("tm-host/taskmanager-gc.log.0.current", "tm-host", "taskmanager", "gc"),
+        ("gc.log", None, None, "gc"),
+        ("stray.log", None, None, None),
+    ],
+)
+def test_file_names(path: str, host: str | None, role: str | None, family: str | None) -> None:
+    """Hadoop and Flink daemon file names name the host; YARN/Kubernetes layouts name it by directory."""
+    facts = facts_from_path(path)
+    assert (facts.host, facts.role, facts.family) == (host, role, family)
+
+
+@pytest.mark.parametrize(
+    ("logger", "role"),
+    [
+        ("org.apache.flink.runtime.checkpoint.CheckpointCoordinator", "jobmanager"),
+        ("org.apache.flink.runtime.executiongraph.ExecutionGraph", "jobmanager"),
+        ("o.a.f.r.c.CheckpointCoordinator", "jobmanager"),
+        ("org.apache.flink.runtime.taskmanager.Task", "taskmanager"),
+        ("org.apache.flink.streaming.runtime.tasks.AsyncCheckpointRunnable", "taskmanager"),
+        ("org.apache.hadoop.hdfs.server.datanode.DirectoryScanner", "datanode"),
+        ("datanode.DirectoryScanner", "datanode"),
+        ("org.apache.hadoop.hdfs.server.namenode.FSNamesystem", "namenode"),
+        ("namenode.FSNamesystem", "namenode"),
+        ("org.apache.hadoop.hdfs.DataStreamer", None),
+        ("org.apache.hadoop.util.JvmPauseMonitor", None),
+    ],
+)
+def test_role_of_logger(logger: str, role: str | None) -> None:
+    """Loggers prove a role, except those that run in every process (HDFS client, pause monitor)."""
+    assert role_of_logger(logger) == role
+
+
+def test_sniff_family() -> None:
+    """JSON lines are envelopes; GC stamps are GC logs; logger packages decide Flink vs Hadoop."""
+    assert sniff_family('{"message": "x"}\n') == "envelope"
+    assert sniff_family("[2020-01-02T17:18:15.512+0800][12345.678s][info][gc] Using G1\n") == "gc"
+    assert sniff_family("2020-01-02T17:18:15.512+0800: 1.2: [GC (Allocation Failure) 1K->1K(2K), 0.1 secs]\n") == "gc"
+    assert sniff_family("2020-01-02 17:18:53,337 INFO  org.apache.flink.runtime.taskmanager.Task - x\n") == "flink"
+    assert sniff_family("2020-01-02 17:18:53,337 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: x\n") == "hdfs"
