@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -46,6 +47,8 @@ class FakeSlack:
         self._failures: dict[str, deque[tuple[int, int | None]]] = {}
         self._lock = threading.Lock()
         self._seq = 0
+        self.after_post: Callable[[Posted], None] | None = None
+        """Called once a message is stored, before Slack answers: lets a test break things in that window."""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -58,6 +61,9 @@ class FakeSlack:
                     body = {k: v[0] for k, v in parse_qs(raw).items()}
                 method = self.path.rsplit("/", 1)[-1]
                 status, headers, reply = fake._handle(method, body, self.headers.get("Authorization") or "")
+                hook = fake.after_post
+                if hook is not None and method == "chat.postMessage" and reply.get("ok"):
+                    hook(fake.messages[reply["ts"]])
                 payload = json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -71,7 +77,7 @@ class FakeSlack:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def url(self) -> str:

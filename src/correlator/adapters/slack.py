@@ -7,6 +7,7 @@ the Authorization header in its debug logs).
 from __future__ import annotations
 
 import logging
+import random
 from dataclasses import dataclass
 from typing import Any
 from urllib.error import URLError
@@ -20,6 +21,7 @@ from slack_sdk.http_retry import (
 )
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
+from slack_sdk.http_retry.jitter import Jitter
 
 from correlator.adapters.slack_blocks import Message
 
@@ -39,6 +41,13 @@ FATAL_ERRORS = frozenset(
     }
 )
 """Errors no retry can cure: the bot stops with the reason instead of retrying forever."""
+
+
+class ProportionalJitter(Jitter):
+    """Jitter scaled to the interval (slack_sdk's default adds up to a whole second, even to a 50 ms backoff)."""
+
+    def recalculate(self, duration: float) -> float:
+        return duration + random.uniform(0, duration / 2)
 
 
 class SlackUnavailable(RuntimeError):
@@ -77,7 +86,9 @@ class SlackPoster:
         policy: RetryPolicy = RetryPolicy(),
         logger: logging.Logger | None = None,
     ) -> None:
-        interval: RetryIntervalCalculator = BackoffRetryIntervalCalculator(backoff_factor=policy.backoff_factor_s)
+        interval: RetryIntervalCalculator = BackoffRetryIntervalCalculator(
+            backoff_factor=policy.backoff_factor_s, jitter=ProportionalJitter()
+        )
         self.channel = channel
         self._client = WebClient(
             token=token,

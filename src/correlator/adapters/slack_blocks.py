@@ -59,8 +59,9 @@ def truncate(text: str, limit: int) -> str:
 
 
 def plain(text: object, limit: int) -> dict[str, Any]:
-    """A plain_text object: Slack does not parse it for mentions or links; control characters are stripped."""
-    clean = re.sub(r"[\x00-\x1f]+", " ", str(text)).strip() or "-"
+    """A plain_text object. Slack does not parse it for mentions, yet angle brackets become look-alike guillemets so
+    that no client, fallback or copy of the text can turn ``<!here>`` into a ping; control characters are dropped."""
+    clean = re.sub(r"[\x00-\x1f]+", " ", str(text)).strip().replace("<", "\u2039").replace(">", "\u203a") or "-"
     return {"type": "plain_text", "text": truncate(clean, limit), "emoji": False}
 
 

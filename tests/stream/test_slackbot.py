@@ -1,0 +1,291 @@
+"""The Slack bot end to end: real Redis, real Kafka, and a local server speaking the Slack Web API."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from click.testing import CliRunner
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from correlator.adapters.redis_incidents import RedisIncidentStore
+from correlator.adapters.slack import RetryPolicy, SlackPoster
+from correlator.adapters.slack_blocks import escape
+from correlator.cli import cli
+from correlator.config import Settings
+from correlator.stream.slackbot import BotConfig, SlackBot, run_file, run_kafka
+from tests.support.fake_slack import FakeSlack
+from tests.support.services import RedisServer
+
+pytestmark = pytest.mark.integration
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "verdicts"
+RECURRING = DATA / "recurring.jsonl"
+TOKEN = "xoxb-1234-secret-token-value"
+FAST = BotConfig(backoff_initial_s=0.05, backoff_max_s=0.3, busy_wait_s=0.02)
+
+
+def verdicts(path: Path = RECURRING) -> list[dict[str, Any]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line and not line.startswith("#")]
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    fake = FakeSlack(token=TOKEN).start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def make_bot(slack: FakeSlack, redis_url: str, unique: str) -> Iterator[Callable[..., SlackBot]]:
+    """Bots sharing one namespace (replicas of one deployment) unless told otherwise."""
+    stores: list[RedisIncidentStore] = []
+
+    def make(url: str = redis_url, owner: str | None = None, config: BotConfig = FAST, **kw: Any) -> SlackBot:
+        store = RedisIncidentStore(url, namespace=f"bot-{unique}", timeout_s=0.5)
+        stores.append(store)
+        poster = SlackPoster(slack.url, TOKEN, "#incidents", RetryPolicy(backoff_factor_s=0.05))
+        return SlackBot(store, poster, config, owner=owner, **kw)
+
+    yield make
+    for store in stores:
+        store.close()
+
+
+def assert_one_thread(slack: FakeSlack, expected: list[dict[str, Any]]) -> None:
+    """Exactly one post per verdict: the first as the parent, the rest as replies in its thread."""
+    ids = slack.posted_verdict_ids()
+    assert sorted(ids) == sorted(v["verdict_id"] for v in expected), ids
+    (parent,) = slack.parents()
+    assert parent.verdict_id == expected[0]["verdict_id"]
+    assert len(slack.replies(parent.ts)) == len(expected) - 1
+
+
+class TestRecurringIncident:
+    def test_one_parent_replies_and_updated_count(self, slack: FakeSlack, make_bot: Callable[..., SlackBot]) -> None:
+        """Six verdicts of one job and cause: one parent, five replies, the parent updated to the 6th time."""
+        stats = run_file(make_bot(), RECURRING)
+        assert (stats.posted, stats.duplicates) == (6, 0)
+        assert_one_thread(slack, verdicts())
+        (parent,) = slack.parents()
+        assert len(parent.updates) == 5
+        latest = json.dumps(parent.blocks)
+        assert "6th time in 1 h 40 min, about every 19 min" in latest
+        assert "2020-01-02T18:58:53.337Z" in latest  # last seen
+        assert "chk75" in parent.updates[-1]["metadata"]["event_payload"]["verdict_id"]
+
+    def test_replay_posts_nothing_new(self, slack: FakeSlack, make_bot: Callable[..., SlackBot]) -> None:
+        """Running the same verdicts again (any bot of the deployment) only finds duplicates."""
+        run_file(make_bot(), RECURRING)
+        before = len(slack.requests)
+        stats = run_file(make_bot(), RECURRING)
+        assert (stats.posted, stats.duplicates) == (0, 6)
+        assert len(slack.requests) == before
+
+    def test_injected_operator_arrives_escaped(self, slack: FakeSlack, make_bot: Callable[..., SlackBot]) -> None:
+        """What Slack receives carries the operator's control sequences escaped, in blocks and fallback text."""
+        run_file(make_bot(), DATA / "injection.jsonl")
+        (request,) = slack.calls("chat.postMessage")
+        body = json.dumps(request.body)
+        assert json.dumps(escape("<!channel> <@U123> <http://evil|x> & co"))[1:-1] in body
+        for raw in ("<!channel>", "<@U123>", "<http://evil", "<!here>", "<!everyone>", "<@U999>"):
+            assert raw not in json.dumps(request.body["blocks"]) and raw not in request.body["text"]
+        assert request.body["parse"] == "none" and request.body["link_names"] is False
+
+
+class TestSlackFailures:
+    def test_429_is_waited_out_and_500_retried(self, slack: FakeSlack, make_bot: Callable[..., SlackBot]) -> None:
+        """A 429 with Retry-After: 1 delays the post by about a second; 500s are retried; nothing lost or doubled."""
+        slack.fail_next("chat.postMessage", 429, retry_after=1)
+        slack.fail_next("chat.update", 500, times=2)
+        started = time.monotonic()
+        bot = make_bot()
+        stats = run_file(bot, RECURRING)
+        elapsed = time.monotonic() - started
+        assert elapsed >= 1.0
+        assert stats.posted == 6
+        assert_one_thread(slack, verdicts())
+        statuses = [(r.method, r.status) for r in slack.requests]
+        assert statuses[:2] == [("chat.postMessage", 429), ("chat.postMessage", 200)]
+        assert statuses.count(("chat.update", 500)) == 2
+        assert len(slack.parents()[0].updates) == 5
+
+    def test_slack_down_longer_than_the_client_retries(
+        self, slack: FakeSlack, make_bot: Callable[..., SlackBot]
+    ) -> None:
+        """When Slack keeps failing past the client's retries, the bot backs off and retries the same verdict."""
+        slack.fail_next("chat.postMessage", 500, times=7)  # client retries 4 times per attempt
+        stats = run_file(make_bot(), RECURRING)
+        assert stats.posted == 6 and stats.retries >= 1
+        assert_one_thread(slack, verdicts())
+
+
+class TestReplicas:
+    def test_two_replicas_post_each_message_once(self, slack: FakeSlack, make_bot: Callable[..., SlackBot]) -> None:
+        """Two bots fed the same verdicts at the same time share the work through Redis: no post is doubled."""
+        bots = [make_bot(owner="replica-a"), make_bot(owner="replica-b")]
+        threads = [threading.Thread(target=run_file, args=(bot, RECURRING)) for bot in bots]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        assert_one_thread(slack, verdicts())
+        assert sum(b.stats.posted for b in bots) == 6 and sum(b.stats.duplicates for b in bots) == 6
+
+
+class TestResolution:
+    def test_quiet_incident_is_resolved_and_next_failure_opens_anew(
+        self, slack: FakeSlack, make_bot: Callable[..., SlackBot]
+    ) -> None:
+        """After the quiet period (wall clock) the sweep marks the parent resolved; the next failure is a new parent."""
+        now = [1_000_000]
+        bot = make_bot(config=BotConfig(quiet_ms=30 * 60_000, backoff_initial_s=0.05), clock_ms=lambda: now[0])
+        stop = threading.Event()
+        for verdict in verdicts()[:2]:
+            bot.deliver(verdict, stop)
+        assert bot.sweep() == 0
+        now[0] += 30 * 60_000
+        assert bot.sweep() == 1
+        (parent,) = slack.parents()
+        assert parent.updates[-1]["blocks"][0]["text"]["text"].startswith("Resolved: ")
+        bot.deliver(verdicts()[2], stop)
+        assert len(slack.parents()) == 2
+
+
+def create_topic(bootstrap: str, name: str, partitions: int = 2) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])[name].result(timeout=30)
+
+
+def produce(bootstrap: str, topic: str, items: list[dict[str, Any]]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for verdict in items:
+        producer.produce(topic, key=f"{verdict['cluster']}:{verdict['job_id']}", value=json.dumps(verdict))
+    assert producer.flush(30) == 0
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+class TestKafka:
+    def test_restart_never_reposts(
+        self, slack: FakeSlack, make_bot: Callable[..., SlackBot], kafka_bootstrap: str, unique: str
+    ) -> None:
+        """A second run of the same group starts after the committed offsets; a new group finds only duplicates."""
+        topic = f"verdicts.{unique}"
+        create_topic(kafka_bootstrap, topic)
+        produce(kafka_bootstrap, topic, verdicts())
+        consumer = {"bootstrap.servers": kafka_bootstrap, "group.id": f"bot-{unique}"}
+        assert run_kafka(make_bot(), consumer, topic, follow=False).posted == 6
+        again = run_kafka(make_bot(), consumer, topic, follow=False)
+        assert (again.posted, again.duplicates) == (0, 0)
+        fresh = run_kafka(make_bot(), {**consumer, "group.id": f"other-{unique}"}, topic, follow=False)
+        assert (fresh.posted, fresh.duplicates) == (0, 6)
+        assert_one_thread(slack, verdicts())
+
+    def test_redis_stopped_mid_stream(
+        self, slack: FakeSlack, make_bot: Callable[..., SlackBot], kafka_bootstrap: str, unique: str
+    ) -> None:
+        """Redis dies right after Slack accepted a post, and stays down while verdicts arrive: after it returns,
+        every verdict is posted once and the committed offsets cover them all."""
+        server = RedisServer()
+        server.start()
+        try:
+            enable_persistence(server.url)
+            topic = f"verdicts.{unique}"
+            create_topic(kafka_bootstrap, topic, partitions=1)
+            items = verdicts()
+            produce(kafka_bootstrap, topic, items[:3])
+            bot = make_bot(url=server.url)
+            stop = threading.Event()
+            consumer = {"bootstrap.servers": kafka_bootstrap, "group.id": f"bot-{unique}"}
+            runner = threading.Thread(target=run_kafka, args=(bot, consumer, topic), kwargs={
+                "follow": True, "stop": stop, "poll_s": 0.1})
+            crashed = threading.Event()
+
+            def crash_redis_after_third_post(posted: Any) -> None:
+                if len(slack.messages) == 3 and not crashed.is_set():
+                    crashed.set()
+                    server.stop()
+
+            slack.after_post = crash_redis_after_third_post
+            runner.start()
+            wait_until(crashed.is_set)
+            produce(kafka_bootstrap, topic, items[3:])
+            wait_until(lambda: bot.stats.retries >= 3)
+            assert len(slack.messages) == 3
+            server.start()
+            wait_until(lambda: len(slack.messages) >= 6 and bot.stats.posted == 6)
+            time.sleep(0.3)
+            stop.set()
+            runner.join(timeout=30)
+            assert not runner.is_alive()
+            assert_one_thread(slack, items)
+            again = run_kafka(make_bot(url=server.url), consumer, topic, follow=False)
+            assert (again.posted, again.duplicates) == (0, 0)
+        finally:
+            slack.after_post = None
+            server.stop()
+
+
+def enable_persistence(url: str) -> None:
+    """Production Redis persists; the test server does once a save point is set (SIGTERM then writes a snapshot)."""
+    raw = redis.Redis.from_url(url)
+    raw.config_set("save", "3600 1")
+    raw.close()
+
+
+class TestCommand:
+    def test_cli_file_mode_and_secret_hygiene(
+        self, slack: FakeSlack, redis_url: str, unique: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """``correlator slack --verdicts-file`` posts the incident; the token shows in no log line, output or repr."""
+        token_file = tmp_path / "token"
+        token_file.write_text(TOKEN + "\n")
+        env = {
+            "CORRELATOR_SLACK_API_URL": slack.url,
+            "CORRELATOR_SLACK_CHANNEL": "#incidents",
+            "CORRELATOR_SLACK_TOKEN_FILE": str(token_file),
+            "CORRELATOR_REDIS_URL": redis_url,
+        }
+        caplog.set_level(logging.DEBUG)
+        args = ["slack", "--verdicts-file", str(RECURRING), "--namespace", f"cli-{unique}", "--retry-backoff-s", "0.05"]
+        slack.fail_next("chat.postMessage", 500)
+        result = CliRunner().invoke(cli, args, env=env)
+        assert result.exit_code == 0, result.output
+        assert "posted 6, duplicates 0" in result.output
+        assert_one_thread(slack, verdicts())
+        assert all(r.authorization == f"Bearer {TOKEN}" for r in slack.requests)
+        assert "Sending a request" in caplog.text  # slack_sdk debug lines were captured, with the header redacted
+        assert TOKEN not in caplog.text and TOKEN not in result.output
+        settings = Settings(slack_token=TOKEN, slack_api_url=slack.url)
+        poster = SlackPoster(slack.url, TOKEN, "#incidents")
+        for shown in (repr(settings), str(settings), repr(poster), repr(SlackBot(None, poster))):  # type: ignore[arg-type]
+            assert TOKEN not in shown
+
+    def test_cli_refuses_bad_token_with_one_line(self, slack: FakeSlack, redis_url: str, unique: str) -> None:
+        """A token Slack rejects stops the bot with exit 1 and a one-line reason, without echoing the token."""
+        env = {"CORRELATOR_SLACK_API_URL": slack.url, "CORRELATOR_SLACK_CHANNEL": "#incidents",
+               "CORRELATOR_SLACK_TOKEN": "xoxb-wrong-secret", "CORRELATOR_REDIS_URL": redis_url}
+        result = CliRunner().invoke(cli, ["slack", "--verdicts-file", str(RECURRING), "--namespace", unique], env=env)
+        assert result.exit_code == 1
+        assert "invalid_auth" in result.output and "xoxb-wrong-secret" not in result.output
+
+    def test_cli_needs_a_channel(self, redis_url: str) -> None:
+        """No channel configured is a usage error (exit 2)."""
+        result = CliRunner().invoke(cli, ["slack", "--verdicts-file", str(RECURRING)],
+                                    env={"CORRELATOR_SLACK_TOKEN": "x", "CORRELATOR_REDIS_URL": redis_url})
+        assert result.exit_code == 2
