@@ -27,6 +27,7 @@ from correlator.adapters.slack_blocks import parent_message, reply_message
 from correlator.core.incidents import (
     Action,
     Incident,
+    Occurrence,
     VerdictShapeError,
     observe,
     occurrence,
@@ -34,6 +35,7 @@ from correlator.core.incidents import (
 )
 
 log = logging.getLogger("correlator.slackbot")
+SCHEMA = "correlator.verdict/v1"
 
 
 class Outcome(Enum):
@@ -107,6 +109,9 @@ class SlackBot:
     def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
         """Deliver one verdict, retrying through outages; None only when ``stop`` was set before it was done."""
         try:
+            schema = str(verdict.get("schema") or SCHEMA)
+            if not schema.startswith(SCHEMA.split("/")[0] + "/"):
+                raise VerdictShapeError(f"not a verdict schema: {schema[:60]!r}")
             occ = occurrence(verdict)
         except VerdictShapeError as exc:
             log.warning("skipping a verdict this bot cannot group: %s", exc)
@@ -130,7 +135,7 @@ class SlackBot:
             return outcome
         return None
 
-    def _deliver_once(self, verdict: Mapping[str, Any], occ: Any, stop: threading.Event) -> Outcome | None:
+    def _deliver_once(self, verdict: Mapping[str, Any], occ: Occurrence, stop: threading.Event) -> Outcome | None:
         begun = self.store.begin(occ.verdict_id, occ.key, self.owner, self.config.lease_ms)
         if begun.status is BeginStatus.DUPLICATE:
             log.info("verdict %s already delivered", occ.verdict_id)
@@ -151,10 +156,10 @@ class SlackBot:
         except BaseException:
             self._release_quietly(occ.key)
             raise
+        if transition.action is Action.RECUR and begun.thread is not None:
+            self._update_parent(thread, verdict, incident)  # under the lease, so replicas cannot reorder updates
         if not self._record(occ.verdict_id, incident, thread, verdict, stop):
             return None
-        if transition.action is Action.RECUR and begun.thread is not None:
-            self._update_parent(thread, verdict, incident)
         log.info("verdict %s posted (%s, incident %s #%d)", occ.verdict_id, transition.action.value,
                  incident.key.id, incident.count)
         return Outcome.POSTED

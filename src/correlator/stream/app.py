@@ -1,0 +1,258 @@
+"""The Faust application: two short agents and a timer around the core.
+
+ingest     raw topics ──> envelope, multi-line, parse (core ``Ingest``) ──> ``correlator.events`` keyed by cluster
+                                                                       └──> ``correlator.deadletter`` with the reason
+correlate  ``correlator.events`` ──> the cluster's ``Engine`` ──> ``correlator.verdicts`` keyed by cluster + job
+timer      processing time ──> idle multi-line records flushed, idle sources advanced
+
+State lives in changelog-backed tables (one snapshot per partition or cluster, written once per batch, to the
+partition its input came from) so a crash or a rebalance resumes where the last batch ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import faust
+from confluent_kafka.admin import AdminClient
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from correlator.config import Settings
+from correlator.core.engine import EngineConfig
+from correlator.core.events import Event
+from correlator.core.ingest import IngestConfig, SourceHint
+from correlator.core.records import ParseError
+from correlator.core.verdict import Verdict
+from correlator.stream import wire
+from correlator.stream.metrics import WorkerMetrics
+from correlator.stream.security import faust_credentials
+from correlator.stream.state import ClusterState, RawPartitionState
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOptions:
+    batch_size: int = 1000
+    batch_within_s: float = 0.2
+    tick_s: float = 1.0
+    ready_max_lag: int = 10_000
+
+
+class TopicsMissing(RuntimeError):
+    """The worker's topics do not exist; ``correlator topics apply`` creates them."""
+
+
+def partition_counts(settings: Settings, names: Iterable[str]) -> dict[str, int]:
+    metadata = AdminClient(settings.kafka_client()).list_topics(timeout=15)
+    missing = [n for n in names if n not in metadata.topics]
+    if missing:
+        raise TopicsMissing(f"topics {', '.join(missing)} do not exist (run: correlator topics apply)")
+    return {n: len(metadata.topics[n].partitions) for n in names}
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    engine_config: EngineConfig | None = None,
+    options: WorkerOptions | None = None,
+    metrics: WorkerMetrics | None = None,
+) -> faust.App:
+    engine_config = engine_config or EngineConfig()
+    options = options or WorkerOptions()
+    metrics = metrics or WorkerMetrics()
+    raw_names = (settings.topic_logs_flink, settings.topic_logs_hdfs)
+    counts = partition_counts(settings, (*raw_names, settings.topic_events))
+    ingest_config = IngestConfig(tz=settings.tz, default_cluster=settings.cluster)
+    family = {settings.topic_logs_flink: "flink", settings.topic_logs_hdfs: "hdfs"}
+
+    app = faust.App(
+        settings.worker_id,
+        broker=[f"kafka://{server}" for server in settings.bootstrap_servers.split(",")],
+        broker_credentials=faust_credentials(settings),
+        store="memory://",
+        datadir=str(settings.data_dir),
+        web_port=settings.web_port,
+        web_bind=settings.web_host,
+        web_host=settings.web_host,
+        table_standby_replicas=0,
+        consumer_auto_offset_reset="earliest",
+        producer_acks=-1,
+        topic_disable_leader=True,
+        stream_wait_empty=True,
+    )
+    raw_topic = app.topic(*raw_names, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
+    events_topic = app.topic(
+        settings.topic_events, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw"
+    )
+    verdicts_topic = app.topic(settings.topic_verdicts, key_serializer="raw", value_serializer="raw")
+    deadletter_topic = app.topic(settings.topic_deadletter, key_serializer="raw", value_serializer="raw")
+    ingest_tables = {
+        name: app.Table(f"ingest-{name}", partitions=counts[name], key_type=bytes, value_type=bytes)
+        for name in raw_names
+    }
+    engine_table = app.Table(
+        "engine", partitions=counts[settings.topic_events], key_type=bytes, value_type=bytes
+    )
+
+    raw_states: dict[tuple[str, int], RawPartitionState] = {}
+    cluster_states: dict[str, tuple[int, ClusterState]] = {}
+    ingest_lock = asyncio.Lock()
+    correlate_lock = asyncio.Lock()
+    lags: dict[tuple[str, int], int] = {}
+
+    def persist(table: faust.Table, partition: int, key: bytes, blob: bytes) -> None:
+        """Write one snapshot to the changelog partition of the input it summarises (not the 'current event')."""
+        table.send_changelog(partition, key, blob)
+        table.data[key] = blob
+        metrics.state_bytes.labels(table.name, key.decode(errors="replace")).set(len(blob))
+
+    def raw_state(topic: str, partition: int) -> RawPartitionState:
+        state = raw_states.get((topic, partition))
+        if state is None:
+            key = f"{topic}/{partition}".encode()
+            state = RawPartitionState.load(topic, partition, ingest_config, ingest_tables[topic].get(key))
+            raw_states[(topic, partition)] = state
+        return state
+
+    def cluster_state(cluster: str, partition: int) -> ClusterState:
+        cached = cluster_states.get(cluster)
+        if cached is None:
+            state = ClusterState.load(cluster, engine_config, engine_table.get(cluster.encode()))
+            cluster_states[cluster] = (partition, state)
+            return state
+        return cached[1]
+
+    async def forward(
+        produced: list[tuple[Event | ParseError, wire.Position]], message: Any, timestamp: float | None
+    ) -> None:
+        for item, position in produced:
+            if isinstance(item, ParseError):
+                metrics.dead_letters.labels(item.reason).inc()
+                here = item.ref == f"{message.topic}/{message.partition}@{message.offset}" if message else False
+                await deadletter_topic.send(
+                    key=message.key if message else None,
+                    value=wire.encode_dead_letter(
+                        item,
+                        topic=position.topic,
+                        partition=position.partition,
+                        offset=position.offset,
+                        value=message.value if here else None,
+                    ),
+                )
+            else:
+                metrics.events.labels(item.type).inc()
+                await events_topic.send(
+                    key=item.cluster.encode(), value=wire.encode_event(item, position), timestamp=timestamp
+                )
+
+    async def publish(verdicts: list[tuple[Verdict, float | None]]) -> None:
+        for verdict, produced_at in verdicts:
+            await verdicts_topic.send(key=wire.verdict_key(verdict), value=wire.encode_verdict(verdict))
+            metrics.verdicts.labels(verdict.root_cause.code).inc()
+            if produced_at:
+                metrics.decision_latency.observe(max(0.0, time.time() - produced_at))
+
+    def observe_lag(message: Any) -> None:
+        tp = message.tp
+        lag = max(0, app.consumer.highwater(tp) - message.offset - 1)
+        lags[(tp.topic, tp.partition)] = lag
+        metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(lag)
+
+    @app.agent(raw_topic)
+    async def ingest(stream: faust.StreamT[bytes]) -> None:
+        async for batch in stream.take_events(options.batch_size, within=options.batch_within_s):
+            async with ingest_lock:
+                touched: set[tuple[str, int]] = set()
+                for event in batch:
+                    msg = event.message
+                    metrics.records_in.labels(msg.topic).inc()
+                    state = raw_state(msg.topic, msg.partition)
+                    headers = {k: v for k, v in (msg.headers or [])}
+                    key = msg.key.decode("utf-8", "replace") if msg.key else None
+                    hint = SourceHint(family=family[msg.topic], file=key)
+                    produced = state.feed(msg.offset, msg.value or b"", headers, hint, now_ms())
+                    if produced is None:
+                        continue
+                    touched.add((msg.topic, msg.partition))
+                    await forward(produced, msg, msg.timestamp)
+                if batch:
+                    observe_lag(batch[-1].message)
+                for topic, partition in touched:
+                    persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), raw_state(topic, partition).dump())
+
+    @app.agent(events_topic)
+    async def correlate(stream: faust.StreamT[bytes]) -> None:
+        async for batch in stream.take_events(options.batch_size, within=options.batch_within_s):
+            async with correlate_lock:
+                decided: list[tuple[Verdict, float | None]] = []
+                touched: set[str] = set()
+                for event in batch:
+                    msg = event.message
+                    metrics.records_in.labels(msg.topic).inc()
+                    cluster = msg.key.decode("utf-8", "replace") if msg.key else settings.cluster
+                    state = cluster_state(cluster, msg.partition)
+                    try:
+                        parsed, position = wire.decode_event(msg.value)
+                    except Exception as exc:  # a foreign record on our topic must not stop the worker
+                        error = ParseError("bad_event", f"{type(exc).__name__}: {exc}"[:200], "", "")
+                        await forward([(error, wire.Position(msg.topic, msg.partition, msg.offset, 0))], msg, None)
+                        continue
+                    before = state.duplicates
+                    decided += [(v, msg.timestamp) for v in state.feed(msg.offset, parsed, position)]
+                    if state.duplicates != before:
+                        metrics.duplicates.inc()
+                    touched.add(cluster)
+                if batch:
+                    observe_lag(batch[-1].message)
+                await publish(decided)
+                for cluster in touched:
+                    partition, state = cluster_states[cluster]
+                    metrics.late_evidence.labels(cluster).set(state.stats().get("late_evidence", 0))
+                    persist(engine_table, partition, cluster.encode(), state.dump())
+
+    @app.timer(options.tick_s)
+    async def tick() -> None:
+        now = now_ms()
+        async with ingest_lock:
+            for (topic, partition), state in list(raw_states.items()):
+                produced = state.flush_idle(now)
+                if produced:
+                    await forward(produced, None, time.time())
+                    persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), state.dump())
+        async with correlate_lock:
+            for cluster, (partition, state) in list(cluster_states.items()):
+                verdicts = state.engine.advance(now)
+                if verdicts:
+                    await publish([(v, None) for v in verdicts])
+                    persist(engine_table, partition, cluster.encode(), state.dump())
+
+    async def forget_partitions(*_: Any, **__: Any) -> None:
+        """After a rebalance the tables, not the caches, are the truth: reload lazily from them."""
+        raw_states.clear()
+        cluster_states.clear()
+        lags.clear()
+
+    app.on_partitions_revoked.connect(forget_partitions)
+    app.on_partitions_assigned.connect(forget_partitions)
+
+    @app.page("/healthz")
+    async def healthz(web: Any, request: Any) -> Any:
+        assigned = len(app.consumer.assignment()) if app.consumer else 0
+        max_lag = max(lags.values(), default=0)
+        ready = assigned > 0 and not app.rebalancing and max_lag <= options.ready_max_lag
+        body = {"ready": ready, "assigned_partitions": assigned, "max_lag": max_lag, "rebalancing": app.rebalancing}
+        return web.json(body, status=200 if ready else 503)
+
+    @app.page("/metrics")
+    async def prometheus(web: Any, request: Any) -> Any:
+        return web.bytes(generate_latest(metrics.registry), content_type=CONTENT_TYPE_LATEST.split(";", 2)[0] + "; version=0.0.4")
+
+    app.correlator_metrics = metrics  # type: ignore[attr-defined]
+    return app
