@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import BinaryIO
 
 from correlator.core.events import Event
 from correlator.core.ingest import Ingest, IngestConfig, SourceHint
-from correlator.core.prefilter import Scanner
+from correlator.core.prefilter import TRIGGERS, ReScanner, Scanner
 from correlator.core.records import ParseError
 from correlator.core.sources import facts_from_path, sniff_family
 
@@ -86,25 +87,121 @@ def iter_events(
     scanner: Scanner | None = None,
 ) -> Iterator[Event | ParseError]:
     """Every event and parse error of the given files, each file in order, through one :class:`Ingest`."""
-    ingest = Ingest(IngestConfig(tz=tz, default_cluster=cluster), scanner)
+    ingest = Ingest(IngestConfig(tz=tz, default_cluster=cluster), scanner or fastest_scanner())
     for log in discover(paths):
         yield from read_file(ingest, log, cluster)
     yield from ingest.flush_all()
 
 
+BLOCK_BYTES = 4 * 1024 * 1024
+
+
 def read_file(ingest: Ingest, log: LogFile, cluster: str) -> Iterator[Event | ParseError]:
+    """Envelope files go record by record like the topic; plain logs go in line-aligned blocks (fast path)."""
     host = None if log.host == "unknown" else log.host
-    hint = SourceHint(cluster=cluster, host=host, file=log.path, role=log.role, family=None if log.family == "envelope" else log.family)
+    family = None if log.family == "envelope" else log.family
+    hint = SourceHint(cluster=cluster, host=host, file=log.path, role=log.role, family=family)
     handle: BinaryIO = sys.stdin.buffer if log.path == STDIN else open(log.path, "rb")  # noqa: SIM115
     try:
-        for number, raw in enumerate(handle, start=1):
-            ref = f"{log.path}:{number}"
-            value = raw.rstrip(b"\n")
-            if log.family == "envelope":
+        if log.family == "envelope":
+            for number, raw in enumerate(handle, start=1):
+                value = raw.rstrip(b"\r\n")
                 if value.strip():
-                    yield from ingest.feed(value, ref=ref, hint=SourceHint(cluster=cluster))
-            else:
-                yield from ingest.feed(value, ref=ref, hint=hint)
+                    yield from ingest.feed(value, ref=f"{log.path}:{number}", hint=SourceHint(cluster=cluster))
+            return
+        line = 1
+        carry = b""
+        while True:
+            chunk = handle.read(BLOCK_BYTES)
+            if not chunk:
+                break
+            data = carry + chunk
+            cut = data.rfind(b"\n") + 1
+            block, carry = data[:cut], data[cut:]
+            if block:
+                yield from ingest.feed_block(block, file_ref=log.path, first_line=line, hint=hint)
+                line += block.count(b"\n")
+        if carry:
+            yield from ingest.feed_block(carry + b"\n", file_ref=log.path, first_line=line, hint=hint)
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()
+
+
+# --- prefilter engines ------------------------------------------------------------------------------------------
+# Measured by `correlator bench parse` on a 99.6 %-noise corpus (MB/s of the bare scan): hyperscan ~2500,
+# pyahocorasick ~55, one combined stdlib `re` ~40, grep -cE ~650. Hyperscan is used when importable.
+
+
+class HyperscanScanner:
+    """Intel Hyperscan over the trigger phrases: one pass, all phrases, gigabytes per second."""
+
+    name = "hyperscan"
+
+    def __init__(self, phrases: Sequence[str] = TRIGGERS) -> None:
+        import hyperscan
+
+        self._hs = hyperscan
+        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        expressions = [re.escape(p).encode() for p in phrases]
+        self._db.compile(
+            expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions),
+            flags=[0] * len(expressions),
+        )
+
+    def offsets(self, block: bytes) -> list[int]:
+        hits: list[int] = []
+
+        def on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+            hits.append(end - 1)
+
+        self._db.scan(block, match_event_handler=on_match)
+        hits.sort()
+        return hits
+
+    def matches(self, text: str) -> bool:
+        try:
+            self._db.scan(text.encode("utf-8", errors="replace"), match_event_handler=_stop)
+        except self._hs.ScanTerminated:
+            return True
+        return False
+
+
+def _stop(*_args: object) -> bool:
+    return True
+
+
+class AhoCorasickScanner:
+    """pyahocorasick over the phrases; bytes are viewed as latin-1 so offsets stay byte offsets."""
+
+    name = "pyahocorasick"
+
+    def __init__(self, phrases: Sequence[str] = TRIGGERS) -> None:
+        import ahocorasick
+
+        self._automaton = ahocorasick.Automaton()
+        for index, phrase in enumerate(phrases):
+            self._automaton.add_word(phrase, index)
+        self._automaton.make_automaton()
+
+    def offsets(self, block: bytes) -> list[int]:
+        return [end for end, _ in self._automaton.iter(block.decode("latin-1"))]
+
+    def matches(self, text: str) -> bool:
+        return next(self._automaton.iter(text), None) is not None
+
+
+def available_scanners() -> list[Scanner]:
+    """The third-party engines that import on this machine, fastest first."""
+    found: list[Scanner] = []
+    for engine in (HyperscanScanner, AhoCorasickScanner):
+        try:
+            found.append(engine())
+        except Exception:  # an engine missing or unusable on this CPU is simply not offered
+            continue
+    return found
+
+
+def fastest_scanner() -> Scanner:
+    engines = available_scanners()
+    return engines[0] if engines else ReScanner()

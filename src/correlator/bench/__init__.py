@@ -1,0 +1,1 @@
+"""Benchmarks that print our rates next to baselines measured in the same run."""

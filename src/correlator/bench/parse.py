@@ -1,0 +1,202 @@
+"""``correlator bench parse``: our parsing rate against a naive per-line regex loop and ``grep -cE``, in one run.
+
+The corpus mixes Flink JobManager/TaskManager and DataNode lines; at least 99 % are noise, the rest are the records
+the parsers exist for (checkpoint lifecycle, the incident's failed task with its cause chain, lock reports with
+their stacks, scan statistics, slow IO, pauses). It is written to a temporary directory and deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from correlator.core.prefilter import TRIGGERS, ReScanner, Scanner, grep_pattern
+
+_JOB = "1a3bc71ac57f33961637adf340e9c28f"
+_CP = "org.apache.flink.runtime.checkpoint.CheckpointCoordinator    [] - "
+_DN = "org.apache.hadoop.hdfs.server.datanode.DataNode: "
+_BP = "BP-1473651231-10.20.30.40-1546300800000"
+
+NOISE = (
+    "{ts} INFO " + _DN + "PacketResponder: " + _BP + ":blk_{n}_{m}, type=HAS_DOWNSTREAM_IN_PIPELINE, downstreams=2:"
+    "[DatanodeInfoWithStorage[10.20.30.43:9866,DS-0c9d8e7f,DISK]] terminating",
+    "{ts} INFO " + _DN + "Successfully sent block report 0x{n:x},  containing 1 storage report(s), of which we sent 1. "
+    "The reports had {m} total blocks and used 1 RPC(s). This took 3 msec to generate and 40 msecs for RPC.",
+    "{ts} INFO org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetAsyncDiskService: Deleted " + _BP
+    + " blk_{n}_{m} URI file:/data/{d}/dfs/dn/current/" + _BP + "/current/finalized/subdir0/subdir21/blk_{n}",
+    "{ts} INFO org.apache.hadoop.hdfs.server.datanode.VolumeScanner: VolumeScanner(/data/{d}/dfs/dn, DS-{n:x}): "
+    "finished scanning block pool " + _BP,
+    "{ts} INFO  org.apache.flink.runtime.taskexecutor.TaskExecutor           [] - Receive slot request {n:x} for "
+    "job " + _JOB + " from resource manager with leader id 00000000000000000000000000000000.",
+    "{ts} INFO  org.apache.flink.runtime.state.heap.HeapKeyedStateBackend    [] - Initializing heap keyed state "
+    "backend with stream factory.",
+    "{ts} INFO  org.apache.kafka.clients.consumer.internals.ConsumerCoordinator [] - [Consumer clientId=c-{d}, "
+    "groupId=g] Setting offset for partition topic-{d} to the committed offset FetchPosition{{offset={n}}}",
+    "{ts} INFO  org.apache.flink.runtime.resourcemanager.slotmanager.DeclarativeSlotManager [] - Received resource "
+    "requirements from job " + _JOB + ": [ResourceRequirement{{resourceProfile=ResourceProfile{{UNKNOWN}}, "
+    "numberOfRequiredSlots={d}}}]",
+)
+SIGNAL = (
+    "{ts} INFO  " + _CP + "Triggering checkpoint {n} (type=CHECKPOINT) @ 1614651053497 for job " + _JOB + ".",
+    "{ts} INFO  " + _CP + "Completed checkpoint {n} for job " + _JOB + " (8872 bytes in 3120 ms).",
+    "{ts} INFO  " + _CP + "Checkpoint {n} of job " + _JOB + " expired before completing.",
+    "{ts} INFO  org.apache.flink.runtime.executiongraph.ExecutionGraph       [] - Source: s -> Map (1/1) "
+    "(c2e77749126a67db62d38bdb166b5696) switched from RUNNING to FAILED.\n"
+    "AsynchronousException{{java.lang.Exception: Could not materialize checkpoint {n} for operator Source: s -> Map "
+    "(1/1).}}\n\tat org.apache.flink.streaming.runtime.tasks.StreamTask.run(StreamTask.java:1153)\n"
+    "Caused by: java.io.IOException: Could not flush and close the file system output stream to hdfs:/ck/" + _JOB
+    + "/chk-{n}/253fc668 in order to obtain the stream state handle\n\t... 7 more",
+    "{ts} WARN org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetImpl: Lock held time above threshold: "
+    "lock identifier: org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetImpl lockHeldTimeMs={m} ms. "
+    "Suppressed 0 lock warnings. The stack trace is: java.lang.Thread.getStackTrace(Thread.java:1559)\n"
+    "org.apache.hadoop.util.InstrumentedLock.unlock(InstrumentedLock.java:133)\n"
+    "org.apache.hadoop.hdfs.server.datanode.DirectoryScanner.scan(DirectoryScanner.java:395)\n"
+    "org.apache.hadoop.hdfs.server.datanode.DirectoryScanner.run(DirectoryScanner.java:318)\n",
+    "{ts} INFO org.apache.hadoop.hdfs.server.datanode.DirectoryScanner: BlockPool " + _BP + " Total blocks: {m}, "
+    "missing metadata files:0, missing block files:0, missing blocks in memory:12, mismatched blocks:0",
+    "{ts} WARN " + _DN + "Slow BlockReceiver write data to disk cost:{d}873ms (threshold=300ms), "
+    "volume=file:/data/5/dfs/dn, blockId={n}",
+    "{ts} INFO " + _DN + "Receiving " + _BP + ":blk_{n}_{m} src: /10.20.30.41:53412 dest: /10.20.30.42:9866",
+    "{ts} WARN org.apache.hadoop.util.JvmPauseMonitor: Detected pause in JVM or host machine (eg GC): pause of "
+    "approximately {m}ms\nGC pool 'ParNew' had collection(s): count=1 time=45ms",
+)
+
+
+def _stamp(i: int) -> str:
+    seconds = i // 50
+    return f"2020-01-02 {seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d},{i % 1000:03d}"
+
+
+def corpus_lines(count: int, *, signal_per_mille: int = 4, seed: int = 7) -> Iterator[str]:
+    rng = random.Random(seed)
+    for i in range(count):
+        template = SIGNAL[rng.randrange(len(SIGNAL))] if rng.randrange(1000) < signal_per_mille else NOISE[
+            rng.randrange(len(NOISE))]
+        yield template.format(ts=_stamp(i), n=rng.randrange(10**9), m=rng.randrange(10**6), d=rng.randrange(1, 9))
+
+
+def write_corpus(path: str, size_mb: int) -> tuple[int, int]:
+    """A corpus of ``size_mb`` MiB; a 4 MiB block of lines is generated once and repeated. Returns (bytes, lines)."""
+    block = "\n".join(corpus_lines(25_000)) + "\n"
+    data = block.encode()
+    lines = data.count(b"\n")
+    target = size_mb * 1024 * 1024
+    written = count = 0
+    with open(path, "wb") as out:
+        while written < target:
+            out.write(data)
+            written += len(data)
+            count += lines
+    return written, count
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    name: str
+    seconds: float
+    megabytes: float
+    lines: int
+    found: int
+
+    @property
+    def mb_s(self) -> float:
+        return self.megabytes / self.seconds if self.seconds else float("inf")
+
+    @property
+    def lines_s(self) -> float:
+        return self.lines / self.seconds if self.seconds else float("inf")
+
+
+def _timed(name: str, size: int, lines: int, run: Callable[[], int]) -> Rate:
+    start = time.perf_counter()
+    found = run()
+    return Rate(name, time.perf_counter() - start, size / 1e6, lines, found)
+
+
+def measure_ours(path: str, size: int, lines: int, scanner: Scanner | None = None) -> Rate:
+    from correlator.offline.files import iter_events
+
+    return _timed("correlator (offline path, events)", size, lines, lambda: sum(1 for _ in iter_events([path], scanner=scanner)))
+
+
+def measure_naive(path: str, limit_bytes: int) -> Rate:
+    """Every trigger phrase as its own ``re`` pattern, tried on every line (on a prefix: the loop is slow)."""
+    patterns = [re.compile(re.escape(p)) for p in TRIGGERS]
+    size = lines = found = 0
+    start = time.perf_counter()
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            size += len(line)
+            lines += 1
+            for pattern in patterns:
+                if pattern.search(line):
+                    found += 1
+                    break
+            if size >= limit_bytes:
+                break
+    return Rate("naive loop: each pattern with re per line", time.perf_counter() - start, size / 1e6, lines, found)
+
+
+def measure_grep(path: str, size: int, lines: int) -> Rate | None:
+    grep = shutil.which("grep")
+    if grep is None:
+        return None
+
+    def run() -> int:
+        env = {**os.environ, "LC_ALL": "C"}
+        done = subprocess.run([grep, "-cE", grep_pattern(), path], capture_output=True, text=True, env=env, check=False)
+        return int(done.stdout.strip() or 0)
+
+    return _timed("grep -cE (same trigger phrases, LC_ALL=C)", size, lines, run)
+
+
+def measure_scanners(path: str, limit_bytes: int) -> list[Rate]:
+    """The prefilter engines alone, scanning the same bytes for the trigger phrases."""
+    with open(path, "rb") as handle:
+        data = handle.read(limit_bytes)
+    lines = data.count(b"\n")
+    from correlator.offline.files import available_scanners
+
+    return [_timed(f"prefilter scan only: {s.name}", len(data), lines, lambda s=s: len(s.offsets(data)))
+            for s in [ReScanner(), *available_scanners()]]
+
+
+def run_bench(size_mb: int, corpus: str | None, echo: Callable[[str], None]) -> dict[str, float]:
+    workdir = None
+    try:
+        if corpus is None:
+            workdir = tempfile.mkdtemp(prefix="correlator-bench-")
+            path = os.path.join(workdir, "mixed.log")
+            size, lines = write_corpus(path, size_mb)
+            echo(f"corpus: {size / 1e6:.0f} MB, {lines:,} lines (generated, >= 99 % noise)")
+        else:
+            path = corpus
+            size = os.path.getsize(path)
+            with open(path, "rb") as handle:
+                lines = sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 22), b""))
+            echo(f"corpus: {size / 1e6:.0f} MB, {lines:,} lines ({path})")
+        for rate in measure_scanners(path, min(size, 64 * 1024 * 1024)):
+            echo(f"  {rate.name:<48} {rate.mb_s:10.1f} MB/s")
+        ours = measure_ours(path, size, lines)
+        naive = measure_naive(path, min(size, 16 * 1024 * 1024))
+        grep = measure_grep(path, size, lines)
+        rows = [ours, naive] + ([grep] if grep else [])
+        for rate in rows:
+            echo(f"{rate.name:<50} {rate.lines_s:14,.0f} lines/s {rate.mb_s:10.1f} MB/s   ({rate.found:,} found)")
+        result = {"ours_mb_s": ours.mb_s, "ours_lines_s": ours.lines_s, "naive_mb_s": naive.mb_s}
+        echo(f"ratio ours / naive: {ours.mb_s / naive.mb_s:.2f}")
+        if grep:
+            result["grep_mb_s"] = grep.mb_s
+            result["ours_over_grep"] = ours.mb_s / grep.mb_s
+            echo(f"ratio ours / grep:  {ours.mb_s / grep.mb_s:.2f}   (goal >= 0.25)")
+        return result
+    finally:
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)

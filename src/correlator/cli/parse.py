@@ -1,0 +1,37 @@
+"""``correlator parse PATH...``: print the events of log files as JSON lines (CONTRACT §2, §4)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from correlator.adapters.codec import encode_event
+from correlator.cli import RuntimeFailure
+from correlator.cli.options import settings_options
+from correlator.config import Settings
+from correlator.core.records import ParseError
+from correlator.offline.files import iter_events
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--errors/--no-errors", default=True, show_default=True,
+              help="report records that could not be parsed on stderr")
+@settings_options("tz", "cluster")
+def parse(paths: tuple[str, ...], errors: bool, settings: Settings) -> None:
+    """Print one event JSON object per line for log files, directories (recursively) or - (stdin)."""
+    out = sys.stdout.buffer
+    try:
+        for item in iter_events(list(paths), tz=settings.tz, cluster=settings.cluster):
+            if isinstance(item, ParseError):
+                if errors:
+                    click.echo(f"parse error {item.reason} at {item.ref}: {item.detail}", err=True)
+                continue
+            out.write(encode_event(item) + b"\n")
+    except FileNotFoundError as exc:
+        raise RuntimeFailure(f"no such file or directory: {exc}") from None
+    except BrokenPipeError:
+        return
+    finally:
+        out.flush()
