@@ -102,6 +102,20 @@ class TestRecurringIncident:
         assert request.body["parse"] == "none" and request.body["link_names"] is False
 
 
+    def test_lines_that_are_no_verdicts_are_skipped(
+        self, slack: FakeSlack, make_bot: Callable[..., SlackBot], tmp_path: Path
+    ) -> None:
+        """Broken JSON, a foreign schema and a verdict without a cause are passed over; the good one is posted."""
+        first = verdicts()[0]
+        path = tmp_path / "mixed.jsonl"
+        path.write_text("\n".join([
+            "{not json", json.dumps({**first, "schema": "other/v9", "verdict_id": "x1"}),
+            json.dumps({**first, "root_cause": {}, "verdict_id": "x2"}), "[1, 2]", json.dumps(first)]) + "\n")
+        stats = run_file(make_bot(), path)
+        assert (stats.posted, stats.skipped) == (1, 4)
+        assert slack.posted_verdict_ids() == [first["verdict_id"]]
+
+
 class TestSlackFailures:
     def test_429_is_waited_out_and_500_retried(self, slack: FakeSlack, make_bot: Callable[..., SlackBot]) -> None:
         """A 429 with Retry-After: 1 delays the post by about a second; 500s are retried; nothing lost or doubled."""

@@ -24,13 +24,7 @@ BLOCKS_MAX = 50
 FALLBACK_MAX = 3000
 EVIDENCE_SHOWN = 8
 KNOWN_ISSUE = re.compile(r"^(HDFS|HADOOP|FLINK|YARN|ZOOKEEPER)-\d{1,7}$")
-ISSUE_URLS = {
-    "HDFS": "https://issues.apache.org/jira/browse/",
-    "HADOOP": "https://issues.apache.org/jira/browse/",
-    "YARN": "https://issues.apache.org/jira/browse/",
-    "ZOOKEEPER": "https://issues.apache.org/jira/browse/",
-    "FLINK": "https://issues.apache.org/jira/browse/",
-}
+JIRA_BROWSE = "https://issues.apache.org/jira/browse/"
 METADATA_EVENT = "correlator_verdict"
 
 
@@ -83,7 +77,7 @@ def _issue_link(issue: object) -> str | None:
         return None
     text = str(issue)
     if KNOWN_ISSUE.match(text):
-        return f"<{ISSUE_URLS[text.split('-')[0]]}{text}|{text}>"
+        return f"<{JIRA_BROWSE}{text}|{text}>"
     return escape(text)
 
 
@@ -209,8 +203,4 @@ def reply_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
     if evidence:
         blocks.append(section("\n".join(evidence)))
     blocks.append({"type": "context", "elements": [mrkdwn(f"verdict {code(verdict.get('verdict_id'))}")]})
-    return Message(_fallback(f"{ordinal_prefix(incident)}", verdict), _cap(blocks), _metadata(verdict, incident))
-
-
-def ordinal_prefix(incident: Incident) -> str:
-    return f"Again ({incident.count}×): "
+    return Message(_fallback(f"Again ({incident.count}×): ", verdict), _cap(blocks), _metadata(verdict, incident))

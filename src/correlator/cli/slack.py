@@ -24,7 +24,7 @@ SETTINGS = (*KAFKA, "topic_verdicts", "redis_url", "slack_api_url", "slack_token
 @click.option("--group", default="correlator-slack", show_default=True, envvar="CORRELATOR_SLACK_GROUP",
               show_envvar=True, help="Kafka consumer group of the bot (replicas share it)")
 @click.option("--once/--follow", default=False, show_default=True,
-              help="stop at the end of the topic (tests, catch-up runs) or keep following it")
+              help="stop at the end of the topic (tests, catch-up runs) or keep following it; a file is read to its end")
 @click.option("--namespace", default="correlator", show_default=True, envvar="CORRELATOR_SLACK_NAMESPACE",
               show_envvar=True, help="prefix of the bot's Redis keys")
 @click.option("--resolve-after-min", type=click.IntRange(min=1), default=120, show_default=True,
