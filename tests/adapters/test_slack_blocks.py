@@ -62,6 +62,7 @@ class TestEscaping:
         joined = "\n".join(texts)
         assert escape(EVIL) in joined
         assert "&lt;@U999&gt;" in joined and "restart &lt;!everyone&gt;" in joined
+        assert "`hdfs:/flink/&lt;!here&gt;/chk-7`" in joined
         for text in [*texts, message.text]:
             for token in links_and_mentions(text):
                 assert not token.startswith(("<!", "<@", "<#")), token

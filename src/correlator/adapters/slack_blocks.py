@@ -175,6 +175,8 @@ def parent_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
         blocks.append(section("*Remediation*\n" + _bullets(verdict["remediation"])))
     missing = (verdict.get("coverage") or {}).get("missing") or []
     context = [mrkdwn(f"verdict {code(verdict.get('verdict_id'))}", FIELD_MAX)]
+    if (verdict.get("failure") or {}).get("path"):
+        context.append(mrkdwn(f"path {code(verdict['failure']['path'])}", FIELD_MAX))
     if missing:
         hosts = ", ".join(escape(f"{m.get('host')} ({m.get('role')})") for m in missing[:10])
         context.append(mrkdwn(f"logs missing from: {hosts}", FIELD_MAX))

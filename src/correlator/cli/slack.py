@@ -31,6 +31,7 @@ SETTINGS = (*KAFKA, "topic_verdicts", "redis_url", "slack_api_url", "slack_token
               envvar="CORRELATOR_SLACK_RESOLVE_AFTER_MIN", show_envvar=True,
               help="quiet minutes after which an incident counts as resolved")
 @click.option("--retry-backoff-s", type=click.FloatRange(min=0.01), default=0.5, show_default=True,
+              envvar="CORRELATOR_SLACK_RETRY_BACKOFF_S", show_envvar=True,
               help="first wait when Redis or Slack is unavailable (doubles up to 30 s)")
 @click.option("--log-level", default="INFO", show_default=True, envvar="CORRELATOR_LOG_LEVEL", show_envvar=True)
 def slack(
