@@ -356,11 +356,16 @@ class _BlockReader:
             while self.pos < n:
                 starts = RECORD_START_BYTES.match(block, self.pos) is not None
                 self._feed_to(self._line_end(self.pos))
-                if starts:
+                if starts and not self._open_is_candidate():
                     break
         if self.pos < n:
             self._skip_to(self._record_start(n - 1))
             self._feed_to(n)
+
+    def _open_is_candidate(self) -> bool:
+        """Whether the record just opened needs its continuation lines too (it holds a hit of its own)."""
+        pending = self.ingest._stitcher.open.get(self.key)
+        return pending is not None and pending.candidate
 
     def _line_end(self, at: int) -> int:
         end = self.block.find(b"\n", at)
