@@ -12,6 +12,9 @@ from typing import Any
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from correlator.core.engine import EngineConfig
+from correlator.core.ingest import IngestConfig
+
 ENV_PREFIX = "CORRELATOR_"
 
 
@@ -45,12 +48,30 @@ class Settings(BaseSettings):
     tz: str = Field("UTC", description="time zone of log timestamps that carry none")
     cluster: str = Field("default", description="cluster name for inputs that carry none")
 
+    # --- Event time (defaults suit real clusters; tests shorten the processing-time ones) ----------------------
+    lookahead_ms: int = Field(180_000, description="event time to wait after a failure for evidence logged late")
+    out_of_orderness_ms: int = Field(5_000, description="allowed disorder of one source's events")
+    idle_timeout_ms: int = Field(120_000, description="processing time after which a silent source stops holding back")
+    clock_skew_ms: int = Field(2_000, description="tolerated clock difference between hosts")
+    multiline_idle_ms: int = Field(2_000, description="processing time after which a half-received record is closed")
+
     # --- Service -----------------------------------------------------------------------------------------------
     worker_id: str = Field("correlator", description="Faust application id (consumer group) of the worker")
     web_host: str = Field("127.0.0.1", description="address the worker's /healthz and /metrics bind to")
     web_port: int = Field(6066, description="port of the worker's /healthz and /metrics")
     data_dir: Path = Field(Path(".run/worker"), description="directory for the worker's local table state")
     log_level: str = Field("INFO", description="log level of the service's JSON logs")
+
+    def engine_config(self) -> EngineConfig:
+        return EngineConfig(
+            out_of_orderness_ms=self.out_of_orderness_ms,
+            lookahead_ms=self.lookahead_ms,
+            idle_timeout_ms=self.idle_timeout_ms,
+            clock_skew_ms=self.clock_skew_ms,
+        )
+
+    def ingest_config(self) -> IngestConfig:
+        return IngestConfig(tz=self.tz, default_cluster=self.cluster, idle_flush_ms=self.multiline_idle_ms)
 
     def slack_token_value(self) -> str | None:
         """The token from the variable or from the file, read only where it is used."""

@@ -25,6 +25,7 @@ KAFKA = (
 )
 TOPICS = ("topic_logs_flink", "topic_logs_hdfs", "topic_events", "topic_verdicts", "topic_deadletter")
 INTERPRETATION = ("tz", "cluster")
+EVENT_TIME = ("lookahead_ms", "out_of_orderness_ms", "idle_timeout_ms", "clock_skew_ms", "multiline_idle_ms")
 
 
 def settings_options(*names: str) -> Callable[[F], F]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import click
 
 from correlator.cli import RuntimeFailure
-from correlator.cli.options import INTERPRETATION, KAFKA, TOPICS, settings_options
+from correlator.cli.options import EVENT_TIME, INTERPRETATION, KAFKA, TOPICS, settings_options
 from correlator.config import Settings
 
 
 @click.command()
-@settings_options(*KAFKA, *TOPICS, *INTERPRETATION, "worker_id", "web_host", "web_port", "data_dir", "log_level")
+@settings_options(*KAFKA, *TOPICS, *INTERPRETATION, *EVENT_TIME, "worker_id", "web_host", "web_port", "data_dir",
+                  "log_level")
 def worker(settings: Settings) -> None:
     """Run the Faust worker: raw log topics in, events and verdicts out. SIGTERM drains and commits."""
     import faust

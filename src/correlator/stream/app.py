@@ -24,7 +24,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from correlator.config import Settings
 from correlator.core.engine import EngineConfig
 from correlator.core.events import Event
-from correlator.core.ingest import IngestConfig, SourceHint
+from correlator.core.ingest import SourceHint
 from correlator.core.records import ParseError
 from correlator.core.verdict import Verdict
 from correlator.stream import wire
@@ -64,12 +64,12 @@ def create_app(
     options: WorkerOptions | None = None,
     metrics: WorkerMetrics | None = None,
 ) -> faust.App:
-    engine_config = engine_config or EngineConfig()
+    engine_config = engine_config or settings.engine_config()
     options = options or WorkerOptions()
     metrics = metrics or WorkerMetrics()
     raw_names = (settings.topic_logs_flink, settings.topic_logs_hdfs)
     counts = partition_counts(settings, (*raw_names, settings.topic_events))
-    ingest_config = IngestConfig(tz=settings.tz, default_cluster=settings.cluster)
+    ingest_config = settings.ingest_config()
     family = {settings.topic_logs_flink: "flink", settings.topic_logs_hdfs: "hdfs"}
 
     app = faust.App(

@@ -1,0 +1,117 @@
+"""Producing log files into the raw topics the way a shipper does: keyed by host + file, each file's lines in order."""
+
+from __future__ import annotations
+
+import heapq
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from confluent_kafka import KafkaException, Producer
+
+from correlator.config import Settings
+from correlator.core.timestamps import LocalClock, parse_offset
+
+
+class LogFile(Protocol):
+    """What shipping needs to know of a discovered log file (``correlator.offline.files.LogFile`` is one)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def role(self) -> str | None: ...
+    @property
+    def family(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ShippedLine:
+    sort_ms: int
+    file_index: int
+    line_no: int
+    topic: str
+    key: bytes
+    value: bytes
+    headers: tuple[tuple[str, bytes], ...]
+
+
+class ShippingFailed(RuntimeError):
+    """Some lines were not acknowledged by the brokers."""
+
+
+def topic_for(log: LogFile, settings: Settings) -> str:
+    """Flink logs (and Flink processes' GC logs) go to the Flink topic, everything else to the HDFS topic."""
+    if log.family == "flink" or (log.family == "gc" and log.role in ("taskmanager", "jobmanager")):
+        return settings.topic_logs_flink
+    if log.family == "envelope":
+        with open(log.path, "rb") as handle:
+            if b"org.apache.flink" in handle.read(65536):
+                return settings.topic_logs_flink
+    return settings.topic_logs_hdfs
+
+
+def file_lines(index: int, log: LogFile, topic: str, cluster: str, clock: LocalClock) -> Iterator[ShippedLine]:
+    """A file's lines, each with the time of the last timestamped line so that files can be merged by time."""
+    key = f"{log.host}/{os.path.basename(log.path)}".encode()
+    headers: list[tuple[str, bytes]] = [("cluster", cluster.encode())]
+    if log.host and log.host != "unknown":
+        headers.append(("host", log.host.encode()))
+    if log.role:
+        headers.append(("role", log.role.encode()))
+    frozen = tuple(headers)
+    last_ms = 0
+    with open(log.path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            value = raw.rstrip(b"\r\n")
+            try:
+                last_ms = parse_offset(value[:40].lstrip(b"[").decode("ascii", "replace"), clock)
+            except ValueError:  # continuation lines keep the time of their record
+                pass
+            yield ShippedLine(last_ms, index, number, topic, key, value, frozen)
+
+
+def merged_lines(files: Sequence[LogFile], settings: Settings) -> Iterator[ShippedLine]:
+    clock = LocalClock(settings.tz)
+    streams = [file_lines(i, log, topic_for(log, settings), settings.cluster, clock) for i, log in enumerate(files)]
+    return heapq.merge(*streams, key=lambda s: (s.sort_ms, s.file_index, s.line_no))
+
+
+def ship(lines: Iterable[ShippedLine], settings: Settings, *, speed: float = 0.0) -> int:
+    """Produce every line; with ``speed`` > 0, log time passes that many times faster than it did. Returns the count."""
+    producer = Producer(settings.kafka_client(**{"linger.ms": 20, "enable.idempotence": True}))
+    failures: list[str] = []
+
+    def delivered(err: object, _msg: object) -> None:
+        if err is not None:
+            failures.append(str(err))
+
+    sent = 0
+    first_ms: int | None = None
+    started = time.monotonic()
+    try:
+        for line in lines:
+            if speed > 0 and line.sort_ms:
+                first_ms = line.sort_ms if first_ms is None else first_ms
+                pause = started + (line.sort_ms - first_ms) / 1000 / speed - time.monotonic()
+                if pause > 0:
+                    producer.poll(pause)
+            while True:
+                try:
+                    producer.produce(
+                        line.topic, key=line.key, value=line.value, headers=list(line.headers), on_delivery=delivered
+                    )
+                    break
+                except BufferError:
+                    producer.poll(0.1)
+            producer.poll(0)
+            sent += 1
+        remaining = producer.flush(60)
+    except KafkaException as exc:
+        raise ShippingFailed(f"producing to {settings.bootstrap_servers} failed: {exc}") from exc
+    if remaining or failures:
+        raise ShippingFailed(f"{remaining + len(failures)} of {sent} lines were not delivered: {failures[:1]}")
+    return sent

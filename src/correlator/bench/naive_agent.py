@@ -1,0 +1,95 @@
+"""The baseline a Faust newcomer writes: one record at a time, state read and written per record.
+
+Same work as the worker (the core's ``Ingest`` and ``Engine``, the same topics and tables), none of its batching.
+Run as ``python -m correlator.bench.naive_agent RESULT_FILE EXPECTED_RAW``; it writes timings and exits once it has
+processed every raw record and every event it forwarded.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import faust
+import orjson
+
+from correlator.config import Settings
+from correlator.core.ingest import Ingest
+from correlator.core.engine import Engine
+from correlator.core.events import Event
+from correlator.stream.security import faust_credentials
+from correlator.stream.wire import Position, decode_event, encode_event, encode_verdict, verdict_key
+
+
+def build(settings: Settings, result_file: Path, expected_raw: int) -> faust.App:
+    app = faust.App(
+        settings.worker_id,
+        broker=[f"kafka://{s}" for s in settings.bootstrap_servers.split(",")],
+        broker_credentials=faust_credentials(settings),
+        store="memory://",
+        datadir=str(settings.data_dir),
+        web_enabled=False,
+        table_standby_replicas=0,
+        consumer_auto_offset_reset="earliest",
+    )
+    raw = app.topic(settings.topic_logs_flink, settings.topic_logs_hdfs, key_type=bytes, value_type=bytes,
+                    key_serializer="raw", value_serializer="raw")
+    events = app.topic(settings.topic_events, key_type=bytes, value_type=bytes, key_serializer="raw",
+                       value_serializer="raw")
+    verdicts = app.topic(settings.topic_verdicts, key_serializer="raw", value_serializer="raw")
+    ingest_table = app.Table("naive-ingest", key_type=bytes, value_type=bytes)
+    engine_table = app.Table("naive-engine", key_type=bytes, value_type=bytes)
+    counts = {"raw": 0, "forwarded": 0, "events": 0, "verdicts": 0}
+    times: dict[str, float] = {}
+    config, engine_config = settings.ingest_config(), settings.engine_config()
+
+    def maybe_done() -> None:
+        if counts["raw"] >= expected_raw and counts["events"] >= counts["forwarded"] and "done" not in times:
+            times["done"] = time.time()
+            result_file.write_bytes(orjson.dumps({**counts, **times}))
+
+    @app.agent(raw)
+    async def ingest(stream: faust.StreamT[bytes]) -> None:
+        async for event in stream.events():
+            times.setdefault("first", time.time())
+            msg = event.message
+            key = f"{msg.topic}/{msg.partition}".encode()
+            blob = ingest_table.get(key)
+            state = Ingest.restore(config, orjson.loads(blob)) if blob else Ingest(config)
+            outputs = state.feed(msg.value or b"", ref=f"{msg.topic}/{msg.partition}@{msg.offset}",
+                                 headers=dict(msg.headers or []), now_ms=int(time.time() * 1000))
+            for seq, item in enumerate(outputs):
+                if isinstance(item, Event):
+                    await events.send(key=item.cluster.encode(),
+                                      value=encode_event(item, Position(msg.topic, msg.partition, msg.offset, seq)))
+                    counts["forwarded"] += 1
+            ingest_table[key] = orjson.dumps(state.snapshot())
+            counts["raw"] += 1
+            maybe_done()
+
+    @app.agent(events)
+    async def correlate(stream: faust.StreamT[bytes]) -> None:
+        async for event in stream.events():
+            msg = event.message
+            blob = engine_table.get(msg.key)
+            engine = Engine.restore(engine_config, orjson.loads(blob)) if blob else Engine(engine_config)
+            parsed, _ = decode_event(msg.value)
+            for verdict in engine.feed(parsed):
+                await verdicts.send(key=verdict_key(verdict), value=encode_verdict(verdict))
+                counts["verdicts"] += 1
+            engine_table[msg.key] = orjson.dumps(engine.snapshot())
+            counts["events"] += 1
+            maybe_done()
+
+    return app
+
+
+def main() -> None:
+    result_file, expected = Path(sys.argv[1]), int(sys.argv[2])
+    app = build(Settings(), result_file, expected)
+    faust.Worker(app, loglevel="WARNING", quiet=True).execute_from_commandline()
+
+
+if __name__ == "__main__":
+    main()

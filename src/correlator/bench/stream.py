@@ -1,0 +1,225 @@
+"""``correlator bench stream``: the worker's end-to-end rate against two baselines, on the same topic, in one run.
+
+1. a bare confluent-kafka consume loop over the raw records (the physical reference: no parsing at all);
+2. a naive per-record Faust agent doing the same work (``correlator.bench.naive_agent``);
+3. the worker, end to end (raw records in, events, verdicts out), and its verdict latency in a live replay.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from confluent_kafka import Consumer
+
+from correlator.adapters import topics as topic_admin
+from correlator.adapters.shipping import merged_lines, ship
+from correlator.config import Settings
+from correlator.offline.files import discover
+
+Echo = Callable[[str], None]
+CLI = [sys.executable, "-m", "correlator.cli"]
+
+
+def _settings(base: Settings, contender: str, suffix: str, raw_suffix: str) -> Settings:
+    """Raw topics shared by every contender; events, verdicts, tables and group private to each."""
+    return base.model_copy(
+        update={
+            "topic_logs_flink": f"bench.logs.flink.{raw_suffix}",
+            "topic_logs_hdfs": f"bench.logs.hdfs.{raw_suffix}",
+            "topic_events": f"bench.events.{contender}.{suffix}",
+            "topic_verdicts": f"bench.verdicts.{contender}.{suffix}",
+            "topic_deadletter": f"bench.deadletter.{contender}.{suffix}",
+            "worker_id": f"bench-{contender}-{suffix}",
+        }
+    )
+
+
+def _env(settings: Settings, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    for name in Settings.model_fields:
+        value = getattr(settings, name)
+        if value is not None and not hasattr(value, "get_secret_value"):
+            env[f"CORRELATOR_{name.upper()}"] = str(value)
+    env.update(extra)
+    return env
+
+
+def _create_topics(settings: Settings, topics_dir: Path) -> None:
+    admin = topic_admin.admin_client(settings)
+    specs = topic_admin.load_specs(topics_dir, settings)
+    topic_admin.apply(admin, specs, topic_admin.plan(admin, specs))
+
+
+def _bare_loop(settings: Settings, expected: int) -> float:
+    consumer = Consumer(settings.kafka_client(**{"group.id": f"bench-bare-{uuid.uuid4().hex[:8]}",
+                                                 "auto.offset.reset": "earliest", "enable.auto.commit": False}))
+    consumer.subscribe([settings.topic_logs_flink, settings.topic_logs_hdfs])
+    seen, first = 0, 0.0
+    deadline = time.monotonic() + 300
+    while seen < expected and time.monotonic() < deadline:
+        batch = consumer.consume(1000, timeout=1.0)
+        for msg in batch:
+            if msg.error() is None:
+                first = first or time.monotonic()
+                seen += 1
+    elapsed = time.monotonic() - first
+    consumer.close()
+    return seen / elapsed
+
+
+def _naive_agent(settings: Settings, expected: int, workdir: Path, echo: Echo) -> float:
+    result = workdir / "naive.json"
+    env = _env(settings, CORRELATOR_DATA_DIR=str(workdir / "naive-data"))
+    process = subprocess.Popen([sys.executable, "-m", "correlator.bench.naive_agent", str(result), str(expected)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=(workdir / "naive.log").open("wb"))
+    deadline = time.monotonic() + 900
+    try:
+        while not result.exists():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the naive agent did not finish: see {workdir / 'naive.log'}")
+            time.sleep(0.5)
+        import orjson
+
+        data = orjson.loads(result.read_bytes())
+        return float(data["raw"]) / (data["done"] - data["first"])
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _scrape(port: int) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
+def _sum(metrics: dict[str, float], prefix: str, label: str = "") -> float:
+    return sum(v for k, v in metrics.items() if k.startswith(prefix) and label in k)
+
+
+def _quantile(before: dict[str, float], after: dict[str, float], q: float) -> float | None:
+    """A quantile of the observations between two scrapes, linearly interpolated inside histogram buckets."""
+    prefix = "correlator_decision_latency_seconds_bucket{le="
+    buckets = sorted(
+        (float(k[len(prefix) + 1 : -2]) if "+Inf" not in k else float("inf"), after[k] - before.get(k, 0.0))
+        for k in after
+        if k.startswith(prefix)
+    )
+    total = buckets[-1][1] if buckets else 0
+    if not total:
+        return None
+    rank, lower, below = q * total, 0.0, 0.0
+    for upper, cumulative in buckets:
+        if cumulative >= rank:
+            if upper == float("inf"):
+                return lower
+            return lower + (upper - lower) * (rank - below) / max(cumulative - below, 1e-9)
+        lower, below = upper, cumulative
+    return lower
+
+
+def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    with tempfile.TemporaryDirectory(prefix="correlator-bench-") as tmp:
+        workdir = Path(tmp)
+        logs, live = workdir / "logs", workdir / "live"
+        for scenario, out, scenario_scale in (("recurring", logs, scale), ("seed", live, 1)):
+            done = subprocess.run([*CLI, "simulate", scenario, "--out", str(out), "--scale", str(scenario_scale)],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise RuntimeError(f"simulate {scenario} failed: {done.stderr.strip()[-300:]}")
+        contenders = {name: _settings(settings, name, suffix, suffix) for name in ("naive", "worker")}
+        for contender in contenders.values():
+            _create_topics(contender, topics_dir)
+        files = discover([str(logs)])
+        size = sum(os.path.getsize(f.path) for f in files)
+        shipped = ship(merged_lines(files, contenders["worker"]), contenders["worker"])
+        echo(f"corpus: {shipped} raw records ({size / 1e6:.1f} MB) from {len(files)} files of scenario 'recurring'"
+             f" x{scale}")
+
+        bare = _bare_loop(contenders["worker"], shipped)
+        echo(f"  bare confluent-kafka consume loop : {bare:>10,.0f} records/s")
+        naive = _naive_agent(contenders["naive"], shipped, workdir, echo)
+        echo(f"  naive per-record Faust agent      : {naive:>10,.0f} records/s")
+        rate, latency = _run_worker(contenders["worker"], shipped, workdir, live)
+        echo(f"  correlator worker, end to end     : {rate:>10,.0f} records/s")
+        echo(f"  worker / bare loop  = {rate / bare:5.2f}   (goal >= 0.5)")
+        echo(f"  worker / naive agent= {rate / naive:5.2f}   (goal >= 5)")
+        echo(f"  verdict latency in a live replay  : {latency}")
+
+
+def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Path) -> tuple[float, str]:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = _env(settings, CORRELATOR_WEB_PORT=str(port), CORRELATOR_DATA_DIR=str(workdir / "worker-data"),
+               CORRELATOR_LOG_LEVEL="WARNING")
+    log = (workdir / "worker.log").open("wb")
+    process = subprocess.Popen([*CLI, "worker"], env=env, stdout=log, stderr=log)
+    raw_prefix = "correlator_records_in_total"
+    try:
+        first = end = 0.0
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"the worker exited: see {workdir / 'worker.log'}")
+            try:
+                metrics = _scrape(port)
+            except OSError:
+                time.sleep(0.2)
+                continue
+            raw = _sum(metrics, raw_prefix, "logs.")
+            events_in = _sum(metrics, raw_prefix, "bench.events.")
+            forwarded = _sum(metrics, "correlator_events_total")
+            if raw and not first:
+                first = time.monotonic()
+            if raw >= expected and events_in >= forwarded:
+                end = time.monotonic()
+                break
+            time.sleep(0.1)
+        if not end:
+            raise RuntimeError("the worker did not process the corpus within 15 minutes")
+        rate = expected / (end - first)
+
+        before = _scrape(port)
+        live = settings.model_copy(update={"cluster": "bench-live"})
+        verdicts_before = _sum(before, "correlator_verdicts_total")
+        ship(merged_lines(discover([str(live_logs)]), live), live, speed=600)
+        wait_until = time.monotonic() + 120
+        after = before
+        while time.monotonic() < wait_until:
+            after = _scrape(port)
+            if _sum(after, "correlator_verdicts_total") > verdicts_before:
+                break
+            time.sleep(0.2)
+        p50, p99 = _quantile(before, after, 0.5), _quantile(before, after, 0.99)
+        if p50 is None or p99 is None:
+            latency = "no verdict was decided by a live record (decided by the idle timer instead)"
+        else:
+            latency = f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms (from histogram buckets)"
+        return rate, latency
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()

@@ -1,0 +1,3 @@
+from correlator.cli import main
+
+main()
