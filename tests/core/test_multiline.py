@@ -118,3 +118,24 @@ class TestStitcherSnapshot:
         restored = Stitcher.restore(s.snapshot(), 2000)
         [closed] = restored.close_all()
         assert closed.lines == ("head", "cont") and closed.candidate and closed.ref == "r"
+
+
+class TestGcTwins:
+    def test_safepoint_line_of_a_gc_pause_is_not_a_second_pause(self) -> None:
+        """A GC pause and the safepoint line of the same stop give one ``jvm_pause``; a lone safepoint stays."""
+        ingest = Ingest(IngestConfig())
+        hint = SourceHint(family="gc", role="taskmanager", host="tm1")
+        lines = [
+            "[2020-01-02T17:18:53.635+0800][12383.801s][info][gc          ] GC(123) Pause Full (G1 Compaction Pause) "
+            "3900M->3100M(4096M) 38123.456ms",
+            "[2020-01-02T17:18:53.643+0800][12383.809s][info][safepoint] Total time for which application threads were "
+            "stopped: 38.1302345 seconds, Stopping threads took: 0.0001234 seconds",
+            "[2020-01-02T17:20:00.000+0800][12450.000s][info][safepoint] Total time for which application threads were "
+            "stopped: 2.5 seconds, Stopping threads took: 0.0001234 seconds",
+        ]
+        out: list[object] = []
+        for i, line in enumerate(lines):
+            out += ingest.feed(line.encode(), ref=f"gc:{i + 1}", hint=hint)
+        pauses = _events(out + ingest.flush_all())
+        assert [(p.pause_ms, p.ref, p.role) for p in pauses if isinstance(p, JvmPause)] == [
+            (38123, "gc:1", "taskmanager"), (2500, "gc:3", "taskmanager")]

@@ -56,6 +56,7 @@ class SourceState:
     host: str | None = None
     date: list[int] | None = None
     last_ts_ms: int | None = None
+    gc_end_ms: int | None = None
 
 
 _FAMILY_ROLE = {"flink": "taskmanager", "hdfs": "datanode"}
@@ -261,7 +262,7 @@ class Ingest:
                 self._stats.noise += 1
                 return
             if usable:
-                self._collect(events, out)
+                self._collect(_without_safepoint_twins(events, first, state), out)
                 return
         header = parse_header(first)
         if header is None:
@@ -328,6 +329,22 @@ class Ingest:
     def _error(self, reason: str, detail: str, ref: str, text: str | bytes) -> ParseError:
         self._stats.errors[reason] += 1
         return parse_error(reason, detail, ref, text)
+
+
+SAFEPOINT_TWIN_MS = 100
+"""A safepoint line ending within this of a GC pause's end describes the same stop (the GC line is kept)."""
+
+
+def _without_safepoint_twins(events: list[Event], first: str, state: SourceState) -> list[Event]:
+    safepoint = "application threads were stopped" in first or 'Safepoint "' in first
+    kept: list[Event] = []
+    for event in events:
+        if safepoint and state.gc_end_ms is not None and abs(event.ts_ms - state.gc_end_ms) <= SAFEPOINT_TWIN_MS:
+            continue
+        if not safepoint:
+            state.gc_end_ms = event.ts_ms
+        kept.append(event)
+    return kept
 
 
 class _BlockReader:

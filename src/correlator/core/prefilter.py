@@ -25,6 +25,7 @@ FLINK_TRIGGERS = (
     "Could not finalize the pending checkpoint ",
     "Could not complete the pending checkpoint ",
     "Could not complete snapshot ",
+    "Could not perform checkpoint ",
     ") switched from ",
     " (Version: ",
     "Slow waitForAckedSeqno",

@@ -71,7 +71,11 @@ FLINK: dict[str, Expect] = {
                          "role": "taskmanager"}),
         ("checkpoint_failed", {"checkpoint_id": 60, "kind": "async_materialize", "attempt_id": ATTEMPT}),
     ],
-    "flink-3.4-3": [("task_status", {"task": OPERATOR + "#0", "attempt_id": ATTEMPT, "to_state": "FAILED"})],
+    "flink-3.4-3": [
+        ("task_status", {"task": OPERATOR + "#0", "attempt_id": ATTEMPT, "to_state": "FAILED"}),
+        ("checkpoint_failed", {"checkpoint_id": 60, "kind": "declined", "operator": OPERATOR + "#0",
+                               "attempt_id": ATTEMPT}),
+    ],
     "flink-3.4-4": [],
     "flink-5.1-1": [("job_status", {"job_id": JOB, "from_state": "RUNNING", "to_state": "FAILING"})],
     "flink-5.1-2": [("job_status", {"job_id": JOB, "from_state": "RUNNING", "to_state": "RESTARTING"})],

@@ -45,6 +45,7 @@ _BANNER = re.compile(r"\s*Starting (?P<component>.+?) \(Version: (?P<version>[^,
 
 _MATERIALIZE = re.compile(r"Could not materialize checkpoint (\d+) for operator (.*?)\.(?:\}|$|\s)", re.MULTILINE)
 _FLUSH_PATH = re.compile(r"Could not flush (?:to file )?and close the file system output stream to (\S+) in order")
+_PERFORM = re.compile(r"Could not perform checkpoint (\d+) for operator (.*?)\.(?:$|\s)", re.MULTILINE)
 _FINALIZE = re.compile(r"Could not (?:finalize|complete) the pending checkpoint (\d+)\.")
 _CHECKPOINT_EXCEPTION = re.compile(r"CheckpointException: (.+)")
 _CANCELLED = "java.util.concurrent.CancellationException"
@@ -87,6 +88,19 @@ def _stack_failure(emit: Emit, text: str, *, job_id: str | None, attempt_id: str
             job_id=job_id or path_job,
             checkpoint_id=int(m[1]),
             kind="async_materialize",
+            operator=m[2],
+            path=path,
+            message=message,
+            attempt_id=attempt_id,
+        )
+        return True
+    m = _PERFORM.search(text)
+    if m is not None:
+        emit(
+            CheckpointFailed,
+            job_id=job_id or path_job,
+            checkpoint_id=int(m[1]),
+            kind="declined",
             operator=m[2],
             path=path,
             message=message,
