@@ -290,6 +290,23 @@ class TestCommand:
         for shown in (repr(settings), str(settings), repr(poster), repr(SlackBot(None, poster))):  # type: ignore[arg-type]
             assert TOKEN not in shown
 
+    def test_cli_topic_mode_runs_to_the_end(
+        self, slack: FakeSlack, redis_url: str, kafka_bootstrap: str, unique: str
+    ) -> None:
+        """``correlator slack --once`` consumes the verdict topic in its own group and stops at its end."""
+        topic = f"verdicts.{unique}"
+        create_topic(kafka_bootstrap, topic)
+        produce(kafka_bootstrap, topic, verdicts())
+        env = {"CORRELATOR_SLACK_API_URL": slack.url, "CORRELATOR_SLACK_CHANNEL": "#incidents",
+               "CORRELATOR_SLACK_TOKEN": TOKEN, "CORRELATOR_REDIS_URL": redis_url,
+               "CORRELATOR_BOOTSTRAP_SERVERS": kafka_bootstrap, "CORRELATOR_TOPIC_VERDICTS": topic}
+        args = ["slack", "--once", "--group", f"g-{unique}", "--namespace", f"cli-{unique}"]
+        first = CliRunner().invoke(cli, args, env=env)
+        assert first.exit_code == 0 and "posted 6, duplicates 0" in first.output, first.output
+        second = CliRunner().invoke(cli, args, env=env)
+        assert second.exit_code == 0 and "posted 0, duplicates 0" in second.output, second.output
+        assert_one_thread(slack, verdicts())
+
     def test_cli_refuses_bad_token_with_one_line(self, slack: FakeSlack, redis_url: str, unique: str) -> None:
         """A token Slack rejects stops the bot with exit 1 and a one-line reason, without echoing the token."""
         env = {"CORRELATOR_SLACK_API_URL": slack.url, "CORRELATOR_SLACK_CHANNEL": "#incidents",
