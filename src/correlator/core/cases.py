@@ -93,10 +93,11 @@ class CaseSummary:
 
     @property
     def storage_related(self) -> bool:
-        if self.kind in ("expired", "async_materialize") and not self.texts:
+        """Whether storage may explain the failure: an expiry, a state file in the cause chain, or I/O words."""
+        if self.kind == "expired" or self.path is not None:
             return True
         joined = " ".join(self.texts).lower()
-        return self.kind == "expired" or any(marker in joined for marker in STORAGE_MARKERS)
+        return not joined or any(marker in joined for marker in STORAGE_MARKERS)
 
 
 def failure_at(events: list[Event]) -> int | None:

@@ -155,9 +155,13 @@ def _title(code: str, hosts: tuple[str, ...], ctx: Context, top: Interval | None
     return titles[code]
 
 
-def _explain(best: Candidate | None, others: list[Candidate], window: Window, how: str, code: str) -> str:
+def _explain(best: Candidate | None, others: list[Candidate], window: Window, how: str, code: str,
+             texts: tuple[str, ...] = ()) -> str:
     parts = []
-    if best is not None:
+    if best is not None and best.code == "FLINK_TASK_ERROR":
+        parts.append("The failure's cause chain names no storage or I/O problem and no state file"
+                     + (f": {texts[0][:240]}" if texts else "") + ".")
+    elif best is not None and best.scored:
         top = best.scored[0].interval
         parts.append(
             f"{top.summary} on {top.host} ({iso_ms(top.start_ms)} – {iso_ms(top.end_ms)}) overlaps the stuck write "
@@ -169,7 +173,7 @@ def _explain(best: Candidate | None, others: list[Candidate], window: Window, ho
             parts.append(f"Same-host {', '.join(k.replace('_', ' ') for k in symptoms)} are its symptoms.")
     if how:
         parts.append(f"DataNodes of the write from {how}.")
-    elif code not in ("FLINK_TASK_ERROR",):
+    elif code != "FLINK_TASK_ERROR":
         parts.append("No identifier linked the write to DataNodes: matched by time across the cluster.")
     if others:
         parts.append("Ranked lower: " + ", ".join(f"{c.code} {c.score:.2f}" for c in others[:4]) + ".")
@@ -213,7 +217,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     steps = remediation(code, hosts=hosts, datanode_version=dn_version, flink_version=flink_version,
                         timeout_ms=s.timeout_ms, missing=missing_hosts)
     evidence = _evidence_items(ctx, s, best, client, window)
-    explanation = _explain(best, others, window, how, code)
+    explanation = _explain(best, others, window, how, code, s.texts)
     if issue is not None:
         explanation += f" Known issue {issue.key}: {issue.summary}."
     if best is None and code == "INSUFFICIENT_DATA":
