@@ -139,3 +139,14 @@ class TestGcTwins:
         pauses = _events(out + ingest.flush_all())
         assert [(p.pause_ms, p.ref, p.role) for p in pauses if isinstance(p, JvmPause)] == [
             (38123, "gc:1", "taskmanager"), (2500, "gc:3", "taskmanager")]
+
+
+def test_kafka_key_separates_unnamed_sources() -> None:
+    """Raw lines without host headers are stitched per Kafka key (shippers key by host+file)."""
+    ingest = Ingest(IngestConfig())
+    out = ingest.feed(LOCK[0].encode(), ref="l/0@1", key=b"dn1|dn.log")
+    out += ingest.feed(b"2020-01-02 17:19:21,000 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: noise", ref="l/0@2",
+                       key=b"dn2|dn.log")
+    out += ingest.feed(LOCK[2].encode(), ref="l/0@3", key=b"dn1|dn.log")
+    [held] = _events(out + ingest.flush_all())
+    assert isinstance(held, DatasetLockHeld) and held.holder == "DirectoryScanner.scan"

@@ -9,20 +9,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from typing import Any
 
 from correlator.core.envelopes import Decoded, EnvelopeError, decode
 from correlator.core.events import Event
 from correlator.core.multiline import RECORD_START_BYTES, Closed, Stitcher, is_record_start
-from correlator.core.parse.common import Emit, parse_header
-from correlator.core.parse.flink import parse_flink
-from correlator.core.parse.gc import is_gc_line, parse_gc
-from correlator.core.parse.hdfs import banner_host, parse_hdfs
+from correlator.core.parse import Rejected, SourceState, parse_record
 from correlator.core.prefilter import ReScanner, Scanner
 from correlator.core.records import ParseError, parse_error, safe_excerpt
-from correlator.core.sources import facts_from_path, family_of_logger, role_of_logger
-from correlator.core.timestamps import LocalClock, TimestampError, local_date
+from correlator.core.sources import facts_from_path
+from correlator.core.timestamps import LocalClock
 
 Output = Event | ParseError
 
@@ -46,22 +42,6 @@ class IngestConfig:
     max_line_bytes: int = 1_048_576
     min_gc_pause_ms: int = 0
     max_record_lines: int = 2000
-
-
-@dataclass(slots=True)
-class SourceState:
-    """What one source stream has taught us: its role, the banner's host, its current date and last event time."""
-
-    role: str | None = None
-    host: str | None = None
-    date: list[int] | None = None
-    last_ts_ms: int | None = None
-    gc_end_ms: int | None = None
-
-
-_FAMILY_ROLE = {"flink": "taskmanager", "hdfs": "datanode"}
-_HDFS_CLIENT = ("DataStreamer", "DFSClient")
-_FOREIGN = ("org.", "com.", "io.", "net.")
 
 
 @dataclass(slots=True)
@@ -95,10 +75,12 @@ class Ingest:
         headers: Mapping[str, bytes] | None = None,
         hint: SourceHint | None = None,
         now_ms: int | None = None,
+        key: bytes | None = None,
     ) -> list[Output]:
+        """One Kafka record or file line. ``key`` (the Kafka key) separates sources when nothing names the host."""
         out: list[Output] = []
         try:
-            self._feed(value, ref, headers, hint, now_ms, out)
+            self._feed(value, ref, headers, hint, now_ms, key, out)
         except Exception as exc:  # the last line of defence: a record never takes the worker down
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", ref, value))
         return out
@@ -184,6 +166,7 @@ class Ingest:
         headers: Mapping[str, bytes] | None,
         hint: SourceHint | None,
         now_ms: int | None,
+        record_key: bytes | None,
         out: list[Output],
     ) -> None:
         if len(value) > 4 * self.config.max_line_bytes:
@@ -197,6 +180,8 @@ class Ingest:
         if decoded.invalid_utf8:
             self._stats.invalid_utf8 += 1
         origin = self._origin(decoded, hint or SourceHint())
+        if record_key and not (origin["host"] and origin["file"]):
+            origin["stream"] = record_key.decode("utf-8", errors="replace")
         key = _key(origin)
         text = decoded.text
         if text.endswith("\n"):
@@ -244,82 +229,15 @@ class Ingest:
         if not closed.candidate:
             self._stats.noise += 1
             return
-        origin = closed.origin
-        state = self._sources.setdefault(_key(origin), SourceState())
-        lines = closed.lines
-        events: list[Event] = []
-        first = lines[0]
-        if origin["family"] == "gc" or (first[:1] == "[" or (first[:4].isdigit() and first[10:11] == "T")) and is_gc_line(
-            first
-        ):
-            emit = self._emitter(origin, state, 0, origin["role"] or state.role, closed.ref, events)
-            try:
-                usable = parse_gc(lines, emit, min_pause_ms=self.config.min_gc_pause_ms)
-            except TimestampError as exc:
-                out.append(self._error("bad_timestamp", str(exc), closed.ref, first))
-                return
-            if not usable and origin["family"] == "gc":
-                self._stats.noise += 1
-                return
-            if usable:
-                self._collect(_without_safepoint_twins(events, first, state), out)
-                return
-        header = parse_header(first)
-        if header is None:
-            out.append(self._error("unknown_layout", "record has no recognisable header line", closed.ref, first))
-            return
+        state = self._sources.setdefault(_key(closed.origin), SourceState())
         try:
-            ts_ms = self._timestamp(header.stamp, origin, state)
-        except TimestampError as exc:
-            reason = "no_timestamp" if "without a date" in str(exc) else "bad_timestamp"
-            out.append(self._error(reason, str(exc), closed.ref, first))
+            events = parse_record(
+                closed.lines, closed.ref, closed.origin, state, self.clock, min_gc_pause_ms=self.config.min_gc_pause_ms
+            )
+        except Rejected as exc:
+            out.append(self._error(exc.reason, exc.detail, closed.ref, closed.lines[0]))
             return
-        if ts_ms is None:
-            out.append(self._error("no_timestamp", "no timestamp in the record and none from the shipper", closed.ref, first))
-            return
-        state.last_ts_ms = ts_ms
-        logger = header.logger
-        seg = header.segment
-        proven = role_of_logger(logger)
-        if proven and not origin["role"]:
-            state.role = proven
-        role = proven or origin["role"] or state.role or _FAMILY_ROLE.get(origin["family"] or "", "unknown")
-        if "STARTUP_MSG" in header.message:
-            state.host = state.host or banner_host("\n".join(lines))
-        emit = self._emitter(origin, state, ts_ms, role, closed.ref, events)
-        family = family_of_logger(logger)
-        if seg.startswith(_HDFS_CLIENT):
-            emit.role = origin["role"] or state.role or "taskmanager"
-            parse_flink(header, lines, emit)
-        elif family == "flink" or (family is None and not logger.startswith(_FOREIGN) and origin["family"] == "flink"):
-            parse_flink(header, lines, emit)
-        elif family == "hdfs" or (family is None and not logger.startswith(_FOREIGN)):
-            if seg == "JvmPauseMonitor":
-                emit.role = origin["role"] or state.role or "datanode"
-            parse_hdfs(header, lines, emit)
-            if not events and origin["family"] != "hdfs" and family is None:
-                parse_flink(header, lines, emit)
         self._collect(events, out)
-
-    def _timestamp(self, stamp: str | None, origin: dict[str, Any], state: SourceState) -> int | None:
-        shipper = origin.get("shipper_ts_ms")
-        if stamp is None:
-            return shipper if shipper is not None else state.last_ts_ms
-        date = local_date(stamp)
-        if date is not None:
-            state.date = list(date)
-            return self.clock.parse(stamp)
-        known = tuple(state.date) if state.date else None
-        if known is None and shipper is not None:
-            local = datetime.fromtimestamp(shipper / 1000, tz=self.clock.zone)
-            known = (local.year, local.month, local.day)
-        return self.clock.parse(stamp, date=known)  # type: ignore[arg-type]
-
-    def _emitter(
-        self, origin: dict[str, Any], state: SourceState, ts_ms: int, role: str | None, ref: str, events: list[Event]
-    ) -> Emit:
-        host = origin["host"] or state.host or "unknown"
-        return Emit(ts_ms, origin["cluster"], host, role or "unknown", ref, events)
 
     def _collect(self, events: list[Event], out: list[Output]) -> None:
         for event in events:
@@ -329,22 +247,6 @@ class Ingest:
     def _error(self, reason: str, detail: str, ref: str, text: str | bytes) -> ParseError:
         self._stats.errors[reason] += 1
         return parse_error(reason, detail, ref, text)
-
-
-SAFEPOINT_TWIN_MS = 100
-"""A safepoint line ending within this of a GC pause's end describes the same stop (the GC line is kept)."""
-
-
-def _without_safepoint_twins(events: list[Event], first: str, state: SourceState) -> list[Event]:
-    safepoint = "application threads were stopped" in first or 'Safepoint "' in first
-    kept: list[Event] = []
-    for event in events:
-        if safepoint and state.gc_end_ms is not None and abs(event.ts_ms - state.gc_end_ms) <= SAFEPOINT_TWIN_MS:
-            continue
-        if not safepoint:
-            state.gc_end_ms = event.ts_ms
-        kept.append(event)
-    return kept
 
 
 class _BlockReader:
@@ -414,7 +316,7 @@ class _BlockReader:
 
 
 def _key(origin: Mapping[str, Any]) -> str:
-    return "\x1f".join(str(origin.get(k) or "") for k in ("cluster", "host", "file", "family"))
+    return "\x1f".join(str(origin.get(k) or "") for k in ("cluster", "host", "file", "family", "stream"))
 
 
 __all__ = ["Ingest", "IngestConfig", "Output", "ParseError", "SourceHint", "safe_excerpt"]
