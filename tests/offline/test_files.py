@@ -169,3 +169,10 @@ class TestBlockPath:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((EXPIRED + "\n").encode())))
         [event] = list(iter_events(["-"]))
         assert isinstance(event, Event) and event.type == "checkpoint_expired" and event.ref == "-:1"
+
+
+def test_unknown_zone_is_a_usage_error(tmp_path: Path) -> None:
+    """An unknown ``--tz`` exits 2 with a message instead of a traceback."""
+    _write(tmp_path / "a.log", [EXPIRED])
+    result = CliRunner().invoke(cli, ["parse", "--tz", "Mars/Olympus", str(tmp_path / "a.log")])
+    assert result.exit_code == 2 and "unknown time zone" in result.output
