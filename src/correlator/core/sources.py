@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _HADOOP_FILE = re.compile(
     r"^hadoop-(?:.+-)?(?P<cmd>datanode|namenode|journalnode|zkfc|secondarynamenode)-(?P<host>[^/]+?)"
@@ -46,6 +47,7 @@ def role_word(name: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def facts_from_path(path: str) -> FileFacts:
     """Host, role and family a log file's path announces (any may be unknown)."""
     parts = path.replace("\\", "/").rstrip("/").split("/")
