@@ -6,7 +6,15 @@ import re
 from dataclasses import dataclass
 
 from correlator.core.cases import CaseSummary, path_ids
-from correlator.core.events import BlockWrite, Event, HdfsClientSlow, iso_ms
+from correlator.core.events import (
+    BlockWrite,
+    CheckpointDeclined,
+    CheckpointFailed,
+    Event,
+    HdfsClientSlow,
+    TaskStatus,
+    iso_ms,
+)
 from correlator.core.evidence import Interval, interval_of, reconcile_bursts, touches
 from correlator.core.knowledge import remediation, scanner_issue
 from correlator.core.ranking import MIN_SCORE, Candidate, Window, rank
@@ -242,6 +250,18 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     )
 
 
+def _case_line(e: Event) -> str:
+    """One line about a Flink case event, with the ids and the first words of its cause."""
+    chk = getattr(e, "checkpoint_id", None)
+    if isinstance(e, CheckpointFailed):
+        return f"checkpoint {chk} failed ({e.kind})" + (f": {e.message[:160]}" if e.message else "")
+    if isinstance(e, CheckpointDeclined):
+        return f"checkpoint {chk} declined" + (f": {e.reason[:160]}" if e.reason else "")
+    if isinstance(e, TaskStatus):
+        return f"{e.task or 'task'} switched from {e.from_state} to {e.to_state}"
+    return f"checkpoint {chk} " + e.type.removeprefix("checkpoint_").replace("_", " ")
+
+
 def _item(e: Event, summary: str) -> EvidenceItem:
     return EvidenceItem(e.type, e.ts_ms, e.host, e.role, summary, e.ref)
 
@@ -250,8 +270,7 @@ def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client
                     window: Window) -> tuple[EvidenceItem, ...]:
     items: list[EvidenceItem] = []
     for e in s.refs[:4]:
-        items.append(_item(e, e.type.replace("_", " ") + (f" ({getattr(e, 'kind', '')})"
-                                                          if getattr(e, "kind", None) else "")))
+        items.append(_item(e, _case_line(e)))
     for c in client[:2]:
         items.append(_item(c, f"HDFS client {c.op} took {c.duration_ms} ms"))
     if best is not None:

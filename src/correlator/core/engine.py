@@ -153,6 +153,8 @@ class Engine:
 
     def _decide_ready(self) -> list[Verdict]:
         out: list[Verdict] = []
+        if not self._marks.warmed_up():
+            return out
         order = sorted(self._cases, key=lambda k: (self._deadline(self._cases[k]), k))
         for key in order:
             events = self._cases.get(key)

@@ -32,6 +32,7 @@ class Watermarks:
         self.idle_timeout_ms = idle_timeout_ms
         self._sources: dict[SourceKey, SourceClock] = {}
         self._now_ms: int | None = None
+        self._first_now_ms: int | None = None
         self._finished = False
 
     def observe(self, source: SourceKey, ts_ms: int) -> None:
@@ -48,6 +49,18 @@ class Watermarks:
     def tick(self, now_ms: int) -> None:
         """Record processing time; arrivals after this tick are stamped with it. Processing time never regresses."""
         self._now_ms = now_ms if self._now_ms is None else max(self._now_ms, now_ms)
+        if self._first_now_ms is None:
+            self._first_now_ms = now_ms
+
+    def warmed_up(self) -> bool:
+        """Whether every live source has had an idle timeout of processing time to show up.
+
+        A source never seen cannot hold a decision back, so a streaming engine decides nothing during its first idle
+        timeout. Without processing time (offline, events in time order) there is nothing to wait for.
+        """
+        if self._finished or self._first_now_ms is None or self._now_ms is None:
+            return True
+        return self._now_ms - self._first_now_ms >= self.idle_timeout_ms
 
     def finish(self) -> None:
         """End of input: every source has said all it will say."""
@@ -90,6 +103,7 @@ class Watermarks:
     def snapshot(self) -> dict[str, Any]:
         return {
             "now_ms": self._now_ms,
+            "first_now_ms": self._first_now_ms,
             "finished": self._finished,
             "sources": [
                 [list(key), c.first_ts_ms, c.max_ts_ms, c.last_arrival_ms, c.events]
@@ -101,6 +115,7 @@ class Watermarks:
     def restore(cls, out_of_orderness_ms: int, idle_timeout_ms: int, data: dict[str, Any]) -> Watermarks:
         marks = cls(out_of_orderness_ms, idle_timeout_ms)
         marks._now_ms = data.get("now_ms")
+        marks._first_now_ms = data.get("first_now_ms")
         marks._finished = bool(data.get("finished", False))
         for key, first, last, arrival, events in data.get("sources", ()):
             marks._sources[(key[0], key[1], key[2])] = SourceClock(first, last, arrival, events)

@@ -30,7 +30,9 @@ class Spec:
     hadoop: str = "3.1.0"
     client: str = "3.1.0"
     start_ms: int = T_2020
-    minutes: int = 16
+    minutes: int = 10
+    noise_per_s: float = 0.05
+    """Background HDFS block writes per second (times ``--scale``)."""
     interval_ms: int = 30_000
     timeout_ms: int = 10_000
     jobs: tuple[tuple[str, str], ...] = ((JOB, JOB_NAME),)
@@ -39,7 +41,7 @@ class Spec:
     with_datanodes: bool = True
     with_namenode: bool = True
     tm_gc_log: bool = False
-    first_chk: int = 41
+    first_chk: int = 51
 
 
 @dataclass(slots=True)

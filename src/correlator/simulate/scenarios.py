@@ -11,6 +11,7 @@ T_2023 = 1_683_187_200_000  # 2023-05-04 08:00:00 UTC
 T_2024 = 1_715_328_000_000  # 2024-05-10 08:00:00 UTC
 JOB_B = "7e2f0c41d9b84a5c8f3e61a0b2c4d6e8"
 MIN = 60_000
+FAIL_AT = 5 * MIN + 30_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,7 @@ class Scenario:
 
 def _seed(seed: int, scale: int, spec: Spec | None = None) -> Cluster:
     c = Cluster(spec or Spec(), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.scanner("dn02", at + 25, 37_690)
     c.fail(Failure(JOB, at, 37_829, "fail"))
     return c
@@ -34,7 +35,7 @@ def seed(seed: int, scale: int) -> Cluster:
 
 def slow_disk(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.slow_disk("dn03", at - 3_000, at + 16_000)
     c.fail(Failure(JOB, at, 15_210, "late"))
     return c
@@ -42,7 +43,7 @@ def slow_disk(seed: int, scale: int) -> Cluster:
 
 def slow_pipeline(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.slow_pipeline("dn02", "dn03", at - 2_000, at + 17_000)
     c.fail(Failure(JOB, at, 16_480, "late"))
     return c
@@ -50,7 +51,7 @@ def slow_pipeline(seed: int, scale: int) -> Cluster:
 
 def datanode_gc(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.datanode_pause("dn04", at + 31_400, 31_030)
     c.fail(Failure(JOB, at, 31_520, "fail"))
     return c
@@ -58,7 +59,7 @@ def datanode_gc(seed: int, scale: int) -> Cluster:
 
 def namenode_lock(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.namenode_lock(at + 24_600, 24_480)
     c.fail(Failure(JOB, at, 24_800, "late"))
     return c
@@ -66,7 +67,7 @@ def namenode_lock(seed: int, scale: int) -> Cluster:
 
 def taskmanager_gc(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(tm_gc_log=True), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.taskmanager_pause(at + 28_450, 28_123)
     c.fail(Failure(JOB, at, 28_700, "late"))
     return c
@@ -74,20 +75,20 @@ def taskmanager_gc(seed: int, scale: int) -> Cluster:
 
 def unexplained(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(), seed, scale)
-    c.fail(Failure(JOB, c.spec.start_ms + 10 * MIN + 30_000, 12_950, "late"))
+    c.fail(Failure(JOB, c.spec.start_ms + FAIL_AT, 12_950, "late"))
     return c
 
 
 def insufficient_data(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(with_datanodes=False), seed, scale)
-    c.fail(Failure(JOB, c.spec.start_ms + 10 * MIN + 30_000, 37_829, "fail"))
+    c.fail(Failure(JOB, c.spec.start_ms + FAIL_AT, 37_829, "fail"))
     return c
 
 
 def scanner_far(seed: int, scale: int) -> Cluster:
     """Negative control: a scan on a pipeline DataNode 8 minutes earlier, one on another DataNode at the time."""
     c = Cluster(Spec(), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.scanner("dn02", at - 8 * MIN, 21_300)
     c.scanner("dn05", at + 1_000, 20_200)
     c.fail(Failure(JOB, at, 33_100, "fail"))
@@ -100,8 +101,8 @@ def clock_skew(seed: int, scale: int) -> Cluster:
 
 def recurring(seed: int, scale: int) -> Cluster:
     """The seed's pattern: a scan on some pipeline DataNode every 10-30 minutes, each failing one checkpoint."""
-    c = Cluster(Spec(minutes=82), seed, scale)
-    at = c.spec.start_ms + 8 * MIN + 30_000
+    c = Cluster(Spec(minutes=66, noise_per_s=0.015, interval_ms=60_000), seed, scale)
+    at = c.spec.start_ms + 4 * MIN + 30_000
     for k, (dn, gap) in enumerate((("dn02", 0), ("dn04", 17), ("dn03", 12), ("dn02", 26))):
         at += gap * MIN + (k * 7_000)
         pipeline = (dn, "dn05", "dn01") if dn != "dn02" else ("dn02", "dn03", "dn04")
@@ -112,7 +113,7 @@ def recurring(seed: int, scale: int) -> Cluster:
 
 def flink_115(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(flink="1.15.3", client="3.1.0", start_ms=T_2023), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.scanner("dn02", at + 25, 37_690)
     c.fail(Failure(JOB, at, 37_829, "cancel"))
     return c
@@ -120,7 +121,7 @@ def flink_115(seed: int, scale: int) -> Cluster:
 
 def flink_2(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(flink="2.0.0", client="3.1.0", start_ms=T_2024), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.scanner("dn03", at + 25, 34_120)
     c.fail(Failure(JOB, at, 34_300, "cancel"))
     return c
@@ -128,7 +129,7 @@ def flink_2(seed: int, scale: int) -> Cluster:
 
 def hadoop_33(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(flink="1.15.3", hadoop="3.3.0", client="3.3.0", start_ms=T_2023), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.scanner("dn02", at + 25, 36_200)
     c.dn["dn02"].lock_wait(at + 36_260, 35_990, suppressed=4)
     c.fail(Failure(JOB, at, 36_400, "cancel"))
@@ -137,16 +138,16 @@ def hadoop_33(seed: int, scale: int) -> Cluster:
 
 def hadoop_34(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(flink="1.18.1", hadoop="3.4.0", client="3.4.0", start_ms=T_2024), seed, scale)
-    at = c.spec.start_ms + 10 * MIN + 30_000
+    at = c.spec.start_ms + FAIL_AT
     c.slow_disk("dn04", at - 2_000, at + 18_000)
     c.fail(Failure(JOB, at, 17_300, "cancel"))
     return c
 
 
 def two_jobs(seed: int, scale: int) -> Cluster:
-    c = Cluster(Spec(jobs=((JOB, "analytics_standarddata_weapp_share"), (JOB_B, "events_raw_to_es")), minutes=20),
+    c = Cluster(Spec(jobs=((JOB, "analytics_standarddata_weapp_share"), (JOB_B, "events_raw_to_es")), minutes=14),
                 seed, scale)
-    at = c.spec.start_ms + 8 * MIN + 30_000
+    at = c.spec.start_ms + 4 * MIN + 30_000
     c.scanner("dn02", at + 25, 37_100)
     c.fail(Failure(JOB, at, 37_300, "fail"))
     at_b = at + 6 * MIN + 7_000
@@ -161,7 +162,7 @@ def envelopes(seed: int, scale: int) -> Cluster:
 
 def task_error(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(flink="1.15.3", start_ms=T_2023), seed, scale)
-    c.fail(Failure(JOB, c.spec.start_ms + 10 * MIN + 30_000, 0, "decline",
+    c.fail(Failure(JOB, c.spec.start_ms + FAIL_AT, 0, "decline",
                    error="java.lang.NullPointerException: Cannot read field \"sessionId\" because \"event\" is null"))
     return c
 

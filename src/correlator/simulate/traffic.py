@@ -8,7 +8,6 @@ from correlator.simulate.render import gc_unified
 from correlator.simulate.world import Node
 
 RESTART_MS = 10_040
-NOISE_RATE_PER_S = 0.12
 
 
 class Traffic:
@@ -167,7 +166,7 @@ class Traffic:
 
     def noise_writes(self) -> None:
         c = self.c
-        rate = NOISE_RATE_PER_S * c.scale
+        rate = c.spec.noise_per_s * c.scale
         t = c.spec.start_ms + 1_000
         n = 0
         nodes = list(c.dn_nodes.values())

@@ -1,0 +1,53 @@
+"""``correlator analyze PATH...``: explain every failed checkpoint in log files (CONTRACT §2, §3)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+from correlator.cli import RuntimeFailure
+from correlator.cli.options import settings_options
+from correlator.config import Settings
+from correlator.core.verdict import verdict_to_dict
+from correlator.core.verdict_text import verdict_text
+from correlator.offline.analyze import collect_events, run_engine
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True,
+              help="json: one verdict object per line; text: a human summary per verdict")
+@settings_options("tz", "cluster")
+def analyze(paths: tuple[str, ...], fmt: str, settings: Settings) -> None:
+    """Print one verdict per failed checkpoint, ordered by failure time, for files, directories or - (stdin)."""
+    progress = _progress()
+    try:
+        events, _ = collect_events(list(paths), tz=settings.tz, cluster=settings.cluster,
+                                   on_item=(lambda _item: progress.update(1)) if progress is not None else None)
+    except FileNotFoundError as exc:
+        raise RuntimeFailure(f"no such file or directory: {exc}") from None
+    finally:
+        if progress is not None:
+            progress.close()
+    verdicts = run_engine(events)
+    out = sys.stdout.buffer
+    try:
+        for i, verdict in enumerate(verdicts):
+            if fmt == "json":
+                out.write(orjson.dumps(verdict_to_dict(verdict)) + b"\n")
+            else:
+                out.write(((("\n" if i else "") + verdict_text(verdict)) + "\n").encode("utf-8"))
+        out.flush()
+    except BrokenPipeError:
+        return
+
+
+def _progress():  # type: ignore[no-untyped-def]
+    """A tqdm counter of parsed events on stderr, only when a person is watching."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(unit=" events", desc="analyzing", file=sys.stderr, leave=False, mininterval=0.5)

@@ -1,0 +1,43 @@
+"""A verdict as a few lines a human reads first (``correlator analyze --format text``, the demo)."""
+
+from __future__ import annotations
+
+from correlator.core.events import iso_ms
+from correlator.core.verdict import Verdict
+
+
+def _s(ms: int | None) -> str:
+    return "?" if ms is None else f"{ms / 1000:.1f} s"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def verdict_text(v: Verdict) -> str:
+    f, rc = v.failure, v.root_cause
+    chk = f"checkpoint {v.checkpoint_id}" if v.checkpoint_id is not None else "a checkpoint"
+    job = v.job_id or "unknown job"
+    lines = [
+        f"{chk} of job {job} failed at {iso_ms(f.failed_at_ms)} ({f.kind}; ran {_s(f.duration_ms)}, "
+        f"timeout {_s(f.timeout_ms)})",
+        f"  cause: {rc.code} (confidence {rc.confidence:.2f})" + (f" on {', '.join(rc.hosts)}" if rc.hosts else "")
+        + (f" — known issue {rc.known_issue}" if rc.known_issue else ""),
+        f"  {rc.title}",
+        f"  why: {rc.explanation}",
+    ]
+    if v.recurrence is not None:
+        every = v.recurrence.typical_interval_ms
+        lines.append(f"  recurrence: the {_ordinal(v.recurrence.count)} failure of this job with this cause since "
+                     f"{iso_ms(v.recurrence.first_at_ms)}" + (f", typically every {every / 60000:.1f} min" if every
+                                                               else ""))
+    if v.evidence:
+        lines.append("  evidence:")
+        lines += [f"    {iso_ms(e.at_ms)} {e.host} {e.type}: {e.summary}" for e in v.evidence]
+    if v.remediation:
+        lines.append("  remediation:")
+        lines += [f"    - {r}" for r in v.remediation]
+    if v.missing:
+        lines.append("  missing: " + "; ".join(f"{m.role} {m.host} ({m.why})" for m in v.missing))
+    return "\n".join(lines)
