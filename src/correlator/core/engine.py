@@ -26,9 +26,8 @@ from correlator.core.events import (
     JvmPause,
     NameNodeLockHeld,
     SlowIo,
-    event_from_dict,
-    event_to_dict,
 )
+from correlator.core.packing import pack, unpack
 from correlator.core.recurrence import History
 from correlator.core.verdict import Verdict
 from correlator.core.watermarks import Watermarks
@@ -57,7 +56,10 @@ class EngineConfig:
     """After a failure: long enough to see a DataNode lock released well after the checkpoint timeout."""
     idle_timeout_ms: int = 120_000
     clock_skew_ms: int = 2_000
-    retention_ms: int = 3_600_000
+    retention_ms: int = 1_800_000
+    """Evidence older than this behind a cluster's newest event is dropped (longer than any checkpoint timeout)."""
+    link_retention_ms: int = 1_200_000
+    """Block-write lines (only used to link a write to DataNodes) are kept for a shorter time."""
     min_confidence: float = 0.35
     evict_every: int = 1024
 
@@ -234,7 +236,11 @@ class Engine:
             start = min(e.ts_ms for e in events) - self.config.retention_ms
             horizons[key[0]] = min(horizons.get(key[0], start), start)
         before = len(self._evidence)
-        self._evidence = [e for e in self._evidence if e.ts_ms >= horizons.get(e.cluster, e.ts_ms)]
+        link_gap = self.config.retention_ms - self.config.link_retention_ms
+        self._evidence = [
+            e for e in self._evidence
+            if e.ts_ms >= horizons.get(e.cluster, e.ts_ms) + (link_gap if isinstance(e, BlockWrite) else 0)
+        ]
         self._counts["evicted"] += before - len(self._evidence)
         self._triggers = {k: t for k, t in self._triggers.items() if t.ts_ms >= horizons.get(k[0], t.ts_ms)}
         self._decided = {k: d for k, d in self._decided.items() if d.deadline_ms >= horizons.get(k[0], d.deadline_ms)}
@@ -254,9 +260,9 @@ class Engine:
         return {
             "version": SNAPSHOT_VERSION,
             "watermarks": self._marks.snapshot(),
-            "triggers": [event_to_dict(t) for _, t in sorted(self._triggers.items())],
-            "cases": [[list(k), [event_to_dict(e) for e in evs]] for k, evs in sorted(self._cases.items())],
-            "evidence": [event_to_dict(e) for e in self._evidence],
+            "triggers": [pack(t) for _, t in sorted(self._triggers.items())],
+            "cases": [[list(k), [pack(e) for e in evs]] for k, evs in sorted(self._cases.items())],
+            "evidence": [pack(e) for e in self._evidence],
             "ip_hosts": [[c, ip, h, ts] for (c, ip), (h, ts) in sorted(self._ip_hosts.items())],
             "versions": [[c, h, r, v, ts] for (c, h, r), (v, ts) in sorted(self._versions.items())],
             "decided": [[list(k), asdict(d)] for k, d in sorted(self._decided.items())],
@@ -271,12 +277,12 @@ class Engine:
         engine = cls(config)
         engine._marks = Watermarks.restore(config.out_of_orderness_ms, config.idle_timeout_ms, data["watermarks"])
         for d in data["triggers"]:
-            t = event_from_dict(d)
+            t = unpack(d)
             assert isinstance(t, CheckpointTriggered)
             engine._triggers[(t.cluster, t.job_id, t.checkpoint_id)] = t
         for key, evs in data["cases"]:
-            engine._cases[(key[0], key[1], key[2])] = [event_from_dict(e) for e in evs]
-        engine._evidence = [event_from_dict(e) for e in data["evidence"]]
+            engine._cases[(key[0], key[1], key[2])] = [unpack(e) for e in evs]
+        engine._evidence = [unpack(e) for e in data["evidence"]]
         engine._ip_hosts = {(c, ip): (h, ts) for c, ip, h, ts in data["ip_hosts"]}
         engine._versions = {(c, h, r): (v, ts) for c, h, r, v, ts in data["versions"]}
         engine._decided = {(k[0], k[1], k[2]): _Decided(**d) for k, d in data["decided"]}

@@ -51,6 +51,9 @@ class Watermarks:
         self._now_ms = now_ms if self._now_ms is None else max(self._now_ms, now_ms)
         if self._first_now_ms is None:
             self._first_now_ms = now_ms
+        for clock in self._sources.values():
+            if clock.last_arrival_ms is None:
+                clock.last_arrival_ms = self._now_ms
 
     def warmed_up(self) -> bool:
         """Whether every live source has had an idle timeout of processing time to show up.

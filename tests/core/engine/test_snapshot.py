@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from correlator.core.engine import Engine, EngineConfig
 from correlator.core.verdict import verdict_to_dict
+from correlator.offline.analyze import collect_events
 from tests.core.engine.factory import T0, failure, noise, scanner, seed
+
+GOLDEN = Path(__file__).parents[2] / "golden" / "scenarios"
 
 CONFIG = EngineConfig(evict_every=64)
 STREAMS = {
@@ -20,6 +24,8 @@ STREAMS = {
            + scanner("dn02.example.com", T0 + k * 900_000 + 37_600, 37_000)],
         key=lambda e: e.ts_ms,
     ),
+    "parsed-two-jobs": collect_events([str(GOLDEN / "two-jobs")])[0],
+    "parsed-recurring": collect_events([str(GOLDEN / "recurring")])[0],
 }
 UNBROKEN = {}
 for name, stream in STREAMS.items():

@@ -88,3 +88,14 @@ class TestVerdictWire:
         assert d["schema"] == SCHEMA
         assert list(d)[:6] == ["schema", "verdict_id", "cluster", "job_id", "checkpoint_id", "failure"]
         assert verdict_from_dict(d) == v
+
+
+class TestIdleBeforeFirstTick:
+    def test_sources_seen_before_any_tick_can_go_idle(self) -> None:
+        """Events fed before the first processing-time tick still let their source go idle later."""
+        marks = Watermarks(5_000, 60_000)
+        marks.observe(("c", "h", "datanode"), 100)
+        marks.tick(1_000)
+        assert not marks.has_passed(("c", "h", "datanode"), 10**12)
+        marks.tick(61_000)
+        assert marks.has_passed(("c", "h", "datanode"), 10**12)

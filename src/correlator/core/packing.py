@@ -1,0 +1,30 @@
+"""Compact plain-data form of events for engine snapshots: ``[type, value, value, …]`` in field order.
+
+Snapshots hold thousands of events; naming every field in every one would double their size. The order is the
+dataclass field order, fixed per event class.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+from typing import Any
+
+from correlator.core.events import EVENT_TYPES, Event, UnknownEventType
+
+
+@cache
+def _names(cls: type[Event]) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def pack(event: Event) -> list[Any]:
+    values = (getattr(event, name) for name in _names(type(event)))
+    return [event.type, *(list(v) if isinstance(v, tuple) else v for v in values)]
+
+
+def unpack(data: list[Any]) -> Event:
+    cls = EVENT_TYPES.get(data[0])
+    if cls is None:
+        raise UnknownEventType(f"unknown event type {data[0]!r}")
+    return cls(**{n: tuple(v) if isinstance(v, list) else v for n, v in zip(_names(cls), data[1:], strict=True)})
