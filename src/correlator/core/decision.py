@@ -120,7 +120,10 @@ def pipeline_hosts(ctx: Context, window: Window, client: list[HdfsClientSlow]) -
     return frozenset(hosts), " and ".join(how)
 
 
-def coverage(ctx: Context, window: Window, pipeline: frozenset[str]) -> tuple[list[SourceCoverage], list[SourceCoverage]]:
+def coverage(
+    ctx: Context, window: Window, pipeline: frozenset[str]
+) -> tuple[list[SourceCoverage], list[SourceCoverage]]:
+    """Sources whose logs span the stuck write (covered) and the ones that do not or are absent (missing)."""
     covered, missing = [], []
     for (host, role), clock in sorted(ctx.sources.items()):
         if clock.first_ts_ms > window.start_ms + ctx.skew_ms:

@@ -228,8 +228,8 @@ class TaskManagerLog(FlinkLog):
         flags = " ".join("flag: 0" for _ in pipeline)
         nodes = ", ".join(datanode_info(n) for n in pipeline)
         self.line(ts_ms, "INFO", STREAMER, f"Slow ReadProcessor read fields for block {block} took {duration_ms}ms "
-                  f"(threshold=30000ms); ack: seqno: 57 {replies} downstreamAckTimeNanos: {duration_ms * 1_000_000 - 117}"
-                  f" {flags}, targets: [{nodes}]")
+                  f"(threshold=30000ms); ack: seqno: 57 {replies} downstreamAckTimeNanos: "
+                  f"{duration_ms * 1_000_000 - 117} {flags}, targets: [{nodes}]")
 
     def could_not_complete(self, ts_ms: int, src: str) -> None:
         self.line(ts_ms, "INFO", CLIENT, f"Could not complete {src} retrying...")

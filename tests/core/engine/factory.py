@@ -86,8 +86,8 @@ def seed(version: str | None = "3.1.0") -> list[Event]:
     if version:
         out.append(ev(DaemonStart, T0 - 3_000_000, "dn02.example.com", "datanode", component="DataNode",
                       version=version))
-    out.append(ev(DaemonStart, T0 - 3_000_000, "jm01.example.com", "jobmanager", component="StandaloneSessionClusterEntrypoint",
-                  version="1.7.1"))
+    out.append(ev(DaemonStart, T0 - 3_000_000, "jm01.example.com", "jobmanager",
+                  component="StandaloneSessionClusterEntrypoint", version="1.7.1"))
     out.append(ev(BlockWrite, T0 + 266, "dn02.example.com", "datanode", block=BLOCK, src="/10.20.30.41:53412",
                   dest="/10.20.30.42:9866"))
     out.append(ev(BlockWrite, T0 + 37_792, "dn02.example.com", "datanode", block=BLOCK, src="/10.20.30.41:53412",
