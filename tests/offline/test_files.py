@@ -14,7 +14,8 @@ from correlator.cli import cli
 from correlator.core.events import Event
 from correlator.core.ingest import Ingest, IngestConfig, SourceHint
 from correlator.core.prefilter import ReScanner
-from correlator.offline.files import available_scanners, discover, fastest_scanner, iter_events
+from correlator.adapters.scanners import available_scanners, fastest_scanner
+from correlator.offline.files import discover, iter_events
 
 JOB = "1a3bc71ac57f33961637adf340e9c28f"
 LOCK = [

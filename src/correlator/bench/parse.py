@@ -162,7 +162,7 @@ def measure_scanners(path: str, limit_bytes: int) -> list[Rate]:
     with open(path, "rb") as handle:
         data = handle.read(limit_bytes)
     lines = data.count(b"\n")
-    from correlator.offline.files import available_scanners
+    from correlator.adapters.scanners import available_scanners
 
     return [_timed(f"prefilter scan only: {s.name}", len(data), lines, lambda s=s: len(s.offsets(data)))
             for s in [ReScanner(), *available_scanners()]]

@@ -21,10 +21,10 @@ import faust
 from confluent_kafka.admin import AdminClient
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from correlator.adapters.scanners import fastest_scanner
 from correlator.config import Settings
 from correlator.core.engine import EngineConfig
 from correlator.core.events import Event
-from correlator.core.ingest import SourceHint
 from correlator.core.records import ParseError
 from correlator.core.verdict import Verdict
 from correlator.stream import wire
@@ -70,7 +70,7 @@ def create_app(
     raw_names = (settings.topic_logs_flink, settings.topic_logs_hdfs)
     counts = partition_counts(settings, (*raw_names, settings.topic_events))
     ingest_config = settings.ingest_config()
-    family = {settings.topic_logs_flink: "flink", settings.topic_logs_hdfs: "hdfs"}
+    scanner = fastest_scanner()
 
     app = faust.App(
         settings.worker_id,
@@ -117,7 +117,7 @@ def create_app(
         state = raw_states.get((topic, partition))
         if state is None:
             key = f"{topic}/{partition}".encode()
-            state = RawPartitionState.load(topic, partition, ingest_config, ingest_tables[topic].get(key))
+            state = RawPartitionState.load(topic, partition, ingest_config, ingest_tables[topic].get(key), scanner)
             raw_states[(topic, partition)] = state
         return state
 
@@ -159,11 +159,16 @@ def create_app(
             if produced_at:
                 metrics.decision_latency.observe(max(0.0, time.time() - produced_at))
 
-    def observe_lag(message: Any) -> None:
-        tp = message.tp
-        lag = max(0, app.consumer.highwater(tp) - message.offset - 1)
-        lags[(tp.topic, tp.partition)] = lag
-        metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(lag)
+    def observe_lag(batch: list[Any]) -> None:
+        last = {event.message.tp: event.message.offset for event in batch}
+        for tp, offset in last.items():
+            lag = max(0, app.consumer.highwater(tp) - offset - 1)
+            lags[(tp.topic, tp.partition)] = lag
+            metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(lag)
+
+    def caught_up() -> bool:
+        """Idleness means 'nothing more is coming'; while this worker still has a backlog, nothing is idle."""
+        return all(lag == 0 for lag in lags.values())
 
     @app.agent(raw_topic)
     async def ingest(stream: faust.StreamT[bytes]) -> None:
@@ -175,15 +180,12 @@ def create_app(
                     metrics.records_in.labels(msg.topic).inc()
                     state = raw_state(msg.topic, msg.partition)
                     headers = {k: v for k, v in (msg.headers or [])}
-                    key = msg.key.decode("utf-8", "replace") if msg.key else None
-                    hint = SourceHint(family=family[msg.topic], file=key)
-                    produced = state.feed(msg.offset, msg.value or b"", headers, hint, now_ms())
+                    produced = state.feed(msg.offset, msg.key, msg.value or b"", headers, now_ms())
                     if produced is None:
                         continue
                     touched.add((msg.topic, msg.partition))
                     await forward(produced, msg, msg.timestamp)
-                if batch:
-                    observe_lag(batch[-1].message)
+                observe_lag(batch)
                 for topic, partition in touched:
                     persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), raw_state(topic, partition).dump())
 
@@ -209,8 +211,7 @@ def create_app(
                     if state.duplicates != before:
                         metrics.duplicates.inc()
                     touched.add(cluster)
-                if batch:
-                    observe_lag(batch[-1].message)
+                observe_lag(batch)
                 await publish(decided)
                 for cluster in touched:
                     partition, state = cluster_states[cluster]
@@ -219,6 +220,8 @@ def create_app(
 
     @app.timer(options.tick_s)
     async def tick() -> None:
+        if not caught_up():
+            return
         now = now_ms()
         async with ingest_lock:
             for (topic, partition), state in list(raw_states.items()):

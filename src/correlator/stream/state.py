@@ -14,7 +14,8 @@ import orjson
 
 from correlator.core.engine import Engine, EngineConfig
 from correlator.core.events import Event
-from correlator.core.ingest import Ingest, IngestConfig, SourceHint
+from correlator.core.ingest import Ingest, IngestConfig
+from correlator.core.prefilter import Scanner
 from correlator.core.records import ParseError
 from correlator.core.verdict import Verdict
 from correlator.stream.wire import Position
@@ -31,24 +32,26 @@ class RawPartitionState:
     seq: int = 0
 
     @classmethod
-    def load(cls, topic: str, partition: int, config: IngestConfig, blob: bytes | None) -> RawPartitionState:
+    def load(
+        cls, topic: str, partition: int, config: IngestConfig, blob: bytes | None, scanner: Scanner | None = None
+    ) -> RawPartitionState:
         if not blob:
-            return cls(topic, partition, Ingest(config))
+            return cls(topic, partition, Ingest(config, scanner))
         data = orjson.loads(blob)
-        return cls(topic, partition, Ingest.restore(config, data["ingest"]), data["offset"], data["seq"])
+        return cls(topic, partition, Ingest.restore(config, data["ingest"], scanner), data["offset"], data["seq"])
 
     def dump(self) -> bytes:
         return orjson.dumps({"offset": self.offset, "seq": self.seq, "ingest": self.ingest.snapshot()})
 
     def feed(
-        self, offset: int, value: bytes, headers: dict[str, bytes], hint: SourceHint, now_ms: int
+        self, offset: int, key: bytes | None, value: bytes, headers: dict[str, bytes], now_ms: int
     ) -> list[tuple[Event | ParseError, Position]] | None:
         """Parse one record; ``None`` when it was already applied before a restart."""
         if offset <= self.offset:
             return None
         self.offset, self.seq = offset, 0
         ref = f"{self.topic}/{self.partition}@{offset}"
-        return self._positioned(self.ingest.feed(value, ref=ref, headers=headers, hint=hint, now_ms=now_ms))
+        return self._positioned(self.ingest.feed(value, ref=ref, headers=headers, key=key, now_ms=now_ms))
 
     def flush_idle(self, now_ms: int) -> list[tuple[Event | ParseError, Position]]:
         return self._positioned(self.ingest.flush_idle(now_ms))

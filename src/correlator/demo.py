@@ -1,0 +1,184 @@
+"""``make demo``: the whole live path on this machine, end to end, then everything stopped again.
+
+Kafka (KRaft, loopback) and Redis up, topics applied, the worker started, the bundled incident (the seed scenario:
+Flink 1.7 on Hadoop 3.1, a DirectoryScanner holding the DataNode's dataset lock) replayed into the raw topics, and each
+verdict printed as it arrives. Exit 0 once the expected verdict is in; 1 with a one-line reason otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from contextlib import ExitStack
+from pathlib import Path
+
+EXPECTED_CODE = "HDFS_DIRECTORY_SCAN"
+ROOT = Path.cwd()
+LOCAL = ROOT / "deploy" / "local"
+CLI = [sys.executable, "-m", "correlator.cli"]
+
+
+class DemoFailed(RuntimeError):
+    pass
+
+
+def free_port(span: int = 1) -> int:
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if all(_free(port + i) for i in range(span)):
+            return port
+    raise DemoFailed("no free loopback port")
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def say(text: str) -> None:
+    print(f"demo: {text}", flush=True)
+
+
+def script(name: str, action: str, env: dict[str, str]) -> None:
+    done = subprocess.run(["bash", str(LOCAL / name), action], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise DemoFailed(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"{name} {action} failed")
+    if done.stdout.strip():
+        say(done.stdout.strip().splitlines()[-1])
+
+
+def run(stack: ExitStack, workdir: Path) -> None:
+    kafka_port, redis_port, web_port = free_port(2), free_port(), free_port()
+    services = {
+        **os.environ,
+        "PYTHON": sys.executable,
+        "KAFKA_PORT": str(kafka_port),
+        "KAFKA_STATE_DIR": str(workdir / "kafka"),
+        "REDIS_PORT": str(redis_port),
+        "REDIS_STATE_DIR": str(workdir / "redis"),
+    }
+    script("kafka.sh", "start", services)
+    stack.callback(script, "kafka.sh", "stop", services)
+    script("redis.sh", "start", services)
+    stack.callback(script, "redis.sh", "stop", services)
+
+    env = {
+        **os.environ,
+        "CORRELATOR_BOOTSTRAP_SERVERS": f"127.0.0.1:{kafka_port}",
+        "CORRELATOR_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "CORRELATOR_WORKER_ID": f"correlator-demo-{uuid.uuid4().hex[:6]}",
+        "CORRELATOR_WEB_PORT": str(web_port),
+        "CORRELATOR_DATA_DIR": str(workdir / "worker"),
+        # The replay ends abruptly; let silent sources stop holding decisions back after a few seconds.
+        "CORRELATOR_IDLE_TIMEOUT_MS": "5000",
+        "CORRELATOR_LOG_LEVEL": "WARNING",
+    }
+
+    def cli(*args: str) -> str:
+        done = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise DemoFailed(f"correlator {args[0]}: {done.stderr.strip().splitlines()[-1:] or done.returncode}")
+        return done.stdout + done.stderr
+
+    say(cli("topics", "apply").strip().splitlines()[-1])
+    logs = workdir / "logs"
+    cli("simulate", "seed", "--out", str(logs))
+    say(f"bundled incident written to {logs.name}/: " + ", ".join(sorted(p.name for p in logs.rglob("*.log"))))
+
+    worker_log = (workdir / "worker.log").open("wb")
+    worker = subprocess.Popen([*CLI, "worker"], env=env, stdout=worker_log, stderr=worker_log)
+    stack.callback(_stop, worker)
+    _wait_ready(worker, web_port, workdir / "worker.log")
+    say("worker ready; replaying the incident into the raw topics")
+    say(cli("replay", str(logs)).strip().splitlines()[-1])
+
+    say("waiting for verdicts (they are decided once every source is past the failure's lookahead or idle)")
+    reader = subprocess.Popen(
+        [*CLI, "verdicts", "--from-beginning", "--follow"], env=env, stdout=subprocess.PIPE, text=True
+    )
+    stack.callback(_stop, reader)
+    _await_expected(reader)
+
+
+def _await_expected(reader: subprocess.Popen[str], timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    assert reader.stdout is not None
+    os.set_blocking(reader.stdout.fileno(), False)
+    buffer = ""
+    while time.monotonic() < deadline:
+        chunk = reader.stdout.read()
+        if chunk:
+            print(chunk, end="", flush=True)
+            buffer += chunk
+            if EXPECTED_CODE in buffer:
+                time.sleep(0.5)
+                print(reader.stdout.read() or "", end="", flush=True)
+                say(f"the expected verdict ({EXPECTED_CODE}, HDFS-14476) arrived")
+                return
+        elif reader.poll() is not None:
+            raise DemoFailed("the verdict reader exited early")
+        time.sleep(0.2)
+    raise DemoFailed(f"no {EXPECTED_CODE} verdict within {timeout_s:.0f} s")
+
+
+def _wait_ready(worker: subprocess.Popen[bytes], port: int, log: Path, timeout_s: float = 90) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            raise DemoFailed(f"the worker exited during start-up: {tail}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise DemoFailed(f"the worker was not ready within {timeout_s:.0f} s")
+
+
+def _stop(process: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+def main() -> int:
+    started = time.monotonic()
+    if not (LOCAL / "kafka.sh").exists():
+        print("demo: run from the repository root (deploy/local/kafka.sh not found)", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="correlator-demo-") as tmp, ExitStack() as stack:
+        try:
+            run(stack, Path(tmp))
+        except DemoFailed as exc:
+            print(f"demo: failed: {exc}", file=sys.stderr)
+            stack.close()
+            return 1
+        except KeyboardInterrupt:
+            return 130
+        stack.close()
+    say(f"done in {time.monotonic() - started:.0f} s; everything it started is stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""The worker on the real broker: the offline verdicts, exactly, through crashes, garbage and a second worker."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from correlator.offline.analyze import analyze
+from correlator.simulate import generate
+from tests.support.worker import Stack, WorkerProcess
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SCENARIOS = ("seed", "recurring", "two-jobs", "envelopes", "flink-2", "hadoop-3.3", "slow-pipeline", "no-failures")
+
+
+def offline_verdicts(logs: Path, cluster: str) -> set[tuple[str, str]]:
+    return {(v.verdict_id, v.root_cause.code) for v in analyze([str(logs)], cluster=cluster)}
+
+
+def streamed(records: list[dict]) -> list[tuple[str, str]]:
+    return [(r["verdict_id"], r["root_cause"]["code"]) for r in records]
+
+
+@pytest.fixture
+def stack(kafka_bootstrap: str, unique: str, tmp_path: Path) -> Stack:
+    s = Stack(kafka_bootstrap, unique, tmp_path)
+    s.apply_topics()
+    return s
+
+
+@pytest.fixture
+def workers(stack: Stack) -> Iterator[list[WorkerProcess]]:
+    started: list[WorkerProcess] = []
+    yield started
+    for worker in started:
+        worker.stop()
+
+
+def scenario(tmp_path: Path, name: str) -> Path:
+    out = tmp_path / "logs" / name
+    generate(name, out)
+    return out
+
+
+GARBAGE = [
+    (b"garbage/binary", bytes(range(256)) * 4),
+    (b"garbage/utf8", b"2020-01-02 17:18:53,337 INFO  org.apache.flink.Foo - \xff\xfe broken \xc3"),
+    (b"garbage/json", b'{"message": "truncated envelope'),
+    (b"garbage/array", b"[1, 2, 3]"),
+    (b"garbage/year", b"2999-01-01 00:00:00,000 INFO  org.apache.hadoop.hdfs.server.datanode.DataNode: future"),
+    (b"garbage/big", b"x" * 900_000),
+]
+
+
+class TestWorkerMatchesAnalyze:
+    def test_every_scenario_with_garbage_interleaved(
+        self, stack: Stack, workers: list[WorkerProcess], tmp_path: Path
+    ) -> None:
+        """Replaying each scenario (one cluster each) yields exactly the offline verdicts; garbage is dead-lettered."""
+        expected: set[tuple[str, str]] = set()
+        dirs = {}
+        for name in SCENARIOS:
+            dirs[name] = scenario(tmp_path, name)
+            expected |= offline_verdicts(dirs[name], name)
+        assert len(expected) >= 8
+
+        workers.append(WorkerProcess(stack).start())
+        stack.produce_raw("logs_hdfs", GARBAGE[:3])
+        for name in SCENARIOS:
+            stack.replay(dirs[name], cluster=name)
+        stack.produce_raw("logs_flink", GARBAGE[3:])
+
+        got = streamed(stack.read("verdicts", until=len(expected)))
+        assert set(got) == expected
+        assert len(got) == len(set(got)), "a verdict was published twice"
+
+        dead = stack.read("deadletter", until=len(GARBAGE), timeout_s=30)
+        reasons = {d["reason"] for d in dead}
+        assert {"binary", "bad_json", "bad_envelope"} <= reasons, reasons
+        assert all(d["topic"].startswith("logs.") and d["offset"] >= 0 for d in dead)
+        metrics = workers[0].metrics()
+        assert 'correlator_dead_letters_total{reason="binary"}' in metrics
+        assert "correlator_verdicts_total" in metrics and "correlator_consumer_lag" in metrics
+
+
+class TestCrashRecovery:
+    def test_kill_9_mid_replay_loses_no_verdict(
+        self, stack: Stack, workers: list[WorkerProcess], tmp_path: Path
+    ) -> None:
+        """kill -9 while the recurring scenario streams in, then a restart: every verdict arrives, repeats keep their id."""
+        logs = scenario(tmp_path, "recurring")
+        expected = offline_verdicts(logs, "default")
+        assert len(expected) >= 4
+
+        first = WorkerProcess(stack, "first").start()
+        workers.append(first)
+        replay = threading.Thread(target=stack.replay, args=(logs,), kwargs={"cluster": "default"})
+        replay.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            text = first.metrics()
+            if "correlator_records_in_total{topic=\"correlator.events." in text:
+                break
+            time.sleep(0.05)
+        first.kill()
+        replay.join(120)
+
+        workers.append(WorkerProcess(stack, "second").start())
+        got = streamed(stack.read("verdicts", until=len(expected)))
+        assert set(got) == expected
+        assert {vid for vid, _ in got} == {vid for vid, _ in expected}
+
+
+class TestScaleOut:
+    def test_two_workers_produce_the_same_verdicts_as_one(
+        self, stack: Stack, workers: list[WorkerProcess], tmp_path: Path
+    ) -> None:
+        """Two workers in one group share the partitions of several clusters and publish the offline verdicts once."""
+        stack.extra["CORRELATOR_IDLE_TIMEOUT_MS"] = "8000"
+        names = ("seed", "recurring", "two-jobs", "slow-pipeline")
+        expected: set[tuple[str, str]] = set()
+        dirs = {}
+        for name in names:
+            dirs[name] = scenario(tmp_path, name)
+            expected |= offline_verdicts(dirs[name], f"cluster-{name}")
+        a = WorkerProcess(stack, "a")
+        b = WorkerProcess(stack, "b")
+        workers.extend([a, b])
+        a.start()
+        b.start(ready_timeout_s=120)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (a.health().get("ready") and b.health().get("ready")):
+            time.sleep(0.5)
+        assert a.health().get("assigned_partitions") and b.health().get("assigned_partitions")
+        for name in names:
+            stack.replay(dirs[name], cluster=f"cluster-{name}")
+        got = streamed(stack.read("verdicts", until=len(expected)))
+        assert set(got) == expected
+        assert len(got) == len(set(got))
+
+
+class TestOperations:
+    def test_sigterm_drains_and_exits_cleanly(self, stack: Stack, tmp_path: Path) -> None:
+        """SIGTERM stops the worker with exit 0 and its consumer group has committed what it read."""
+        worker = WorkerProcess(stack, "term").start()
+        stack.replay(scenario(tmp_path, "seed"), cluster="term")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and 'topic="correlator.events.' not in worker.metrics():
+            time.sleep(0.2)
+        time.sleep(2)
+        assert worker.stop() == 0
+        assert stack.committed_lag("logs_hdfs", stack.env["CORRELATOR_WORKER_ID"]) == 0
