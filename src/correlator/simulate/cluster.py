@@ -88,7 +88,6 @@ class Cluster:
             self.dn[name] = DataNodeLog(node, self.logs, h)
         self.nn_node = Node("nn01.example.com", "10.20.30.40", "namenode", "hadoop-hdfs-namenode-nn01.example.com.log")
         self.nn = NameNodeLog(self.nn_node, self.logs, h)
-        self.attempts = {job: self.ids.hex32() for job, _ in spec.jobs}
 
     # --- incidents ----------------------------------------------------------------------------------------------
 

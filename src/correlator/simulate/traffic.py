@@ -40,28 +40,26 @@ class Traffic:
 
     def job(self, job: str, name: str, at: int, first_chk: int) -> None:
         c = self.c
-        attempt = c.attempts[job]
-        task = f"{TASK} (1/1)" if job == c.spec.jobs[0][0] else f"Source: events_raw -> Filter -> Sink: es (1/1)"
-        tm_task = task.replace(" (1/1)", " (1/1)#0") if c.tm.v >= (1, 12, 0) else task
+        task = f"{TASK} (1/1)" if job == c.spec.jobs[0][0] else "Source: events_raw -> Filter -> Sink: es (1/1)"
         location = f"{c.tm_node.host}:39217-7a1b2c @ {c.tm_node.host} (dataPort=40211)"
         c.jm.job_status(at, name, job, "CREATED", "RUNNING")
-        c.jm.task_status(at + 12, task, attempt, "SCHEDULED", "DEPLOYING", location)
-        c.jm.task_status(at + 480, task, attempt, "DEPLOYING", "RUNNING", location)
-        c.tm.line(at + 300, "INFO", "org.apache.flink.runtime.taskmanager.Task",
-                  f"{tm_task} ({attempt}) switched from DEPLOYING to RUNNING.")
+        attempt, tm_task = self.deploy(at + 12, task, 0, location)
         pending = sorted((f for f in c.failures if f.job == job), key=lambda f: f.at_ms)
         chk = first_chk
         t = at + 15_000
         last_good, last_good_ms = chk - 1, t - c.spec.interval_ms
+        restarts = 0
         while t < c.end_ms - 5_000:
             failure = pending[0] if pending and pending[0].at_ms < t + c.spec.interval_ms else None
             if failure is not None:
                 pending.pop(0)
                 t = failure.at_ms
                 c.jm.trigger(t, chk, job)
-                end = self.failed_checkpoint(failure, chk, job, name, task, tm_task, attempt, location,
-                                             last_good, last_good_ms)
-                t = end
+                t = self.failed_checkpoint(failure, chk, job, name, task, tm_task, attempt, location,
+                                           last_good, last_good_ms)
+                if failure.outcome != "late":
+                    restarts += 1
+                    attempt, tm_task = self.deploy(t - c.spec.interval_ms, task, restarts, location)
             else:
                 size = 7_000 + self.rng.randrange(0, 3_000)
                 c.jm.trigger(t, chk, job)
@@ -71,6 +69,17 @@ class Traffic:
                 last_good, last_good_ms = chk, t
                 t += c.spec.interval_ms
             chk += 1
+
+    def deploy(self, at: int, task: str, restarts: int, location: str) -> tuple[str, str]:
+        """A (re)deployment of the job's task: a new attempt id on the JM and the TM."""
+        c = self.c
+        attempt = c.ids.hex32()
+        tm_task = task.replace(" (1/1)", f" (1/1)#{restarts}") if c.tm.v >= (1, 12, 0) else task
+        c.jm.task_status(at, task, attempt, "SCHEDULED", "DEPLOYING", location)
+        c.jm.task_status(at + 468, task, attempt, "DEPLOYING", "RUNNING", location)
+        c.tm.line(at + 288, "INFO", "org.apache.flink.runtime.taskmanager.Task",
+                  f"{tm_task} ({attempt}) switched from DEPLOYING to RUNNING.")
+        return attempt, tm_task
 
     def failed_checkpoint(self, f: Failure, chk: int, job: str, name: str, task: str, tm_task: str, attempt: str,
                           location: str, last_good: int, last_good_ms: int) -> int:
