@@ -35,6 +35,23 @@ STORAGE_MARKERS = (
     "cancellationexception",
 )
 
+CONSEQUENCES = (
+    "was not running",
+    "tasks not ready",
+    "not being executed",
+    "not in state running",
+    "barrier from newer checkpoint",
+    "has been subsumed",
+    "coordinator shutdown",
+    "coordinator is suspending",
+    "the job has failed",
+    "failoverregion is restarting",
+    "task received cancellation",
+    "task is closing",
+    "partially closed",
+)
+"""Decline/failure reasons that are the consequence of a restart or shutdown, not a failure to explain."""
+
 CaseKey = tuple[str, str, int]
 """(cluster, job id or "" when no line names it, checkpoint id)."""
 
@@ -49,8 +66,21 @@ def path_ids(path: str | None) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2))) if m else None
 
 
+def is_consequence(event: Event) -> bool:
+    """A decline or failure caused by a restart/shutdown already under way (Flink logs one per task)."""
+    text = ""
+    if isinstance(event, CheckpointDeclined):
+        text = event.reason or ""
+    elif isinstance(event, CheckpointFailed):
+        text = event.message
+    lowered = text.lower()
+    return bool(lowered) and any(c in lowered for c in CONSEQUENCES)
+
+
 def case_key_of(event: Event) -> CaseKey | None:
-    """The case an event belongs to, or ``None`` when it is not about a failed checkpoint."""
+    """The case an event belongs to, or ``None`` when it is not about a failed checkpoint (or only a consequence)."""
+    if is_consequence(event):
+        return None
     if isinstance(event, CheckpointFailed | CheckpointDeclined | CheckpointExpired | CheckpointLateAck):
         job = event.job_id
         if not job and isinstance(event, CheckpointFailed):

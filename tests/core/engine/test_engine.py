@@ -142,3 +142,15 @@ class TestCodes:
         assert [v.root_cause.code for v in verdicts] == ["HDFS_DIRECTORY_SCAN"] * 3
         rec = verdicts[-1].recurrence
         assert rec is not None and (rec.count, rec.typical_interval_ms) == (3, 900_000)
+
+
+class TestNoise:
+    def test_declines_caused_by_a_restart_make_no_verdict(self) -> None:
+        """'Task … was not running' declines during a restart are consequences, not failures to explain."""
+        from correlator.core.events import CheckpointDeclined
+
+        events = noise(T0 - 60_000, T0 + 300_000) + [
+            ev(CheckpointDeclined, T0 + 1_000, "jm01.example.com", "jobmanager",
+               job_id="1a3bc71ac57f33961637adf340e9c28f", checkpoint_id=61, reason="org.apache.flink.runtime.checkpoint.decline."
+               "CheckpointDeclineTaskNotReadyException: Task Source (1/1) was not running")]
+        assert run(sorted(events, key=lambda e: e.ts_ms)) == []
