@@ -43,6 +43,12 @@ class Settings(BaseSettings):
     slack_token: SecretStr | None = Field(None, description="Slack bot token (never printed)")
     slack_token_file: Path | None = Field(None, description="file holding the Slack bot token")
     slack_channel: str | None = Field(None, description="Slack channel id or name to post incidents in")
+    slack_group: str = Field("correlator-slack", description="Kafka consumer group of the Slack bot (replicas share it)")
+    slack_namespace: str = Field("correlator", description="prefix of the Slack bot's Redis keys")
+    slack_resolve_after_min: int = Field(120, ge=1, description="quiet minutes after which an incident is resolved")
+    slack_retry_backoff_s: float = Field(
+        0.5, gt=0, description="first wait when Redis or Slack is unavailable (doubles up to 30 s)"
+    )
 
     # --- Interpretation ----------------------------------------------------------------------------------------
     tz: str = Field("UTC", description="time zone of log timestamps that carry none")

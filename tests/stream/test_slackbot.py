@@ -276,7 +276,7 @@ class TestCommand:
             "CORRELATOR_REDIS_URL": redis_url,
         }
         caplog.set_level(logging.DEBUG)
-        args = ["slack", "--verdicts-file", str(RECURRING), "--namespace", f"cli-{unique}", "--retry-backoff-s", "0.05"]
+        args = ["slack", "--verdicts-file", str(RECURRING), "--slack-namespace", f"cli-{unique}", "--slack-retry-backoff-s", "0.05"]
         slack.fail_next("chat.postMessage", 500)
         result = CliRunner().invoke(cli, args, env=env)
         assert result.exit_code == 0, result.output
@@ -300,7 +300,7 @@ class TestCommand:
         env = {"CORRELATOR_SLACK_API_URL": slack.url, "CORRELATOR_SLACK_CHANNEL": "#incidents",
                "CORRELATOR_SLACK_TOKEN": TOKEN, "CORRELATOR_REDIS_URL": redis_url,
                "CORRELATOR_BOOTSTRAP_SERVERS": kafka_bootstrap, "CORRELATOR_TOPIC_VERDICTS": topic}
-        args = ["slack", "--once", "--group", f"g-{unique}", "--namespace", f"cli-{unique}"]
+        args = ["slack", "--once", "--slack-group", f"g-{unique}", "--slack-namespace", f"cli-{unique}"]
         first = CliRunner().invoke(cli, args, env=env)
         assert first.exit_code == 0 and "posted 6, duplicates 0" in first.output, first.output
         second = CliRunner().invoke(cli, args, env=env)
@@ -311,7 +311,7 @@ class TestCommand:
         """A token Slack rejects stops the bot with exit 1 and a one-line reason, without echoing the token."""
         env = {"CORRELATOR_SLACK_API_URL": slack.url, "CORRELATOR_SLACK_CHANNEL": "#incidents",
                "CORRELATOR_SLACK_TOKEN": "xoxb-wrong-secret", "CORRELATOR_REDIS_URL": redis_url}
-        result = CliRunner().invoke(cli, ["slack", "--verdicts-file", str(RECURRING), "--namespace", unique], env=env)
+        result = CliRunner().invoke(cli, ["slack", "--verdicts-file", str(RECURRING), "--slack-namespace", unique], env=env)
         assert result.exit_code == 1
         assert "invalid_auth" in result.output and "xoxb-wrong-secret" not in result.output
 

@@ -14,43 +14,42 @@ from correlator.cli import RuntimeFailure
 from correlator.cli.options import KAFKA, settings_options
 from correlator.config import Settings
 
-SETTINGS = (*KAFKA, "topic_verdicts", "redis_url", "slack_api_url", "slack_token", "slack_token_file", "slack_channel")
+SETTINGS = (
+    *KAFKA,
+    "topic_verdicts",
+    "redis_url",
+    "slack_api_url",
+    "slack_token",
+    "slack_token_file",
+    "slack_channel",
+    "slack_group",
+    "slack_namespace",
+    "slack_resolve_after_min",
+    "slack_retry_backoff_s",
+    "log_level",
+)
 
 
 @click.command("slack")
 @settings_options(*SETTINGS)
 @click.option("--verdicts-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="read verdicts from this JSONL file instead of the topic")
-@click.option("--group", default="correlator-slack", show_default=True, envvar="CORRELATOR_SLACK_GROUP",
-              show_envvar=True, help="Kafka consumer group of the bot (replicas share it)")
 @click.option("--once/--follow", default=False, show_default=True,
               help="stop at the end of the topic (tests, catch-up runs) or keep following it; a file is read to its end")
-@click.option("--namespace", default="correlator", show_default=True, envvar="CORRELATOR_SLACK_NAMESPACE",
-              show_envvar=True, help="prefix of the bot's Redis keys")
-@click.option("--resolve-after-min", type=click.IntRange(min=1), default=120, show_default=True,
-              envvar="CORRELATOR_SLACK_RESOLVE_AFTER_MIN", show_envvar=True,
-              help="quiet minutes after which an incident counts as resolved")
-@click.option("--retry-backoff-s", type=click.FloatRange(min=0.01), default=0.5, show_default=True,
-              envvar="CORRELATOR_SLACK_RETRY_BACKOFF_S", show_envvar=True,
-              help="first wait when Redis or Slack is unavailable (doubles up to 30 s)")
-@click.option("--log-level", default="INFO", show_default=True, envvar="CORRELATOR_LOG_LEVEL", show_envvar=True)
 def slack(
     settings: Settings,
     verdicts_file: Path | None,
-    group: str,
     once: bool,
-    namespace: str,
-    resolve_after_min: int,
-    retry_backoff_s: float,
-    log_level: str,
 ) -> None:
     """Post verdicts to Slack: one message per incident, recurrences as replies in its thread."""
     from correlator.adapters.redis_incidents import RedisIncidentStore
     from correlator.adapters.slack import RetryPolicy, SlackPoster, SlackRejected
     from correlator.stream.slackbot import BotConfig, SlackBot, run_file, run_kafka
 
+    from correlator.adapters import logs
+
     if not logging.getLogger().handlers:
-        logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+        logs.configure(settings.log_level)
     if not settings.slack_channel:
         raise click.UsageError("a channel is required: --slack-channel or CORRELATOR_SLACK_CHANNEL")
     try:
@@ -60,10 +59,12 @@ def slack(
     if not token:
         raise click.UsageError("a token is required: CORRELATOR_SLACK_TOKEN or --slack-token-file")
 
-    store = RedisIncidentStore(settings.redis_url, namespace)
+    store = RedisIncidentStore(settings.redis_url, settings.slack_namespace)
     poster = SlackPoster(settings.slack_api_url, token, settings.slack_channel,
-                         RetryPolicy(backoff_factor_s=retry_backoff_s))
-    config = BotConfig(quiet_ms=resolve_after_min * 60_000, backoff_initial_s=retry_backoff_s)
+                         RetryPolicy(backoff_factor_s=settings.slack_retry_backoff_s))
+    config = BotConfig(
+        quiet_ms=settings.slack_resolve_after_min * 60_000, backoff_initial_s=settings.slack_retry_backoff_s
+    )
     bot = SlackBot(store, poster, config)
     stop = threading.Event()
     previous = _stop_on_signals(stop)
@@ -71,7 +72,7 @@ def slack(
         if verdicts_file is not None:
             stats = run_file(bot, verdicts_file, stop)
         else:
-            consumer: dict[str, Any] = settings.kafka_client(**{"group.id": group})
+            consumer: dict[str, Any] = settings.kafka_client(**{"group.id": settings.slack_group})
             stats = run_kafka(bot, consumer, settings.topic_verdicts, follow=not once, stop=stop)
     except SlackRejected as exc:
         raise RuntimeFailure(str(exc)) from None
