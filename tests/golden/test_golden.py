@@ -47,6 +47,7 @@ EXPECTED: dict[str, list[tuple[str, int, str, str, tuple[str, ...], str | None]]
     "flink-1.15": [(JOB, 60, "expired", *SEED_CAUSE)],
     "flink-2": [(JOB, 60, "expired", "HDFS_DIRECTORY_SCAN", ("dn03.example.com",), "HDFS-14476")],
     "hadoop-3.3": [(JOB, 60, "expired", "HDFS_DIRECTORY_SCAN", ("dn02.example.com",), "HDFS-15415")],
+    "hadoop-2.7": [(JOB, 60, "async_materialize", *SEED_CAUSE)],
     "hadoop-3.4": [(JOB, 60, "expired", "HDFS_SLOW_DISK", ("dn04.example.com",), None)],
     "two-jobs": [
         (JOB, 58, "async_materialize", *SEED_CAUSE),

@@ -87,7 +87,17 @@ def linked_client_slow(ctx: Context, window: Window) -> list[HdfsClientSlow]:
     return out
 
 
-def pipeline_hosts(ctx: Context, window: Window, client: list[HdfsClientSlow]) -> tuple[frozenset[str], str]:
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """A block write a DataNode received at the start of the stuck write and finished late (or not at all)."""
+
+    receiving: BlockWrite
+    finished_ms: int | None
+
+
+def pipeline_hosts(
+    ctx: Context, window: Window, client: list[HdfsClientSlow]
+) -> tuple[frozenset[str], str, list[Stall]]:
     """DataNodes of the write and how we know: client pipeline, block id, or stalled block writes."""
     hosts: set[str] = set()
     how: list[str] = []
@@ -108,16 +118,17 @@ def pipeline_hosts(ctx: Context, window: Window, client: list[HdfsClientSlow]) -
         if e.duration_ms is not None:
             key = (e.host, block_id(e.block))
             finished[key] = min(finished.get(key, e.ts_ms), e.ts_ms)
-    stalled = set()
+    stalls: list[Stall] = []
     for e in writes:
         if e.duration_ms is None and window.start_ms - ctx.skew_ms <= e.ts_ms <= window.start_ms + stall_ms:
             done = finished.get((e.host, block_id(e.block)))
             if done is None or done - e.ts_ms >= max(stall_ms, 1000):
-                stalled.add(e.host)
+                stalls.append(Stall(e, done))
+    stalled = {st.receiving.host for st in stalls}
     if stalled - hosts:
         how.append("block writes that stalled on the DataNode")
     hosts |= stalled
-    return frozenset(hosts), " and ".join(how)
+    return frozenset(hosts), " and ".join(how), stalls
 
 
 def coverage(
@@ -174,11 +185,18 @@ def _explain(best: Candidate | None, others: list[Candidate], window: Window, ho
                      + (f": {texts[0][:240]}" if texts else "") + ".")
     elif best is not None and best.scored:
         top = best.scored[0].interval
-        parts.append(
-            f"{top.summary} on {top.host} ({iso_ms(top.start_ms)} – {iso_ms(top.end_ms)}) overlaps the stuck write "
-            f"of {_seconds(window.end_ms - window.start_ms)}"
-            + (f" (timeout {_seconds(window.timeout_ms)})" if window.timeout_ms else "") + "."
-        )
+        if top.kind in ("scan_stats", "scan_reconcile"):
+            parts.append(
+                f"{top.summary} on {top.host} at {iso_ms(top.end_ms)}, as the stuck write of "
+                f"{_seconds(window.end_ms - window.start_ms)} ended (no lock warning in this Hadoop version; "
+                "the totals are logged while the scan still holds the lock)."
+            )
+        else:
+            parts.append(
+                f"{top.summary} on {top.host} ({iso_ms(top.start_ms)} – {iso_ms(top.end_ms)}) overlaps the stuck "
+                f"write of {_seconds(window.end_ms - window.start_ms)}"
+                + (f" (timeout {_seconds(window.timeout_ms)})" if window.timeout_ms else "") + "."
+            )
         symptoms = sorted({s.interval.kind for c in others for s in c.scored if s.symptom_of == code})
         if symptoms:
             parts.append(f"Same-host {', '.join(k.replace('_', ' ') for k in symptoms)} are its symptoms.")
@@ -195,7 +213,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     s = ctx.summary
     window = window_of(s)
     client = linked_client_slow(ctx, window)
-    pipeline, how = pipeline_hosts(ctx, window, client)
+    pipeline, how, stalls = pipeline_hosts(ctx, window, client)
     raw = [iv for iv in (interval_of(e) for e in ctx.evidence) if iv is not None]
     intervals = [iv for iv in raw if iv.kind != "scan_reconcile"] + reconcile_bursts(
         [iv for iv in raw if iv.kind == "scan_reconcile"]
@@ -227,7 +245,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     )
     steps = remediation(code, hosts=hosts, datanode_version=dn_version, flink_version=flink_version,
                         timeout_ms=s.timeout_ms, missing=missing_hosts)
-    evidence = _evidence_items(ctx, s, best, client, window)
+    evidence = _evidence_items(ctx, s, best, client, [st for st in stalls if st.receiving.host in hosts])
     explanation = _explain(best, others, window, how, code, s.texts)
     if issue is not None:
         explanation += f" Known issue {issue.key}: {issue.summary}."
@@ -270,12 +288,16 @@ def _item(e: Event, summary: str) -> EvidenceItem:
 
 
 def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client: list[HdfsClientSlow],
-                    window: Window) -> tuple[EvidenceItem, ...]:
+                    stalls: list[Stall]) -> tuple[EvidenceItem, ...]:
     items: list[EvidenceItem] = []
     for e in s.refs[:4]:
         items.append(_item(e, _case_line(e)))
     for c in client[:2]:
         items.append(_item(c, f"HDFS client {c.op} took {c.duration_ms} ms"))
+    for st in stalls[:2]:
+        waited = "never finished" if st.finished_ms is None else \
+            f"finished {st.finished_ms - st.receiving.ts_ms} ms later"
+        items.append(_item(st.receiving, f"Receiving {st.receiving.block}: {waited}"))
     if best is not None:
         for scored in best.scored[: ctx.max_evidence // 2]:
             items.append(_item(scored.interval.source, scored.interval.summary))

@@ -227,9 +227,14 @@ class TaskManagerLog(FlinkLog):
         replies = " ".join("reply: SUCCESS" for _ in pipeline)
         flags = " ".join("flag: 0" for _ in pipeline)
         nodes = ", ".join(datanode_info(n) for n in pipeline)
-        self.line(ts_ms, "INFO", STREAMER, f"Slow ReadProcessor read fields for block {block} took {duration_ms}ms "
-                  f"(threshold=30000ms); ack: seqno: 57 {replies} downstreamAckTimeNanos: "
-                  f"{duration_ms * 1_000_000 - 117} {flags}, targets: [{nodes}]")
+        ack = (f"ack: seqno: 57 {replies} downstreamAckTimeNanos: {duration_ms * 1_000_000 - 117} {flags}, "
+               f"targets: [{nodes}]")
+        if self.client >= (2, 8, 0):
+            self.line(ts_ms, "INFO", STREAMER, f"Slow ReadProcessor read fields for block {block} took "
+                      f"{duration_ms}ms (threshold=30000ms); {ack}")
+        else:
+            self.line(ts_ms, "WARN", CLIENT, f"Slow ReadProcessor read fields took {duration_ms}ms "
+                      f"(threshold=30000ms); {ack}")
 
     def could_not_complete(self, ts_ms: int, src: str) -> None:
         self.line(ts_ms, "INFO", CLIENT, f"Could not complete {src} retrying...")

@@ -136,6 +136,11 @@ def hadoop_33(seed: int, scale: int) -> Cluster:
     return c
 
 
+def hadoop_27(seed: int, scale: int) -> Cluster:
+    """Hadoop 2.7.7 prints no lock warnings and its client no pipeline: totals, reconcile and stalled writes only."""
+    return _seed(seed, scale, Spec(hadoop="2.7.7", client="2.7.5"))
+
+
 def hadoop_34(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(flink="1.18.1", hadoop="3.4.0", client="3.4.0", start_ms=T_2024), seed, scale)
     at = c.spec.start_ms + FAIL_AT
@@ -188,6 +193,7 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("flink-1.15", "Flink 1.15.3 wording: expiry, failure manager, global failover", flink_115),
         Scenario("flink-2", "Flink 2.0.0 wording with a scan on dn03", flink_2),
         Scenario("hadoop-3.3", "Hadoop 3.3.0: compare under the write lock (HDFS-15415), lock waits", hadoop_33),
+        Scenario("hadoop-2.7", "Hadoop 2.7.7: no lock warnings, no client pipeline; the scan still shows", hadoop_27),
         Scenario("hadoop-3.4", "Hadoop 3.4.0 wording: a slow disk, no lock warnings", hadoop_34),
         Scenario("two-jobs", "two jobs, two failures with different causes", two_jobs),
         Scenario("envelopes", "the seed shipped as Filebeat (Flink) and Vector (Hadoop) JSON lines", envelopes),
