@@ -170,7 +170,8 @@ class DataNodeLog(HadoopLog):
     def reconcile_added(self, ts_ms: int, block_id: int, gs: int) -> None:
         uri = "getBlockURI()     = file:" if self.v >= (3, 0, 0) else "getBlockFile()    = "
         self.line(ts_ms, "WARN", DATASET,
-                  f"Added missing block to memory FinalizedReplica, {block_name(block_id, gs)}, FINALIZED", "  getNumBytes()     = 8761", "  getBytesOnDisk()  = 8761",
+                  f"Added missing block to memory FinalizedReplica, {block_name(block_id, gs)}, FINALIZED",
+                  "  getNumBytes()     = 8761", "  getBytesOnDisk()  = 8761",
                   "  getVisibleLength()= 8761", "  getVolume()       = /data/5/dfs/dn",
                   f"  {uri}/data/5/dfs/dn/current/{BLOCK_POOL}/current/finalized/subdir{block_id % 32}/"
                   f"subdir{block_id % 17}/blk_{block_id}")
