@@ -113,23 +113,33 @@ def run(stack: ExitStack, workdir: Path) -> None:
 
 
 def _await_expected(reader: subprocess.Popen[str], timeout_s: float = 90) -> None:
+    """Echo the reader's output until the expected verdict has been printed in full."""
+    import queue
+    import threading
+
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert reader.stdout is not None
+        for line in reader.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
     deadline = time.monotonic() + timeout_s
-    assert reader.stdout is not None
-    os.set_blocking(reader.stdout.fileno(), False)
-    buffer = ""
+    seen = False
     while time.monotonic() < deadline:
-        chunk = reader.stdout.read()
-        if chunk:
-            print(chunk, end="", flush=True)
-            buffer += chunk
-            if EXPECTED_CODE in buffer:
-                time.sleep(0.5)
-                print(reader.stdout.read() or "", end="", flush=True)
-                say(f"the expected verdict ({EXPECTED_CODE}, HDFS-14476) arrived")
+        try:
+            line = lines.get(timeout=2.0 if seen else 0.5)
+        except queue.Empty:
+            if seen:  # the verdict's text is complete once the reader pauses
+                say(f"the expected verdict ({EXPECTED_CODE}) arrived")
                 return
-        elif reader.poll() is not None:
+            continue
+        if line is None:
             raise DemoFailed("the verdict reader exited early")
-        time.sleep(0.2)
+        print(line, end="", flush=True)
+        seen = seen or EXPECTED_CODE in line
     raise DemoFailed(f"no {EXPECTED_CODE} verdict within {timeout_s:.0f} s")
 
 

@@ -27,7 +27,8 @@ def verdicts(follow: bool, from_beginning: bool, as_json: bool, idle_timeout: fl
     import orjson
     from confluent_kafka import Consumer, KafkaException
 
-    from correlator.core.verdict import render_text, verdict_from_dict
+    from correlator.core.verdict import verdict_from_dict
+    from correlator.core.verdict_text import verdict_text
 
     consumer = Consumer(
         settings.kafka_client(
@@ -53,7 +54,7 @@ def verdicts(follow: bool, from_beginning: bool, as_json: bool, idle_timeout: fl
             last = time.monotonic()
             try:
                 data = orjson.loads(msg.value())
-                text = orjson.dumps(data).decode() if as_json else render_text(verdict_from_dict(data))
+                text = orjson.dumps(data).decode() if as_json else verdict_text(verdict_from_dict(data))
             except (ValueError, KeyError, TypeError) as exc:
                 click.echo(f"(skipped a record that is not a verdict at offset {msg.offset()}: {exc})", err=True)
                 continue
