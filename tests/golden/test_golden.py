@@ -97,6 +97,11 @@ class TestSeedVerdict:
         assert "dfs.datanode.directoryscan.throttle.limit.ms.per.sec" in joined
         assert any(e.type == "dn_lock_held" and e.host == "dn02.example.com" for e in v.evidence)
 
+    def test_envelopes_take_the_given_cluster(self) -> None:
+        """Shipper envelopes that name no cluster land in the one given, Flink and Hadoop lines together."""
+        [v] = analyze([str(HERE / "envelopes")], cluster="prod")
+        assert (v.cluster, v.root_cause.code, v.root_cause.hosts) == ("prod", "HDFS_DIRECTORY_SCAN", ("dn02.example.com",))
+
     def test_recurrence_every_10_to_30_minutes(self) -> None:
         """The recurring scenario's last verdict counts 4 failures with a typical interval of 10-30 minutes."""
         last = analyze([str(HERE / "recurring")])[-1]

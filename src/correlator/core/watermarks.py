@@ -56,13 +56,16 @@ class Watermarks:
                 clock.last_arrival_ms = self._now_ms
 
     def warmed_up(self) -> bool:
-        """Whether every live source has had an idle timeout of processing time to show up.
+        """Whether decisions may be taken before the end of input.
 
-        A source never seen cannot hold a decision back, so a streaming engine decides nothing during its first idle
-        timeout. Without processing time (offline, events in time order) there is nothing to wait for.
+        A source never seen cannot hold a decision back, so an engine that has no processing time yet (a worker still
+        reading its backlog, or an offline run) decides nothing until ``finish``; once processing time flows, it
+        waits one idle timeout for every live source to show up.
         """
-        if self._finished or self._first_now_ms is None or self._now_ms is None:
+        if self._finished:
             return True
+        if self._first_now_ms is None or self._now_ms is None:
+            return False
         return self._now_ms - self._first_now_ms >= self.idle_timeout_ms
 
     def finish(self) -> None:

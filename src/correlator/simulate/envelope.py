@@ -23,17 +23,18 @@ def to_envelopes(cluster: Cluster, out: Path) -> list[Path]:
     hdfs_rows: list[tuple[int, int, str]] = []
     for file, rows in sorted(cluster.logs.lines.items()):
         host = hosts.get(file, "unknown")
+        offset = 0
         for ts, seq, text in sorted(rows):
             stamp = iso_with_offset(ts).replace("+0000", "Z")
             if file.startswith("flink-"):
                 doc = {"@timestamp": stamp, "message": text, "host": {"name": host},
-                       "log": {"file": {"path": LOG_DIRS["flink"] + file}, "offset": seq},
-                       "fields": {"cluster": "default"}}
+                       "log": {"file": {"path": LOG_DIRS["flink"] + file}, "offset": offset}}
                 flink_rows.append((ts, seq, json.dumps(doc, separators=(",", ":"))))
             else:
                 doc = {"timestamp": stamp, "message": text, "host": host, "file": LOG_DIRS["hadoop"] + file,
                        "source_type": "file"}
                 hdfs_rows.append((ts, seq, json.dumps(doc, separators=(",", ":"))))
+            offset += len(text.encode("utf-8")) + 1
     written = []
     for name, rows in (("filebeat-flink.ndjson", flink_rows), ("vector-hdfs.ndjson", hdfs_rows)):
         path = out / name

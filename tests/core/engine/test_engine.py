@@ -57,12 +57,30 @@ class TestSeedIncident:
 
 class TestEventTime:
     def test_decides_once_sources_pass_the_lookahead(self) -> None:
-        """With every source logging past failure + lookahead, the verdict comes from feed(), not finish()."""
+        """Once warm, with every source logging past failure + lookahead, the verdict comes from feed()."""
         events = with_event(seed(), *[ev(SlowIo, T0 + 390_000, "tm01.example.com", "taskmanager",
                                          kind="disk_write", duration_ms=1)])
         engine = Engine()
+        engine.advance(0)
+        assert engine.advance(EngineConfig().idle_timeout_ms) == []
         fed = [v for e in events for v in engine.feed(e)]
         assert len(fed) == 1 and engine.finish() == []
+
+    def test_no_decision_before_processing_time_flows(self) -> None:
+        """Without any tick (a backlog, or offline) sources may still be unseen: decide only at finish()."""
+        events = with_event(seed(), *[ev(SlowIo, T0 + 390_000, "tm01.example.com", "taskmanager",
+                                         kind="disk_write", duration_ms=1)])
+        engine = Engine()
+        assert [v for e in events for v in engine.feed(e)] == []
+        assert len(engine.finish()) == 1
+
+    def test_warm_up_waits_one_idle_timeout(self) -> None:
+        """The first idle timeout of processing time lets every live source appear before anything is decided."""
+        engine = Engine(EngineConfig(idle_timeout_ms=10_000))
+        engine.advance(1_000)
+        assert [v for e in seed() for v in engine.feed(e)] == []
+        assert engine.advance(5_000) == []
+        assert len(engine.advance(20_000)) == 1
 
     def test_idle_source_stops_holding_back(self) -> None:
         """A silent source is ignored after the idle timeout of processing time."""

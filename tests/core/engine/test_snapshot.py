@@ -17,6 +17,15 @@ from tests.core.engine.factory import T0, ev, failure, noise, scanner, seed
 GOLDEN = Path(__file__).parents[2] / "golden" / "scenarios"
 
 CONFIG = EngineConfig(evict_every=64)
+
+
+def warm_engine() -> Engine:
+    """An engine past its warm-up with processing time frozen: decisions follow the watermarks alone."""
+    engine = Engine(CONFIG)
+    engine.advance(0)
+    engine.advance(CONFIG.idle_timeout_ms)
+    return engine
+
 STREAMS = {
     "seed": seed(),
     "recurring": sorted(
@@ -30,7 +39,7 @@ STREAMS = {
 }
 UNBROKEN = {}
 for name, stream in STREAMS.items():
-    engine = Engine(CONFIG)
+    engine = warm_engine()
     UNBROKEN[name] = [verdict_to_dict(v) for e in stream for v in engine.feed(e)] + [
         verdict_to_dict(v) for v in engine.finish()]
 
@@ -41,7 +50,7 @@ def test_split_snapshot_restore_continue(name: str, data: st.DataObject) -> None
     """Any split point, through a JSON round trip of the snapshot, yields the same verdicts."""
     stream = STREAMS[name]
     cut = data.draw(st.integers(min_value=0, max_value=len(stream)))
-    first = Engine(CONFIG)
+    first = warm_engine()
     out = [verdict_to_dict(v) for e in stream[:cut] for v in first.feed(e)]
     restored = Engine.restore(CONFIG, json.loads(json.dumps(first.snapshot())))
     out += [verdict_to_dict(v) for e in stream[cut:] for v in restored.feed(e)]
@@ -73,11 +82,11 @@ def generated(draw: st.DrawFn) -> list:
 @given(generated(), st.data())
 def test_generated_streams_survive_any_split(stream: list, data: st.DataObject) -> None:
     """For generated incident streams, snapshot/restore at any point changes no verdict."""
-    engine = Engine(CONFIG)
+    engine = warm_engine()
     unbroken = [verdict_to_dict(v) for e in stream for v in engine.feed(e)] + [
         verdict_to_dict(v) for v in engine.finish()]
     cut = data.draw(st.integers(min_value=0, max_value=len(stream)))
-    first = Engine(CONFIG)
+    first = warm_engine()
     out = [verdict_to_dict(v) for e in stream[:cut] for v in first.feed(e)]
     restored = Engine.restore(CONFIG, json.loads(json.dumps(first.snapshot())))
     out += [verdict_to_dict(v) for e in stream[cut:] for v in restored.feed(e)]
