@@ -19,7 +19,7 @@ from correlator.offline.analyze import collect_events, run_engine
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True,
               help="json: one verdict object per line; text: a human summary per verdict")
-@settings_options("tz", "cluster")
+@settings_options("tz", "cluster", "lookahead_ms", "clock_skew_ms")
 def analyze(paths: tuple[str, ...], fmt: str, settings: Settings) -> None:
     """Print one verdict per failed checkpoint, ordered by failure time, for files, directories or - (stdin)."""
     progress = _progress()
@@ -31,7 +31,7 @@ def analyze(paths: tuple[str, ...], fmt: str, settings: Settings) -> None:
     finally:
         if progress is not None:
             progress.close()
-    verdicts = run_engine(events)
+    verdicts = run_engine(events, settings.engine_config())
     out = sys.stdout.buffer
     try:
         for i, verdict in enumerate(verdicts):
