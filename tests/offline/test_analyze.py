@@ -58,3 +58,16 @@ class TestAnalyzeCommand:
     def test_no_progress_bar_without_a_terminal(self) -> None:
         """stderr stays clean when it is not a TTY."""
         assert run(str(GOLDEN / "seed"))[2] == ""
+
+
+class TestRealExcerpt:
+    def test_the_incident_blog_lines_alone_are_insufficient_data(self) -> None:
+        """The real incident excerpt (JobManager lines only) is one failed checkpoint 60 with no storage logs."""
+        sample = Path(__file__).parents[1] / "data" / "samples" / "real" / "flink-O-incident-blog.log"
+        code, out, _ = run(str(sample))
+        [v] = [json.loads(line) for line in out.decode().splitlines()]
+        assert code == 0
+        assert (v["checkpoint_id"], v["failure"]["kind"]) == (60, "async_materialize")
+        assert v["failure"]["failed_at"] == "2020-01-02T17:18:53.337Z"
+        assert v["root_cause"]["code"] == "INSUFFICIENT_DATA"
+        assert any(m["role"] == "datanode" for m in v["coverage"]["missing"])

@@ -240,9 +240,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                           None)
     flink_version = next((v for (h, r), v in sorted(ctx.versions.items()) if r in ("jobmanager", "taskmanager")), None)
     issue = scanner_issue(dn_version) if code == "HDFS_DIRECTORY_SCAN" else None
-    missing_hosts = tuple(m.host for m in missing if m.role == "datanode" and m.host != "*") or tuple(
-        f"{m.role} logs" for m in missing if m.host == "*" and m.role == "datanode"
-    )
+    missing_hosts = tuple(m.host for m in missing if m.role == "datanode" and m.host != "*")
     steps = remediation(code, hosts=hosts, datanode_version=dn_version, flink_version=flink_version,
                         timeout_ms=s.timeout_ms, missing=missing_hosts)
     evidence = _evidence_items(ctx, s, best, client, [st for st in stalls if st.receiving.host in hosts])
