@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 import orjson
@@ -44,10 +45,10 @@ def analyze(paths: tuple[str, ...], fmt: str, settings: Settings) -> None:
         return
 
 
-def _progress():  # type: ignore[no-untyped-def]
+def _progress() -> Any:
     """A tqdm counter of parsed events on stderr, only when a person is watching."""
     if not sys.stderr.isatty():
         return None
-    from tqdm import tqdm
+    from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type stubs
 
     return tqdm(unit=" events", desc="analyzing", file=sys.stderr, leave=False, mininterval=0.5)

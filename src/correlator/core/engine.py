@@ -109,10 +109,9 @@ class Engine:
             self._triggers.pop((event.cluster, event.job_id, event.checkpoint_id), None)
             return
         if isinstance(event, DaemonStart):
-            if event.version:
-                key = (event.cluster, event.host, event.role)
-                if key not in self._versions or self._versions[key][1] <= event.ts_ms:
-                    self._versions[key] = (event.version, event.ts_ms)
+            source = (event.cluster, event.host, event.role)
+            if event.version and (source not in self._versions or self._versions[source][1] <= event.ts_ms):
+                self._versions[source] = (event.version, event.ts_ms)
             return
         if isinstance(event, EVIDENCE_TYPES):
             if isinstance(event, BlockWrite) and event.role == "datanode":
@@ -124,15 +123,15 @@ class Engine:
                 self._counts["late_evidence"] += 1
             self._evidence.append(event)
             return
-        key = case_key_of(event)
-        if key is None:
+        case = case_key_of(event)
+        if case is None:
             return
-        if key in self._decided:
+        if case in self._decided:
             self._counts["late_case_events"] += 1
             return
-        if key[1] == "":
-            key = self._job_for(key)
-        self._cases.setdefault(key, []).append(event)
+        if case[1] == "":
+            case = self._job_for(case)
+        self._cases.setdefault(case, []).append(event)
 
     def _job_for(self, key: CaseKey) -> CaseKey:
         """A line naming no job joins the one open case or trigger with the same checkpoint id, if unambiguous."""

@@ -7,15 +7,18 @@ dataclass field order, fixed per event class.
 from __future__ import annotations
 
 import dataclasses
-from functools import cache
 from typing import Any
 
 from correlator.core.events import EVENT_TYPES, Event, UnknownEventType
 
+_NAMES: dict[str, tuple[str, ...]] = {}
 
-@cache
+
 def _names(cls: type[Event]) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+    names = _NAMES.get(cls.type)
+    if names is None:
+        names = _NAMES[cls.type] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 def pack(event: Event) -> list[Any]:
@@ -27,4 +30,6 @@ def unpack(data: list[Any]) -> Event:
     cls = EVENT_TYPES.get(data[0])
     if cls is None:
         raise UnknownEventType(f"unknown event type {data[0]!r}")
-    return cls(**{n: tuple(v) if isinstance(v, list) else v for n, v in zip(_names(cls), data[1:], strict=True)})
+    fields: dict[str, Any] = {n: tuple(v) if isinstance(v, list) else v
+                              for n, v in zip(_names(cls), data[1:], strict=True)}
+    return cls(**fields)
