@@ -46,6 +46,8 @@ class FlinkLog:
     def frame(self, text: str, jar: str = "flink-dist") -> str:
         if not self.log4j2:
             return f"\tat {text}"
+        if jar == "?":
+            return f"\tat {text} ~[?:1.8.0_292]"
         suffix = f"{jar}_2.12-{self.version}.jar:{self.version}" if self.v < (1, 15, 0) else \
             f"{jar}-{self.version}.jar:{self.version}"
         return f"\tat {text} ~[{suffix}]"

@@ -110,7 +110,7 @@ class Traffic:
         if f.outcome == "cancel":
             c.jm.global_failover(at + timeout + 9, job, name, "Checkpoint expired before completing.")
             c.tm.cancelled_upload(at + timeout + 15, chk, tm_task, attempt)
-            return max(at + timeout + 1_100, write_end) + c.spec.interval_ms
+            return at + timeout + 1_100 + c.spec.interval_ms
         error = f.error or "java.lang.NullPointerException: null"
         c.tm.declined_snapshot(at + 61, chk, tm_task, error)
         cause = (f"org.apache.flink.util.SerializedThrowable: Could not complete snapshot {chk} for operator {tm_task}."
