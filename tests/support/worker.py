@@ -70,7 +70,7 @@ class Stack:
     def produce_raw(self, topic: str, records: Iterable[tuple[bytes | None, bytes]]) -> None:
         from confluent_kafka import Producer
 
-        producer = Producer({"bootstrap.servers": self.bootstrap})
+        producer = Producer({"bootstrap.servers": self.bootstrap, "message.max.bytes": 12_000_000})
         for key, value in records:
             producer.produce(self.topic(topic), key=key, value=value)
         assert producer.flush(30) == 0

@@ -20,3 +20,12 @@ def parse_bench(size_mb: int, corpus: str | None) -> None:
     from correlator.bench.parse import run_bench
 
     run_bench(size_mb, corpus, click.echo)
+
+
+def _register_stream() -> None:
+    from correlator.cli.bench_stream import stream_bench
+
+    bench.add_command(stream_bench)
+
+
+_register_stream()

@@ -10,7 +10,7 @@ from correlator.config import Settings
 
 
 @click.command("stream")
-@click.option("--scale", type=click.IntRange(1), default=20, show_default=True,
+@click.option("--scale", type=click.IntRange(1), default=200, show_default=True,
               help="size multiplier of the generated 'recurring' scenario corpus")
 @settings_options(*KAFKA, "topics_dir")
 def stream_bench(scale: int, settings: Settings) -> None:

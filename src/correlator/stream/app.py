@@ -41,6 +41,10 @@ class WorkerOptions:
     ready_max_lag: int = 10_000
 
 
+SNAPSHOT_LIMIT = 64 * 1024 * 1024
+CHANGELOG_CONFIGS = {"max.message.bytes": str(SNAPSHOT_LIMIT), "cleanup.policy": "compact"}
+
+
 class TopicsMissing(RuntimeError):
     """The worker's topics do not exist; ``correlator topics apply`` creates them."""
 
@@ -86,6 +90,7 @@ def create_app(
         producer_acks=-1,
         topic_disable_leader=True,
         stream_wait_empty=True,
+        producer_max_request_size=SNAPSHOT_LIMIT,
     )
     raw_topic = app.topic(*raw_names, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
     events_topic = app.topic(
@@ -94,11 +99,13 @@ def create_app(
     verdicts_topic = app.topic(settings.topic_verdicts, key_serializer="raw", value_serializer="raw")
     deadletter_topic = app.topic(settings.topic_deadletter, key_serializer="raw", value_serializer="raw")
     ingest_tables = {
-        name: app.Table(f"ingest-{name}", partitions=counts[name], key_type=bytes, value_type=bytes)
+        name: app.Table(f"ingest-{name}", partitions=counts[name], key_type=bytes, value_type=bytes,
+                        extra_topic_configs=CHANGELOG_CONFIGS)
         for name in raw_names
     }
     engine_table = app.Table(
-        "engine", partitions=counts[settings.topic_events], key_type=bytes, value_type=bytes
+        "engine", partitions=counts[settings.topic_events], key_type=bytes, value_type=bytes,
+        extra_topic_configs=CHANGELOG_CONFIGS,
     )
 
     raw_states: dict[tuple[str, int], RawPartitionState] = {}

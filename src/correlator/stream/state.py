@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import zlib
+
 import orjson
 
 from correlator.core.engine import Engine, EngineConfig
@@ -19,6 +21,16 @@ from correlator.core.prefilter import Scanner
 from correlator.core.records import ParseError
 from correlator.core.verdict import Verdict
 from correlator.stream.wire import Position
+
+
+def _pack(data: dict[str, Any]) -> bytes:
+    """Snapshots hold raw evidence for the retention horizon; compressed they stay far below a record's size limit."""
+    return zlib.compress(orjson.dumps(data), 1)
+
+
+def _unpack(blob: bytes) -> dict[str, Any]:
+    data: dict[str, Any] = orjson.loads(zlib.decompress(blob))
+    return data
 
 
 @dataclass
@@ -37,11 +49,11 @@ class RawPartitionState:
     ) -> RawPartitionState:
         if not blob:
             return cls(topic, partition, Ingest(config, scanner))
-        data = orjson.loads(blob)
+        data = _unpack(blob)
         return cls(topic, partition, Ingest.restore(config, data["ingest"], scanner), data["offset"], data["seq"])
 
     def dump(self) -> bytes:
-        return orjson.dumps({"offset": self.offset, "seq": self.seq, "ingest": self.ingest.snapshot()})
+        return _pack({"offset": self.offset, "seq": self.seq, "ingest": self.ingest.snapshot()})
 
     def feed(
         self, offset: int, key: bytes | None, value: bytes, headers: dict[str, bytes], now_ms: int
@@ -78,12 +90,12 @@ class ClusterState:
     def load(cls, cluster: str, config: EngineConfig, blob: bytes | None) -> ClusterState:
         if not blob:
             return cls(cluster, Engine(config))
-        data = orjson.loads(blob)
+        data = _unpack(blob)
         positions = {k: (int(v[0]), int(v[1])) for k, v in data["positions"].items()}
         return cls(cluster, Engine.restore(config, data["engine"]), data["offset"], positions, data["duplicates"])
 
     def dump(self) -> bytes:
-        return orjson.dumps(
+        return _pack(
             {
                 "offset": self.offset,
                 "positions": {k: list(v) for k, v in self.positions.items()},
