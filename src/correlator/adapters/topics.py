@@ -53,7 +53,7 @@ class TopicDefinitionError(ValueError):
 
 
 def load_specs(directory: Path, settings: Settings) -> list[TopicSpec]:
-    """Load every topic definition; a topic's name may be overridden by the ``topic_<id>`` setting."""
+    """Load every topic definition; a topic's name is overridden only by an explicitly set ``topic_<id>`` setting."""
     files = sorted(directory.glob("*.yaml"))
     if not files:
         raise TopicDefinitionError(f"no topic definitions (*.yaml) in {directory}")
@@ -62,7 +62,8 @@ def load_specs(directory: Path, settings: Settings) -> list[TopicSpec]:
         try:
             raw = yaml.safe_load(path.read_text(encoding="utf-8"))
             topic_id = str(raw["id"])
-            name = getattr(settings, f"topic_{topic_id}", None) or str(raw["name"])
+            override = f"topic_{topic_id}"
+            name = getattr(settings, override) if override in settings.model_fields_set else str(raw["name"])
             specs.append(
                 TopicSpec(
                     id=topic_id,
