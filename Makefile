@@ -35,9 +35,13 @@ test: setup
 test-unit: $(STAMP)
 	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
 
+# The parse benchmark needs nothing; the stream benchmark gets a throwaway broker of its own.
+BENCH_KAFKA_PORT ?= 19392
 bench: setup
 	$(VENV)/bin/correlator bench parse
-	$(VENV)/bin/correlator bench stream
+	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh start
+	@status=0; $(VENV)/bin/correlator bench stream --bootstrap-servers 127.0.0.1:$(BENCH_KAFKA_PORT) || status=$$?; \
+	  KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh stop; exit $$status
 
 lint: $(STAMP)
 	$(VENV)/bin/lint-imports
