@@ -9,6 +9,8 @@
 # Environment: KAFKA_VERSION (3.9.1; 4.x selects the log4j2 backend), KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT
 # (KAFKA_PORT+1), KAFKA_STATE_DIR (.run/kafka-<port>), KAFKA_HEAP (-Xms256m -Xmx512m), KAFKA_START_TIMEOUT (60 s),
 # PYTHON (used for the metadata check when it has confluent_kafka), KAFKA_MVN_OPTS (extra Maven flags).
+# KAFKA_SCRAM_USER / KAFKA_SCRAM_PASSWORD: the client port speaks SASL_PLAINTEXT with SCRAM-SHA-256 for that user
+# (created at format time); the broker talks to itself on a PLAINTEXT listener at KAFKA_PORT+2.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -18,6 +20,8 @@ KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-$((KAFKA_PORT + 1))}"
 KAFKA_STATE_DIR="${KAFKA_STATE_DIR:-$ROOT/.run/kafka-$KAFKA_PORT}"
 KAFKA_HEAP="${KAFKA_HEAP:--Xms256m -Xmx512m}"
 KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-60}"
+KAFKA_SCRAM_USER="${KAFKA_SCRAM_USER:-}"
+KAFKA_INTERNAL_PORT=$((KAFKA_PORT + 2))
 CACHE="$ROOT/.cache"
 LIBS="$CACHE/kafka-$KAFKA_VERSION/libs"
 PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
@@ -69,6 +73,17 @@ group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
 log.flush.interval.messages=9223372036854775807
 PROPS
+  if [ -n "$KAFKA_SCRAM_USER" ]; then
+    # Later keys win in java.util.Properties: these replace the plaintext listeners above.
+    cat >>"$KAFKA_STATE_DIR/server.properties" <<SCRAM
+listeners=CLIENT://127.0.0.1:$KAFKA_PORT,INTERNAL://127.0.0.1:$KAFKA_INTERNAL_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=CLIENT://127.0.0.1:$KAFKA_PORT,INTERNAL://127.0.0.1:$KAFKA_INTERNAL_PORT
+inter.broker.listener.name=INTERNAL
+listener.security.protocol.map=CLIENT:SASL_PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT
+sasl.enabled.mechanisms=SCRAM-SHA-256
+listener.name.client.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+SCRAM
+  fi
   if [ "$(major)" -ge 4 ]; then
     cat >"$KAFKA_STATE_DIR/log4j2.properties" <<'PROPS'
 appender.file.type=File
@@ -97,7 +112,9 @@ java_logging_opt() {
 
 metadata_ok() {
   if "$PYTHON" -c 'import confluent_kafka' 2>/dev/null; then
-    "$PYTHON" - "$KAFKA_PORT" <<'PY' 2>/dev/null
+    local port="$KAFKA_PORT"
+    [ -n "$KAFKA_SCRAM_USER" ] && port="$KAFKA_INTERNAL_PORT"
+    "$PYTHON" - "$port" <<'PY' 2>/dev/null
 import sys
 from confluent_kafka.admin import AdminClient
 md = AdminClient({"bootstrap.servers": f"127.0.0.1:{sys.argv[1]}"}).list_topics(timeout=2)
@@ -113,6 +130,10 @@ start() {
   pid_alive && die "a broker already runs from $KAFKA_STATE_DIR (pid $(cat "$KAFKA_STATE_DIR/kafka.pid"))"
   port_in_use "$KAFKA_PORT" && die "port $KAFKA_PORT on 127.0.0.1 is already in use"
   port_in_use "$KAFKA_CONTROLLER_PORT" && die "controller port $KAFKA_CONTROLLER_PORT on 127.0.0.1 is already in use"
+  if [ -n "$KAFKA_SCRAM_USER" ]; then
+    [ -n "${KAFKA_SCRAM_PASSWORD:-}" ] || die "KAFKA_SCRAM_USER is set but KAFKA_SCRAM_PASSWORD is empty"
+    port_in_use "$KAFKA_INTERNAL_PORT" && die "internal port $KAFKA_INTERNAL_PORT on 127.0.0.1 is already in use"
+  fi
   fetch
   rm -rf "$KAFKA_STATE_DIR"
   write_config
@@ -122,7 +143,9 @@ start() {
   local cluster_id
   cluster_id="$("${jvm[@]}" kafka.tools.StorageTool random-uuid 2>"$KAFKA_STATE_DIR/logs/format.err" | tail -n1)" \
     || die "could not run the storage tool: $(tail -n1 "$KAFKA_STATE_DIR/logs/format.err")"
-  "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_STATE_DIR/server.properties" \
+  local scram=()
+  [ -n "$KAFKA_SCRAM_USER" ] && scram=(--add-scram "SCRAM-SHA-256=[name=$KAFKA_SCRAM_USER,password=$KAFKA_SCRAM_PASSWORD]")
+  "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_STATE_DIR/server.properties" "${scram[@]}" \
     >"$KAFKA_STATE_DIR/logs/format.log" 2>&1 || die "formatting KRaft storage failed: $(tail -n1 "$KAFKA_STATE_DIR/logs/format.log")"
   nohup "${jvm[@]}" kafka.Kafka "$KAFKA_STATE_DIR/server.properties" \
     >"$KAFKA_STATE_DIR/logs/stdout.log" 2>&1 </dev/null &

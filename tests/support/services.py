@@ -51,16 +51,21 @@ class _ScriptService:
         }
         subprocess.run(["bash", str(LOCAL / self.script), action], env=env, check=True, timeout=180)
 
+    extra_env: dict[str, str] = field(default_factory=dict)
+
     def start(self) -> None:
-        self._run("start")
+        self._run("start", self.extra_env)
 
     def stop(self) -> None:
-        self._run("stop")
+        self._run("stop", self.extra_env)
 
 
 class KafkaBroker(_ScriptService):
-    def __init__(self, port: int | None = None) -> None:
-        super().__init__("kafka.sh", port or free_port(2), "KAFKA")
+    def __init__(self, port: int | None = None, scram: tuple[str, str] | None = None) -> None:
+        """``scram``: (user, password) makes the client port SASL_PLAINTEXT with SCRAM-SHA-256 for that user."""
+        super().__init__("kafka.sh", port or free_port(3), "KAFKA")
+        if scram:
+            self.extra_env = {"KAFKA_SCRAM_USER": scram[0], "KAFKA_SCRAM_PASSWORD": scram[1]}
 
     @property
     def bootstrap(self) -> str:

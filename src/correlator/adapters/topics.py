@@ -79,6 +79,7 @@ def load_specs(directory: Path, settings: Settings) -> list[TopicSpec]:
 
 
 def plan(admin: AdminClient, specs: Iterable[TopicSpec], timeout_s: float = 10.0) -> list[Change]:
+    """What ``apply`` would do; raises ``KafkaException`` when the cluster cannot be read."""
     specs = list(specs)
     metadata = admin.list_topics(timeout=timeout_s)
     changes: list[Change] = []
@@ -141,5 +142,12 @@ def _wait(futures: dict[Any, Any], timeout_s: float) -> None:
             raise RuntimeError(f"{name}: {exc.args[0].str() if exc.args else exc}") from exc
 
 
-def admin_client(settings: Settings) -> AdminClient:
-    return AdminClient(settings.kafka_client(**{"socket.timeout.ms": 10000}))
+def admin_client(settings: Settings, errors: list[str] | None = None) -> AdminClient:
+    """An admin client whose connection errors (refused, authentication failed) are collected in ``errors``
+    instead of being printed by librdkafka, so a command can fail with the one reason that matters."""
+
+    def collect(error: Any) -> None:
+        if errors is not None:
+            errors.append(error.str())
+
+    return AdminClient(settings.kafka_client(**{"socket.timeout.ms": 10000, "log_level": 0, "error_cb": collect}))

@@ -21,14 +21,18 @@ def apply_command(dry_run: bool, settings: Settings) -> None:
     """Create missing topics and align partitions and configs; a second run reports no change."""
     from correlator.adapters import topics as topic_admin
 
+    errors: list[str] = []
     try:
         specs = topic_admin.load_specs(settings.topics_dir, settings)
-        admin = topic_admin.admin_client(settings)
-        changes = topic_admin.plan(admin, specs)
     except topic_admin.TopicDefinitionError as exc:
         raise click.UsageError(str(exc)) from exc
+    admin = topic_admin.admin_client(settings, errors)
+    try:
+        changes = topic_admin.plan(admin, specs)
     except Exception as exc:  # the admin client reports an unreachable cluster as a generic KafkaException
-        raise RuntimeFailure(f"cannot read topics from {settings.bootstrap_servers}: {exc}") from exc
+        admin.poll(0.5)  # serves the error callbacks, which name the real cause (refused, authentication failed)
+        reason = errors[0] if errors else str(exc)
+        raise RuntimeFailure(f"cannot read topics from {settings.bootstrap_servers}: {reason}") from exc
     if not changes:
         click.echo(f"no change: {len(specs)} topics match their definitions")
         return
