@@ -25,3 +25,11 @@ def test_offline_path_loads_no_service_client() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_core_type_checks_strictly() -> None:
+    """mypy --strict over the pure core (configured in pyproject): its types are part of its contract."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout[-3000:]

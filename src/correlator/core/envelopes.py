@@ -103,7 +103,8 @@ def _json_envelope(text: str, invalid: bool) -> Decoded:
         kind = "fluentbit"
     if not isinstance(message, str):
         raise EnvelopeError("bad_envelope", "JSON envelope has no string 'message' or 'log' field")
-    fields = data.get("fields") if isinstance(data.get("fields"), dict) else {}
+    raw_fields = data.get("fields")
+    fields: dict[str, Any] = raw_fields if isinstance(raw_fields, dict) else {}
     return Decoded(
         text=message,
         host=_first_str(_path(data, "host", "name"), data.get("host"), data.get("hostname"), fields.get("host")),

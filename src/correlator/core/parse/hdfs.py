@@ -200,10 +200,10 @@ def parse_hdfs(h: Header, lines: Sequence[str], emit: Emit) -> None:
         return
     if msg.startswith("STARTUP_MSG"):
         text = "\n".join(lines)
-        start = _BANNER_START.search(text)
-        if start:
+        banner = _BANNER_START.search(text)
+        if banner:
             version = _BANNER_VERSION.search(text)
-            component = start[1]
+            component = banner[1]
             role = {"DataNode": "datanode", "NameNode": "namenode"}.get(component)
             emit(DaemonStart, component=component, version=version[1] if version else None, role=role)
 
