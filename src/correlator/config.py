@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from correlator.core.engine import EngineConfig
@@ -38,7 +39,9 @@ class Settings(BaseSettings):
     topic_deadletter: str = Field("correlator.deadletter", description="topic of records that could not be parsed")
 
     # --- Redis / Slack -----------------------------------------------------------------------------------------
-    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Redis URL of the incident store")
+    redis_url: SecretStr = Field(
+        SecretStr("redis://127.0.0.1:6379/0"), description="Redis URL of the incident store (may hold a password)"
+    )
     slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL")
     slack_token: SecretStr | None = Field(None, description="Slack bot token (never printed)")
     slack_token_file: Path | None = Field(None, description="file holding the Slack bot token")
@@ -66,7 +69,17 @@ class Settings(BaseSettings):
     web_host: str = Field("127.0.0.1", description="address the worker's /healthz and /metrics bind to")
     web_port: int = Field(6066, description="port of the worker's /healthz and /metrics")
     data_dir: Path = Field(Path(".run/worker"), description="directory for the worker's local table state")
+    state_replication: int = Field(1, ge=1, description="replication factor of the worker's state changelog topics")
     log_level: str = Field("INFO", description="log level of the service's JSON logs")
+
+    @field_validator("tz")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {value!r}") from None
+        return value
 
     def engine_config(self) -> EngineConfig:
         return EngineConfig(

@@ -70,9 +70,9 @@ def run(stack: ExitStack, workdir: Path) -> None:
         "REDIS_STATE_DIR": str(workdir / "redis"),
     }
     script("kafka.sh", "start", services)
-    stack.callback(script, "kafka.sh", "stop", services)
+    stack.callback(_quietly, script, "kafka.sh", "stop", services)
     script("redis.sh", "start", services)
-    stack.callback(script, "redis.sh", "stop", services)
+    stack.callback(_quietly, script, "redis.sh", "stop", services)
 
     env = {
         **os.environ,
@@ -89,7 +89,8 @@ def run(stack: ExitStack, workdir: Path) -> None:
     def cli(*args: str) -> str:
         done = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True)
         if done.returncode != 0:
-            raise DemoFailed(f"correlator {args[0]}: {done.stderr.strip().splitlines()[-1:] or done.returncode}")
+            lines = done.stderr.strip().splitlines()
+            raise DemoFailed(f"correlator {args[0]}: {lines[-1] if lines else f'exit {done.returncode}'}")
         return done.stdout + done.stderr
 
     say(cli("topics", "apply").strip().splitlines()[-1])
@@ -97,7 +98,7 @@ def run(stack: ExitStack, workdir: Path) -> None:
     cli("simulate", "seed", "--out", str(logs))
     say(f"bundled incident written to {logs.name}/: " + ", ".join(sorted(p.name for p in logs.rglob("*.log"))))
 
-    worker_log = (workdir / "worker.log").open("wb")
+    worker_log = stack.enter_context((workdir / "worker.log").open("wb"))
     worker = subprocess.Popen([*CLI, "worker"], env=env, stdout=worker_log, stderr=worker_log)
     stack.callback(_stop, worker)
     _wait_ready(worker, web_port, workdir / "worker.log")
@@ -149,8 +150,8 @@ def _wait_ready(worker: subprocess.Popen[bytes], port: int, log: Path, timeout_s
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if worker.poll() is not None:
-            tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
-            raise DemoFailed(f"the worker exited during start-up: {tail}")
+            lines = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
+            raise DemoFailed(f"the worker exited during start-up: {lines[-1] if lines else 'no output'}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
                 if response.status == 200:
@@ -159,6 +160,14 @@ def _wait_ready(worker: subprocess.Popen[bytes], port: int, log: Path, timeout_s
             pass
         time.sleep(0.5)
     raise DemoFailed(f"the worker was not ready within {timeout_s:.0f} s")
+
+
+def _quietly(step: object, *args: object) -> None:
+    """A clean-up step that fails is reported in one line; the other clean-up steps still run."""
+    try:
+        step(*args)  # type: ignore[operator]
+    except DemoFailed as exc:
+        print(f"demo: clean-up: {exc}", file=sys.stderr)
 
 
 def _stop(process: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:

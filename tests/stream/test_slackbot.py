@@ -115,6 +115,24 @@ class TestRecurringIncident:
         assert (stats.posted, stats.skipped) == (1, 4)
         assert slack.posted_verdict_ids() == [first["verdict_id"]]
 
+    def test_verdicts_with_wrongly_typed_fields_are_skipped(
+        self, slack: FakeSlack, make_bot: Callable[..., SlackBot], tmp_path: Path
+    ) -> None:
+        """Right keys, wrong types (a text checkpoint id, a string failure, a word for confidence, string evidence):
+        each is passed over instead of crashing the bot, and the good verdict after them is posted."""
+        first = verdicts()[0]
+        broken = [
+            {**first, "verdict_id": "t1", "checkpoint_id": "abc"},
+            {**first, "verdict_id": "t2", "failure": "x"},
+            {**first, "verdict_id": "t3", "root_cause": {**first["root_cause"], "confidence": "high"}},
+            {**first, "verdict_id": "t4", "evidence": ["x"]},
+        ]
+        path = tmp_path / "typed.jsonl"
+        path.write_text("\n".join(json.dumps(v) for v in [*broken, first]) + "\n")
+        stats = run_file(make_bot(), path)
+        assert (stats.posted, stats.skipped) == (1, 4)
+        assert slack.posted_verdict_ids() == [first["verdict_id"]]
+
 
 class TestSlackFailures:
     def test_429_is_waited_out_and_500_retried(self, slack: FakeSlack, make_bot: Callable[..., SlackBot]) -> None:

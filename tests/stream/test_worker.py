@@ -61,6 +61,12 @@ GARBAGE = [
 ]
 
 
+CORRUPT_EVENT = (
+    b'{"type": "jvm_pause", "ts_ms": "abc", "cluster": "default", "host": "dn01", "role": "datanode", '
+    b'"pause_ms": 5, "gc": true}'
+)
+
+
 class TestWorkerMatchesAnalyze:
     def test_every_scenario_with_garbage_interleaved(
         self, stack: Stack, workers: list[WorkerProcess], tmp_path: Path
@@ -78,15 +84,18 @@ class TestWorkerMatchesAnalyze:
         for name in SCENARIOS:
             stack.replay(dirs[name], cluster=name)
         stack.produce_raw("logs_flink", GARBAGE[3:])
+        stack.produce_raw("events", [(b"default", CORRUPT_EVENT)])
 
         got = streamed(stack.read("verdicts", until=len(expected)))
         assert set(got) == expected
         assert len(got) == len(set(got)), "a verdict was published twice"
 
-        dead = stack.read("deadletter", until=5, timeout_s=30)
+        dead = stack.read("deadletter", until=6, timeout_s=30)
         reasons = {d["reason"] for d in dead}
-        assert {"binary", "bad_json", "bad_envelope", "bad_timestamp", "line_too_long"} <= reasons, reasons
-        assert all(d["topic"].startswith("logs.") and d["offset"] >= 0 for d in dead)
+        assert {"binary", "bad_json", "bad_envelope", "bad_timestamp", "line_too_long", "bad_event"} <= reasons, reasons
+        corrupt = next(d for d in dead if d["reason"] == "bad_event")
+        assert corrupt["topic"] == stack.topic("events") and "value_b64" in corrupt
+        assert all(d["topic"].startswith(("logs.", "correlator.events.")) and d["offset"] >= 0 for d in dead)
         metrics = workers[0].metrics()
         assert 'correlator_dead_letters_total{reason="binary"}' in metrics
         assert "correlator_verdicts_total" in metrics and "correlator_consumer_lag" in metrics

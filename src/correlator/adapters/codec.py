@@ -41,9 +41,10 @@ def decode_parse_error(data: bytes | str) -> ParseError:
 
 
 def deadletter_value(
-    error: ParseError, *, topic: str, partition: int, offset: int, value: bytes, max_inline: int = 65536
+    error: ParseError, *, topic: str, partition: int, offset: int, value: bytes | None, max_inline: int = 65536
 ) -> bytes:
-    """The dead-letter record of CONTRACT §5: reason plus coordinates and the original value (base64 when small)."""
+    """The dead-letter record of CONTRACT §5: reason plus coordinates and the original value (base64 when at hand
+    and small, else the error's printable excerpt)."""
     record: dict[str, Any] = {
         "reason": error.reason,
         "detail": error.detail,
@@ -51,7 +52,7 @@ def deadletter_value(
         "partition": partition,
         "offset": offset,
     }
-    if len(value) <= max_inline:
+    if value is not None and len(value) <= max_inline:
         record["value_b64"] = base64.b64encode(value).decode("ascii")
     else:
         record["value_prefix"] = error.excerpt

@@ -67,11 +67,19 @@ def file_lines(index: int, log: LogFile, topic: str, cluster: str, clock: LocalC
     with open(log.path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             value = raw.rstrip(b"\r\n")
-            try:
-                last_ms = parse_offset(value[:40].lstrip(b"[").decode("ascii", "replace"), clock)
-            except ValueError:  # continuation lines keep the time of their record
-                pass
+            last_ms = line_time_ms(value, clock) or last_ms
             yield ShippedLine(last_ms, index, number, topic, key, value, frozen)
+
+
+def line_time_ms(value: bytes, clock: LocalClock) -> int | None:
+    """The time a line starts with (ISO with or without zone, Hadoop 2's ``yy/MM/dd``), if it starts with one."""
+    head = value[:40].lstrip(b"[").decode("ascii", "replace")
+    for read in (lambda: parse_offset(head, clock), lambda: clock.parse(head)):
+        try:
+            return read()
+        except ValueError:
+            continue
+    return None
 
 
 def merged_lines(files: Sequence[LogFile], settings: Settings) -> Iterator[ShippedLine]:
@@ -82,7 +90,7 @@ def merged_lines(files: Sequence[LogFile], settings: Settings) -> Iterator[Shipp
 
 def ship(lines: Iterable[ShippedLine], settings: Settings, *, speed: float = 0.0) -> int:
     """Produce every line; with ``speed`` > 0, log time passes that many times faster than it did. Returns the count."""
-    producer = Producer(settings.kafka_client(**{"linger.ms": 20, "enable.idempotence": True}))
+    producer = Producer(settings.kafka_client(**{"linger.ms": 20, "enable.idempotence": True, "log_level": 0}))
     failures: list[str] = []
 
     def delivered(err: object, _msg: object) -> None:
@@ -96,9 +104,9 @@ def ship(lines: Iterable[ShippedLine], settings: Settings, *, speed: float = 0.0
         for line in lines:
             if speed > 0 and line.sort_ms:
                 first_ms = line.sort_ms if first_ms is None else first_ms
-                pause = started + (line.sort_ms - first_ms) / 1000 / speed - time.monotonic()
-                if pause > 0:
-                    producer.poll(pause)
+                due = started + (line.sort_ms - first_ms) / 1000 / speed
+                while (pause := due - time.monotonic()) > 0:
+                    producer.poll(pause)  # serves delivery reports while waiting; returns early on one
             while True:
                 try:
                     producer.produce(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from pydantic import ValidationError
 
 from correlator.config import SECRET_FIELDS, Settings, env_var
 
@@ -37,8 +38,10 @@ def settings_options(*names: str) -> Callable[[F], F]:
             given = {name: kwargs.pop(name) for name in names if name in kwargs}
             try:
                 settings = Settings(**{k: v for k, v in given.items() if v is not None})
-            except ValueError as exc:
-                raise click.UsageError(str(exc).splitlines()[0]) from exc
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = "--" + str(first["loc"][0]).replace("_", "-") if first.get("loc") else "settings"
+                raise click.UsageError(f"{where}: {first['msg']}") from None
             return command(*args, settings=settings, **kwargs)
 
         for name in reversed(names):

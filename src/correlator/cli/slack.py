@@ -59,7 +59,7 @@ def slack(
     if not token:
         raise click.UsageError("a token is required: CORRELATOR_SLACK_TOKEN or --slack-token-file")
 
-    store = RedisIncidentStore(settings.redis_url, settings.slack_namespace)
+    store = RedisIncidentStore(settings.redis_url.get_secret_value(), settings.slack_namespace)
     poster = SlackPoster(settings.slack_api_url, token, settings.slack_channel,
                          RetryPolicy(backoff_factor_s=settings.slack_retry_backoff_s))
     config = BotConfig(

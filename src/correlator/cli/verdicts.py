@@ -36,9 +36,15 @@ def verdicts(follow: bool, from_beginning: bool, as_json: bool, idle_timeout: fl
                 "group.id": f"correlator-verdicts-{uuid.uuid4().hex[:8]}",
                 "auto.offset.reset": "earliest" if from_beginning else "latest",
                 "enable.auto.commit": False,
+                "log_level": 0,  # connection trouble is reported once, below, not per retry
             }
         )
     )
+    try:
+        consumer.list_topics(settings.topic_verdicts, timeout=10)
+    except KafkaException as exc:
+        consumer.close()
+        raise RuntimeFailure(f"cannot reach Kafka at {settings.bootstrap_servers}: {exc.args[0].str()}") from exc
     consumer.subscribe([settings.topic_verdicts])
     shown = 0
     last = time.monotonic()

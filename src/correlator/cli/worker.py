@@ -11,10 +11,11 @@ from correlator.config import Settings
 
 @click.command()
 @settings_options(*KAFKA, *TOPICS, *INTERPRETATION, *EVENT_TIME, "worker_id", "web_host", "web_port", "data_dir",
-                  "log_level")
+                  "state_replication", "log_level")
 def worker(settings: Settings) -> None:
     """Run the Faust worker: raw log topics in, events and verdicts out. SIGTERM drains and commits."""
     import faust
+    from confluent_kafka import KafkaException
 
     from correlator.adapters import logs
     from correlator.stream.app import TopicsMissing, create_app
@@ -24,8 +25,8 @@ def worker(settings: Settings) -> None:
         app = create_app(settings)
     except TopicsMissing as exc:
         raise RuntimeFailure(str(exc)) from exc
-    except Exception as exc:
-        raise RuntimeFailure(f"cannot reach Kafka at {settings.bootstrap_servers}: {exc}") from exc
+    except KafkaException as exc:
+        raise RuntimeFailure(f"cannot reach Kafka at {settings.bootstrap_servers}: {exc.args[0].str()}") from exc
     faust.Worker(
         app,
         loglevel=settings.log_level,

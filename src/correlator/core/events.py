@@ -12,6 +12,15 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 ROLES = ("jobmanager", "taskmanager", "datanode", "namenode")
+TEXT_LIMIT = 2000
+"""Free text copied from a log (messages, causes) is cut here: a 10 MB stack must not become a 10 MB event."""
+
+
+def _clip(event: object, *names: str) -> None:
+    for name in names:
+        value = getattr(event, name)
+        if isinstance(value, str) and len(value) > TEXT_LIMIT:
+            object.__setattr__(event, name, value[: TEXT_LIMIT - 1] + "…")
 
 
 def iso_ms(ts_ms: int) -> str:
@@ -74,6 +83,9 @@ class CheckpointDeclined(Event):
     attempt_id: str | None = None
     reason: str | None = None
 
+    def __post_init__(self) -> None:
+        _clip(self, "reason")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointFailed(Event):
@@ -89,6 +101,9 @@ class CheckpointFailed(Event):
     attempt_id: str | None = None
     timeout_ms: int | None = None
     duration_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        _clip(self, "message", "operator", "path")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,6 +134,9 @@ class TaskStatus(Event):
     from_state: str
     to_state: str
     cause: str | None = None
+
+    def __post_init__(self) -> None:
+        _clip(self, "cause", "task")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -286,8 +304,30 @@ class UnknownEventType(ValueError):
     """A dict that names no registered event type."""
 
 
+class InvalidEvent(ValueError):
+    """A dict whose fields do not have the types its event type declares (a corrupt or foreign record)."""
+
+
+_SCALARS: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bool,), "float": (int, float)}
+
+
+def _accepts(annotation: str, value: Any) -> bool:
+    for option in (part.strip() for part in annotation.split("|")):
+        if option == "None" and value is None:
+            return True
+        if option.startswith("tuple[") and isinstance(value, (list, tuple)):
+            return all(isinstance(item, str) for item in value)
+        kinds = _SCALARS.get(option)
+        if kinds and isinstance(value, kinds) and not (option != "bool" and isinstance(value, bool)):
+            return True
+    return False
+
+
 def event_from_dict(data: dict[str, Any]) -> Event:
-    """Inverse of :func:`event_to_dict`; ignores ``at`` (derived) and unknown keys (forward compatibility)."""
+    """Inverse of :func:`event_to_dict`; ignores ``at`` (derived) and unknown keys (forward compatibility).
+
+    Field types are checked, so a corrupt record fails here, at the boundary, not later inside the engine's state.
+    """
     cls = EVENT_TYPES.get(data.get("type", ""))
     if cls is None:
         raise UnknownEventType(f"unknown event type {data.get('type')!r}")
@@ -295,6 +335,10 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     for f in dataclasses.fields(cls):
         if f.name in data:
             value = data[f.name]
+            if not _accepts(str(f.type), value):
+                raise InvalidEvent(f"{cls.type}.{f.name} has a {type(value).__name__}, expected {f.type}")
             kwargs[f.name] = tuple(value) if isinstance(value, list) else value
-    return cls(**kwargs)
-
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # a required field is missing
+        raise InvalidEvent(f"{cls.type}: {exc}") from None

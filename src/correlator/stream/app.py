@@ -26,7 +26,7 @@ from correlator.adapters.scanners import fastest_scanner
 from correlator.config import Settings
 from correlator.core.engine import EngineConfig
 from correlator.core.events import Event
-from correlator.core.records import ParseError
+from correlator.core.records import ParseError, parse_error
 from correlator.core.verdict import Verdict
 from correlator.stream import wire
 from correlator.stream.metrics import WorkerMetrics
@@ -96,6 +96,7 @@ def create_app(
         topic_disable_leader=True,
         stream_wait_empty=True,
         producer_max_request_size=SNAPSHOT_LIMIT,
+        topic_replication_factor=settings.state_replication,
     )
     raw_topic = app.topic(*raw_names, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
     events_topic = app.topic(
@@ -141,28 +142,28 @@ def create_app(
             return state
         return cached[1]
 
-    def forward(
-        produced: list[tuple[Event | ParseError, wire.Position]], message: Any, timestamp: float | None
-    ) -> None:
+    def forward(produced: list[tuple[Event | ParseError, wire.Position]], message: Any | None) -> None:
+        """Events to the events topic, parse errors to the dead-letter topic with their own coordinates."""
+        by_type: Counter[str] = Counter()
         for item, position in produced:
             if isinstance(item, ParseError):
                 metrics.dead_letters.labels(item.reason).inc()
-                here = item.ref == f"{message.topic}/{message.partition}@{message.offset}" if message else False
+                is_current = message is not None and wire.coordinates(item.ref) == (
+                    message.topic, message.partition, message.offset
+                )
                 deadletter_topic.send_soon(
-                    key=message.key if message else None,
-                    value=wire.encode_dead_letter(
-                        item,
-                        topic=position.topic,
-                        partition=position.partition,
-                        offset=position.offset,
-                        value=message.value if here else None,
-                    ),
+                    key=message.key if is_current else None,
+                    value=wire.encode_dead_letter(item, position, message.value if is_current else None),
                 )
             else:
-                metrics.events.labels(item.type).inc()
+                by_type[item.type] += 1
                 events_topic.send_soon(
-                    key=item.cluster.encode(), value=wire.encode_event(item, position), timestamp=timestamp
+                    key=item.cluster.encode(),
+                    value=wire.encode_event(item, position),
+                    timestamp=message.timestamp if message is not None else time.time(),
                 )
+        for kind, n in by_type.items():
+            metrics.events.labels(kind).inc(n)
 
     def publish(verdicts: list[tuple[Verdict, float | None]]) -> None:
         for verdict, produced_at in verdicts:
@@ -177,8 +178,14 @@ def create_app(
 
     def observe_lag(batch: list[Any]) -> None:
         last = {event.message.tp: event.message.offset for event in batch}
+        assigned = app.consumer.assignment()
         for tp, offset in last.items():
-            lag = max(0, app.consumer.highwater(tp) - offset - 1)
+            if tp not in assigned:  # revoked while this batch was processed
+                continue
+            highwater = app.consumer.highwater(tp)
+            if highwater is None:
+                continue
+            lag = max(0, highwater - offset - 1)
             lags[(tp.topic, tp.partition)] = lag
             metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(lag)
 
@@ -200,8 +207,9 @@ def create_app(
                     if produced is None:
                         continue
                     touched.add((msg.topic, msg.partition))
-                    forward(produced, msg, msg.timestamp)
+                    forward(produced, msg)
                 observe_lag(batch)
+                await app.producer.flush()  # outputs are durable before the snapshot that says they were sent
                 for topic, partition in touched:
                     persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), raw_state(topic, partition).dump())
 
@@ -215,23 +223,25 @@ def create_app(
                 for event in batch:
                     msg = event.message
                     cluster = msg.key.decode("utf-8", "replace") if msg.key else settings.cluster
-                    state = cluster_state(cluster, msg.partition)
+                    ref = f"{msg.topic}/{msg.partition}@{msg.offset}"
                     try:
                         parsed, position = wire.decode_event(msg.value)
-                    except Exception as exc:  # a foreign record on our topic must not stop the worker
-                        error = ParseError("bad_event", f"{type(exc).__name__}: {exc}"[:200], "", "")
-                        forward([(error, wire.Position(msg.topic, msg.partition, msg.offset, 0))], msg, None)
+                        state = cluster_state(cluster, msg.partition)
+                        before = state.duplicates
+                        decided += [(v, msg.timestamp) for v in state.feed(msg.offset, parsed, position)]
+                    except Exception as exc:  # a foreign or corrupt record on our topic must not stop the worker
+                        error = parse_error("bad_event", f"{type(exc).__name__}: {exc}"[:200], ref, msg.value or b"")
+                        forward([(error, wire.Position(msg.topic, msg.partition, msg.offset, 0))], msg)
                         continue
-                    before = state.duplicates
-                    decided += [(v, msg.timestamp) for v in state.feed(msg.offset, parsed, position)]
                     if state.duplicates != before:
                         metrics.duplicates.inc()
                     touched.add(cluster)
                 observe_lag(batch)
                 publish(decided)
+                await app.producer.flush()
                 for cluster in touched:
                     partition, state = cluster_states[cluster]
-                    metrics.late_evidence.labels(cluster).set(state.stats().get("late_evidence", 0))
+                    metrics.late_evidence.labels(cluster).set(state.engine.stats.get("late_evidence", 0))
                     persist(engine_table, partition, cluster.encode(), state.dump())
 
     @app.timer(options.tick_s)
@@ -243,13 +253,15 @@ def create_app(
             for (topic, partition), state in list(raw_states.items()):
                 produced = state.flush_idle(now)
                 if produced:
-                    forward(produced, None, time.time())
+                    forward(produced, None)
+                    await app.producer.flush()
                     persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), state.dump())
         async with correlate_lock:
             for cluster, (partition, state) in list(cluster_states.items()):
                 verdicts = state.engine.advance(now)
                 if verdicts:
                     publish([(v, None) for v in verdicts])
+                    await app.producer.flush()
                     persist(engine_table, partition, cluster.encode(), state.dump())
 
     async def forget_partitions(*_: Any, **__: Any) -> None:

@@ -33,6 +33,7 @@ from correlator.core.incidents import (
     occurrence,
     resolve,
 )
+from correlator.core.verdict import verdict_from_dict
 
 log = logging.getLogger("correlator.slackbot")
 SCHEMA = "correlator.verdict/v1"
@@ -113,7 +114,8 @@ class SlackBot:
             if not schema.startswith(SCHEMA.split("/")[0] + "/"):
                 raise VerdictShapeError(f"not a verdict schema: {schema[:60]!r}")
             occ = occurrence(verdict)
-        except VerdictShapeError as exc:
+            verdict_from_dict(dict(verdict))  # the full shape, so rendering cannot fail on a field's type later
+        except (VerdictShapeError, ValueError, TypeError, AttributeError, KeyError) as exc:
             log.warning("skipping a verdict this bot cannot group: %s", exc)
             self.stats.count(Outcome.SKIPPED)
             return Outcome.SKIPPED

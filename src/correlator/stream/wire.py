@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
+from correlator.adapters.codec import deadletter_value
 from correlator.core.events import Event, event_from_dict, event_to_dict
 from correlator.core.records import ParseError
 from correlator.core.verdict import Verdict, verdict_to_dict
-
-DEADLETTER_VALUE_LIMIT = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -34,6 +31,7 @@ class Position:
 
 
 def encode_event(event: Event, position: Position) -> bytes:
+    """The event JSON of CONTRACT §4 plus ``_pos``, which consumers other than the worker may ignore."""
     data = event_to_dict(event)
     data["_pos"] = [position.topic, position.partition, position.offset, position.seq]
     return orjson.dumps(data)
@@ -41,6 +39,8 @@ def encode_event(event: Event, position: Position) -> bytes:
 
 def decode_event(value: bytes) -> tuple[Event, Position | None]:
     data = orjson.loads(value)
+    if not isinstance(data, dict):
+        raise ValueError("event JSON is not an object")
     pos = data.pop("_pos", None)
     position = Position(str(pos[0]), int(pos[1]), int(pos[2]), int(pos[3])) if pos else None
     return event_from_dict(data), position
@@ -54,20 +54,16 @@ def verdict_key(verdict: Verdict) -> bytes:
     return f"{verdict.cluster}/{verdict.job_id or '-'}".encode()
 
 
-def encode_dead_letter(
-    error: ParseError, *, topic: str, partition: int, offset: int, value: bytes | None
-) -> bytes:
-    """The reason, the original coordinates and the original bytes (base64) when they are at hand and small."""
-    record: dict[str, Any] = {
-        "reason": error.reason,
-        "detail": error.detail,
-        "ref": error.ref,
-        "topic": topic,
-        "partition": partition,
-        "offset": offset,
-    }
-    if value is not None and len(value) <= DEADLETTER_VALUE_LIMIT:
-        record["value_b64"] = base64.b64encode(value).decode("ascii")
-    else:
-        record["value_prefix"] = error.excerpt
-    return orjson.dumps(record)
+def coordinates(ref: str) -> tuple[str, int, int] | None:
+    """``topic/partition@offset`` back to its parts; ``None`` for a file reference."""
+    topic_partition, at, offset = ref.rpartition("@")
+    topic, slash, partition = topic_partition.rpartition("/")
+    if not (at and slash and partition.isdigit() and offset.isdigit()):
+        return None
+    return topic, int(partition), int(offset)
+
+
+def encode_dead_letter(error: ParseError, position: Position, value: bytes | None) -> bytes:
+    """Coordinates of the record the error is about (its first line), not of the record that closed it."""
+    topic, partition, offset = coordinates(error.ref) or (position.topic, position.partition, position.offset)
+    return deadletter_value(error, topic=topic, partition=partition, offset=offset, value=value)
