@@ -28,6 +28,7 @@ class Settings(BaseSettings):
     sasl_mechanism: str | None = Field(None, description="PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
     sasl_username: str | None = Field(None, description="SASL user name")
     sasl_password: SecretStr | None = Field(None, description="SASL password (never printed)")
+    sasl_password_file: Path | None = Field(None, description="file holding the SASL password (keeps it out of argv)")
     ssl_cafile: Path | None = Field(None, description="CA bundle (PEM) to verify the brokers")
     ssl_certfile: Path | None = Field(None, description="client certificate (PEM) for mutual TLS")
     ssl_keyfile: Path | None = Field(None, description="client private key (PEM) for mutual TLS")
@@ -92,6 +93,14 @@ class Settings(BaseSettings):
     def ingest_config(self) -> IngestConfig:
         return IngestConfig(tz=self.tz, default_cluster=self.cluster, idle_flush_ms=self.multiline_idle_ms)
 
+    def sasl_password_value(self) -> str | None:
+        """The password from the variable or from the file, read only where a client is built."""
+        if self.sasl_password is not None:
+            return self.sasl_password.get_secret_value()
+        if self.sasl_password_file is not None:
+            return self.sasl_password_file.read_text(encoding="utf-8").strip()
+        return None
+
     def slack_token_value(self) -> str | None:
         """The token from the variable or from the file, read only where it is used."""
         if self.slack_token is not None:
@@ -107,8 +116,9 @@ class Settings(BaseSettings):
             conf["sasl.mechanism"] = self.sasl_mechanism
         if self.sasl_username:
             conf["sasl.username"] = self.sasl_username
-        if self.sasl_password is not None:
-            conf["sasl.password"] = self.sasl_password.get_secret_value()
+        password = self.sasl_password_value()
+        if password is not None:
+            conf["sasl.password"] = password
         if self.ssl_cafile:
             conf["ssl.ca.location"] = str(self.ssl_cafile)
         if self.ssl_certfile:

@@ -56,3 +56,23 @@ def test_sniff_family() -> None:
     assert sniff_family("2020-01-02T17:18:15.512+0800: 1.2: [GC (Allocation Failure) 1K->1K(2K), 0.1 secs]\n") == "gc"
     assert sniff_family("2020-01-02 17:18:53,337 INFO  org.apache.flink.runtime.taskmanager.Task - x\n") == "flink"
     assert sniff_family("2020-01-02 17:18:53,337 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: x\n") == "hdfs"
+
+
+class TestInputSide:
+    """Which raw topic a discovered log file is shipped to."""
+
+    def test_flink_logs_and_flink_gc_logs_go_to_the_flink_topic(self) -> None:
+        from correlator.core.sources import input_side
+
+        assert input_side("flink", "taskmanager") == "flink"
+        assert input_side("gc", "taskmanager") == "flink"
+        assert input_side("gc", "datanode") == "hdfs"
+        assert input_side("hdfs", "namenode") == "hdfs"
+
+    def test_envelope_files_are_judged_by_their_content(self) -> None:
+        from correlator.core.sources import input_side
+
+        flink = '{"message": "2020-01-02 17:18:53,337 INFO  org.apache.flink.runtime.taskmanager.Task - x"}'
+        hadoop = '{"message": "2020-01-02 17:18:53,337 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: x"}'
+        assert input_side("envelope", None, flink) == "flink"
+        assert input_side("envelope", None, hadoop) == "hdfs"

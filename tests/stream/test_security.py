@@ -48,6 +48,17 @@ class TestSecurity:
             "ssl.ca.location": str(ca_file),
         }
 
+    def test_password_from_a_file_reaches_both_clients(self, tmp_path: Path) -> None:
+        """A password file (no secret in argv or env) is read for librdkafka and aiokafka alike."""
+        secret = tmp_path / "sasl-password"
+        secret.write_text("from-a-file\n")
+        settings = Settings(security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
+                            sasl_username="u", sasl_password_file=secret)
+        assert settings.kafka_security()["sasl.password"] == "from-a-file"
+        credentials = faust_credentials(settings)
+        assert credentials_to_aiokafka_auth(credentials)["sasl_plain_password"] == "from-a-file"
+        assert "from-a-file" not in repr(settings)
+
     def test_tls_only_and_plaintext(self, ca_file: Path) -> None:
         assert isinstance(faust_credentials(Settings(security_protocol="SSL", ssl_cafile=ca_file)), faust.SSLCredentials)
         assert faust_credentials(Settings()) is None

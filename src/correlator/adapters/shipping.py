@@ -12,6 +12,7 @@ from typing import Protocol
 from confluent_kafka import KafkaException, Producer
 
 from correlator.config import Settings
+from correlator.core.sources import input_side
 from correlator.core.timestamps import LocalClock, parse_offset
 
 
@@ -44,14 +45,12 @@ class ShippingFailed(RuntimeError):
 
 
 def topic_for(log: LogFile, settings: Settings) -> str:
-    """Flink logs (and Flink processes' GC logs) go to the Flink topic, everything else to the HDFS topic."""
-    if log.family == "flink" or (log.family == "gc" and log.role in ("taskmanager", "jobmanager")):
-        return settings.topic_logs_flink
+    head = ""
     if log.family == "envelope":
         with open(log.path, "rb") as handle:
-            if b"org.apache.flink" in handle.read(65536):
-                return settings.topic_logs_flink
-    return settings.topic_logs_hdfs
+            head = handle.read(65536).decode("utf-8", "replace")
+    side = input_side(log.family, log.role, head)
+    return settings.topic_logs_flink if side == "flink" else settings.topic_logs_hdfs
 
 
 def file_lines(index: int, log: LogFile, topic: str, cluster: str, clock: LocalClock) -> Iterator[ShippedLine]:

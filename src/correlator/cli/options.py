@@ -20,6 +20,7 @@ KAFKA = (
     "sasl_mechanism",
     "sasl_username",
     "sasl_password",
+    "sasl_password_file",
     "ssl_cafile",
     "ssl_certfile",
     "ssl_keyfile",

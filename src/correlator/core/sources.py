@@ -140,3 +140,15 @@ def sniff_family(head: str) -> str | None:
     if _SNIFF_GC.search(head):
         return "gc"
     return None
+
+
+def input_side(family: str, role: str | None, head: str = "") -> str:
+    """Which raw topic a log file belongs on: ``flink`` (Flink processes, their GC logs too) or ``hdfs``.
+
+    ``head`` (the first kilobytes) decides for envelope files, whose family says nothing about the process.
+    """
+    if family == "flink" or (family == "gc" and role in ("taskmanager", "jobmanager")):
+        return "flink"
+    if family == "envelope" and head.count("org.apache.flink") > head.count("org.apache.hadoop"):
+        return "flink"
+    return "hdfs"

@@ -28,7 +28,7 @@ def faust_credentials(settings: Settings) -> CredentialsT | None:
     if protocol.startswith("SASL"):
         return faust.SASLCredentials(
             username=settings.sasl_username,
-            password=settings.sasl_password.get_secret_value() if settings.sasl_password else None,
+            password=settings.sasl_password_value(),
             mechanism=settings.sasl_mechanism or "PLAIN",
             ssl_context=context,
         )
