@@ -77,43 +77,20 @@ def _innermost_reason(text: str) -> str | None:
 
 
 def _stack_failure(emit: Emit, text: str, *, job_id: str | None, attempt_id: str | None, message: str) -> bool:
-    """Emit ``checkpoint_failed`` when a record's cause chain shows a materialize or finalize failure."""
+    """Emit ``checkpoint_failed`` when a record's cause chain shows a materialize, perform or finalize failure."""
     path_m = _FLUSH_PATH.search(text)
     path = path_m[1] if path_m else None
-    path_job, path_chk = job_and_checkpoint_from_path(path)
-    m = _MATERIALIZE.search(text)
-    if m is not None:
+    path_job, _ = job_and_checkpoint_from_path(path)
+    for pattern, kind in ((_MATERIALIZE, "async_materialize"), (_PERFORM, "declined"), (_FINALIZE, "finalize")):
+        m = pattern.search(text)
+        if m is None:
+            continue
         emit(
             CheckpointFailed,
             job_id=job_id or path_job,
             checkpoint_id=int(m[1]),
-            kind="async_materialize",
-            operator=m[2],
-            path=path,
-            message=message,
-            attempt_id=attempt_id,
-        )
-        return True
-    m = _PERFORM.search(text)
-    if m is not None:
-        emit(
-            CheckpointFailed,
-            job_id=job_id or path_job,
-            checkpoint_id=int(m[1]),
-            kind="declined",
-            operator=m[2],
-            path=path,
-            message=message,
-            attempt_id=attempt_id,
-        )
-        return True
-    m = _FINALIZE.search(text)
-    if m is not None:
-        emit(
-            CheckpointFailed,
-            job_id=job_id or path_job,
-            checkpoint_id=int(m[1]),
-            kind="finalize",
+            kind=kind,
+            operator=m[2] if m.re.groups >= 2 else None,
             path=path,
             message=message,
             attempt_id=attempt_id,
