@@ -29,11 +29,12 @@ class DemoFailed(RuntimeError):
 
 
 def free_port(span: int = 1) -> int:
-    for _ in range(100):
+    """A loopback port whose ``span - 1`` successors are free too (Kafka's controller port sits next to it)."""
+    for _ in range(200):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        if all(_free(port + i) for i in range(span)):
+        if port + span < 65535 and all(_free(port + i) for i in range(span)):
             return port
     raise DemoFailed("no free loopback port")
 

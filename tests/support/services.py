@@ -3,35 +3,16 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from correlator.demo import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = ROOT / "deploy" / "local"
-
-
-def free_port(count: int = 1) -> int:
-    """A loopback port whose ``count`` successors are free too (Kafka needs a controller port next to it)."""
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port + count < 65535 and all(_free(port + i) for i in range(count)):
-            return port
-    raise RuntimeError("no free loopback port found")
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 @dataclass
