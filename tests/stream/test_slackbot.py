@@ -21,7 +21,7 @@ from correlator.adapters.slack import RetryPolicy, SlackPoster
 from correlator.adapters.slack_blocks import escape
 from correlator.cli import cli
 from correlator.config import Settings
-from correlator.stream.slackbot import BotConfig, SlackBot, run_file, run_kafka
+from correlator.stream.slackbot import BotConfig, Outcome, SlackBot, run_file, run_kafka
 from tests.support.fake_slack import FakeSlack
 from tests.support.services import RedisServer
 
@@ -159,6 +159,45 @@ class TestSlackFailures:
         stats = run_file(make_bot(), RECURRING)
         assert stats.posted == 6 and stats.retries >= 1
         assert_one_thread(slack, verdicts())
+
+
+class Crash(BaseException):
+    """A replica dying (kill -9) right after Slack accepted its post, before Redis recorded it."""
+
+
+def crash_after_posting(bot: SlackBot) -> None:
+    def die(*_args: Any, **_kwargs: Any) -> None:
+        raise Crash
+
+    bot.store.finish = die  # type: ignore[method-assign]
+
+
+class TestCrashAfterPosting:
+    def test_a_replica_that_died_after_posting_is_not_posted_again(
+        self, slack: FakeSlack, make_bot: Callable[..., SlackBot]
+    ) -> None:
+        """The parent and a reply whose outcome never reached Redis are found in Slack, not posted twice; the thread
+        of the found parent is the one later replies go to."""
+        first, second, third = verdicts()[:3]
+        short_lease = BotConfig(backoff_initial_s=0.05, backoff_max_s=0.3, busy_wait_s=0.05, lease_ms=300)
+        stop = threading.Event()
+
+        dying = make_bot(owner="a", config=short_lease)
+        crash_after_posting(dying)
+        with pytest.raises(Crash):
+            dying.deliver(first, stop)
+        survivor = make_bot(owner="b", config=short_lease)
+        assert survivor.deliver(first, stop) is Outcome.POSTED
+        assert slack.posted_verdict_ids() == [first["verdict_id"]]
+
+        assert survivor.deliver(second, stop) is Outcome.POSTED
+        dying = make_bot(owner="c", config=short_lease)
+        crash_after_posting(dying)
+        with pytest.raises(Crash):
+            dying.deliver(third, stop)
+        assert survivor.deliver(third, stop) is Outcome.POSTED
+        assert_one_thread(slack, [first, second, third])
+        assert survivor.deliver(third, stop) is Outcome.DUPLICATE
 
 
 class TestReplicas:

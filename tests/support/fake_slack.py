@@ -1,4 +1,5 @@
-"""A local Slack Web API on 127.0.0.1: chat.postMessage, chat.update and auth.test, recording every request.
+"""A local Slack Web API on 127.0.0.1: chat.postMessage, chat.update, conversations.history/replies and auth.test,
+recording every request.
 
 Failures are scripted per method: ``fail_next("chat.postMessage", 429, retry_after=1)`` or ``fail_next(..., 500)``
 answer the next matching request(s) with that status instead of handling them.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -132,6 +134,11 @@ class FakeSlack:
                 return 200, {}, self._post(body)
             if method == "chat.update":
                 return 200, {}, self._update(body)
+            if method == "conversations.history":
+                return 200, {}, self._listing(body, lambda m: m.thread_ts is None and float(m.ts) >= float(
+                    body.get("oldest") or 0))
+            if method == "conversations.replies":
+                return 200, {}, self._listing(body, lambda m: m.ts == body.get("ts") or m.thread_ts == body.get("ts"))
             return 404, {}, {"ok": False, "error": "unknown_method"}
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -141,12 +148,29 @@ class FakeSlack:
         if thread_ts is not None and thread_ts not in self.messages:
             return {"ok": False, "error": "thread_not_found"}
         self._seq += 1
-        ts = f"1700000000.{self._seq:06d}"
-        channel = "C" + str(body["channel"]).lstrip("#").upper()[:10]
+        ts = f"{int(time.time())}.{self._seq:06d}"
+        channel = self._channel_id(str(body["channel"]))
         self.messages[ts] = Posted(
             channel, ts, body.get("text", ""), body.get("blocks") or [], thread_ts, body.get("metadata")
         )
         return {"ok": True, "channel": channel, "ts": ts, "message": {"ts": ts, "text": body.get("text", "")}}
+
+    def _channel_id(self, name: str) -> str:
+        """Channel names map to ids the way Slack answers them; an id already handed out stays itself."""
+        if any(m.channel == name for m in self.messages.values()):
+            return name
+        return "C" + name.lstrip("#").upper()[:10]
+
+    def _listing(self, body: dict[str, Any], keep: Callable[[Posted], bool]) -> dict[str, Any]:
+        channel = self._channel_id(str(body.get("channel") or ""))
+        with_metadata = str(body.get("include_all_metadata")).lower() in ("true", "1")
+        messages = [
+            {"ts": m.ts, "text": m.text, **({"thread_ts": m.thread_ts} if m.thread_ts else {}),
+             **({"metadata": m.metadata} if with_metadata and m.metadata else {})}
+            for m in sorted(self.messages.values(), key=lambda m: float(m.ts), reverse=True)
+            if m.channel == channel and keep(m)
+        ]
+        return {"ok": True, "channel": channel, "messages": messages, "has_more": False}
 
     def _update(self, body: dict[str, Any]) -> dict[str, Any]:
         message = self.messages.get(str(body.get("ts")))

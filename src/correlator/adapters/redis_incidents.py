@@ -49,6 +49,9 @@ class Begun:
     holder: str | None = None
     last_verdict: dict[str, Any] | None = None
     """The verdict the parent message was last rendered from, to render it again (resolution)."""
+    attempted_ms: int | None = None
+    """When a replica already went ahead for this verdict without recording the outcome (it may have died right after
+    Slack accepted the post): look in Slack from then on before posting again."""
 
 
 _BEGIN = """
@@ -56,8 +59,13 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return {'dup'} end
 local holder = redis.call('GET', KEYS[2])
 if holder and holder ~= ARGV[1] then return {'busy', holder} end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+local attempted = ''
+if KEYS[4] ~= '' then
+  attempted = redis.call('GET', KEYS[4]) or ''
+  if attempted == '' then redis.call('SET', KEYS[4], ARGV[4], 'EX', ARGV[3]) end
+end
 local s = redis.call('HMGET', KEYS[3], 'state', 'channel', 'ts', 'verdict')
-return {'go', s[1] or '', s[2] or '', s[3] or '', s[4] or ''}
+return {'go', s[1] or '', s[2] or '', s[3] or '', s[4] or '', attempted}
 """
 
 _FINISH = """
@@ -72,6 +80,7 @@ else
 end
 redis.call('EXPIRE', KEYS[4], ARGV[6])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+redis.call('DEL', KEYS[5])
 return 1
 """
 
@@ -114,6 +123,9 @@ class RedisIncidentStore:
     def _verdict(self, verdict_id: str) -> str:
         return f"{self._ns}:verdict:{verdict_id}"
 
+    def _attempt(self, verdict_id: str) -> str:
+        return f"{self._ns}:attempt:{verdict_id}"
+
     def _lease(self, incident_id: str) -> str:
         return f"{self._ns}:lease:{incident_id}"
 
@@ -128,16 +140,16 @@ class RedisIncidentStore:
     def ping(self) -> None:
         self._call(self._client.ping)
 
-    def begin(self, verdict_id: str, key: IncidentKey, owner: str, lease_ms: int) -> Begun:
+    def begin(self, verdict_id: str, key: IncidentKey, owner: str, lease_ms: int, now_ms: int = 0) -> Begun:
         """Claim the incident of a verdict for ``owner`` unless the verdict is done or another replica works on it."""
-        keys = [self._verdict(verdict_id), self._lease(key.id), self._incident(key.id)]
-        reply = self._call(self._begin, keys=keys, args=[owner, lease_ms])
+        keys = [self._verdict(verdict_id), self._lease(key.id), self._incident(key.id), self._attempt(verdict_id)]
+        reply = self._call(self._begin, keys=keys, args=[owner, lease_ms, self.verdict_ttl_s, now_ms])
         return _begun(reply)
 
     def begin_sweep(self, incident_id: str, owner: str, lease_ms: int) -> Begun:
         """Claim an incident for a resolution sweep (no verdict involved)."""
-        keys = [self._verdict(""), self._lease(incident_id), self._incident(incident_id)]
-        return _begun(self._call(self._begin, keys=keys, args=[owner, lease_ms]))
+        keys = [self._verdict(""), self._lease(incident_id), self._incident(incident_id), ""]
+        return _begun(self._call(self._begin, keys=keys, args=[owner, lease_ms, self.verdict_ttl_s, 0]))
 
     def finish(
         self,
@@ -154,7 +166,8 @@ class RedisIncidentStore:
         replayed old incident the moment it arrives.
         """
         kid = incident.key.id
-        keys = [self._verdict(verdict_id or ""), self._lease(kid), self._incident(kid), self._open]
+        keys = [self._verdict(verdict_id or ""), self._lease(kid), self._incident(kid), self._open,
+                self._attempt(verdict_id or "")]
         args = [
             owner,
             incident.key.id if verdict_id else "",
@@ -205,10 +218,13 @@ def _begun(reply: list[str]) -> Begun:
         return Begun(status, holder=reply[1])
     if status is BeginStatus.DUPLICATE:
         return Begun(status)
-    state, channel, ts, verdict = reply[1], reply[2], reply[3], reply[4]
+    state, channel, ts, verdict, attempted = reply[1], reply[2], reply[3], reply[4], reply[5]
     incident = incident_from_dict(json.loads(state)) if state else None
     last = json.loads(verdict) if verdict else None
-    return Begun(status, incident, Thread(channel, ts) if ts else None, last_verdict=last)
+    return Begun(
+        status, incident, Thread(channel, ts) if ts else None, last_verdict=last,
+        attempted_ms=int(attempted) if attempted else None,
+    )
 
 
 __all__ = ["OPEN", "BeginStatus", "Begun", "RedisIncidentStore", "StoreUnavailable", "Thread"]

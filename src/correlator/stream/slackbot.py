@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from correlator.adapters.redis_incidents import BeginStatus, RedisIncidentStore, StoreUnavailable, Thread
-from correlator.adapters.slack import SlackPoster, SlackUnavailable
+from correlator.adapters.slack import Posted, SlackPoster, SlackRejected, SlackUnavailable
 from correlator.adapters.slack_blocks import parent_message, reply_message
 from correlator.core.incidents import (
     Action,
@@ -60,6 +60,8 @@ class BotConfig:
     backoff_initial_s: float = 0.5
     backoff_max_s: float = 30.0
     sweep_every_s: float = 60.0
+    clock_margin_ms: int = 300_000
+    """Slack's and the replicas' clocks may differ: look this much before a dead replica's attempt for its post."""
 
 
 @dataclass(slots=True)
@@ -138,7 +140,7 @@ class SlackBot:
         return None
 
     def _deliver_once(self, verdict: Mapping[str, Any], occ: Occurrence, stop: threading.Event) -> Outcome | None:
-        begun = self.store.begin(occ.verdict_id, occ.key, self.owner, self.config.lease_ms)
+        begun = self.store.begin(occ.verdict_id, occ.key, self.owner, self.config.lease_ms, self.clock_ms())
         if begun.status is BeginStatus.DUPLICATE:
             log.info("verdict %s already delivered", occ.verdict_id)
             return Outcome.DUPLICATE
@@ -149,11 +151,16 @@ class SlackBot:
         try:
             if transition.closed is not None and begun.thread is not None:
                 self._update_parent(begun.thread, begun.last_verdict or verdict, transition.closed)
-            if transition.action is Action.RECUR and begun.thread is not None:
-                self.poster.post(reply_message(verdict, incident), thread_ts=begun.thread.ts)
+            reply = transition.action is Action.RECUR and begun.thread is not None
+            earlier = None
+            if begun.attempted_ms is not None:
+                earlier = self._earlier_post(occ.verdict_id, begun.thread if reply else None, begun.attempted_ms)
+            if reply and begun.thread is not None:
+                if earlier is None:
+                    self.poster.post(reply_message(verdict, incident), thread_ts=begun.thread.ts)
                 thread = begun.thread
             else:
-                posted = self.poster.post(parent_message(verdict, incident))
+                posted = earlier or self.poster.post(parent_message(verdict, incident))
                 thread = Thread(posted.channel, posted.ts)
         except BaseException:
             self._release_quietly(occ.key)
@@ -165,6 +172,18 @@ class SlackBot:
         log.info("verdict %s posted (%s, incident %s #%d)", occ.verdict_id, transition.action.value,
                  incident.key.id, incident.count)
         return Outcome.POSTED
+
+    def _earlier_post(self, verdict_id: str, thread: Thread | None, attempted_ms: int) -> Posted | None:
+        """After a replica died between Slack's answer and Redis, find its post instead of posting twice."""
+        oldest_s = (attempted_ms - self.config.clock_margin_ms) / 1000
+        try:
+            found = self.poster.find_posted(verdict_id, (thread.channel, thread.ts) if thread else None, oldest_s)
+        except SlackRejected as exc:  # e.g. no history scope: posting again is the lesser evil than never posting
+            log.warning("cannot look for an earlier post of verdict %s (%s); posting it", verdict_id, exc)
+            return None
+        if found is not None:
+            log.info("verdict %s was already posted by a replica that stopped before recording it", verdict_id)
+        return found
 
     def _record(
         self, verdict_id: str, incident: Incident, thread: Thread, verdict: Mapping[str, Any], stop: threading.Event
