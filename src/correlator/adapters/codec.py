@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -11,16 +12,25 @@ from correlator.core.events import Event, event_from_dict, event_to_dict
 from correlator.core.records import ParseError
 
 
-def encode_event(event: Event) -> bytes:
-    return orjson.dumps(event_to_dict(event))
+def encode_event(event: Event, extra: Mapping[str, Any] | None = None) -> bytes:
+    """The event JSON of CONTRACT §4; ``extra`` adds transport fields that event readers ignore."""
+    data = event_to_dict(event)
+    if extra:
+        data.update(extra)
+    return orjson.dumps(data)
+
+
+def decode_event_record(data: bytes | str) -> tuple[Event, dict[str, Any]]:
+    """The event and the whole decoded object (for transport fields); ``ValueError`` on bad input."""
+    value = orjson.loads(data)
+    if not isinstance(value, dict):
+        raise ValueError("event JSON is not an object")
+    return event_from_dict(value), value
 
 
 def decode_event(data: bytes | str) -> Event:
     """Inverse of :func:`encode_event`; raises ``ValueError`` (incl. ``UnknownEventType``) on bad input."""
-    value = orjson.loads(data)
-    if not isinstance(value, dict):
-        raise ValueError("event JSON is not an object")
-    return event_from_dict(value)
+    return decode_event_record(data)[0]
 
 
 def parse_error_to_dict(error: ParseError) -> dict[str, Any]:

@@ -13,20 +13,12 @@ import faust
 import orjson
 
 from correlator.config import Settings
-from correlator.stream.security import faust_credentials
+from correlator.stream.transport import faust_app, raw_logs_topic
 
 
 def build(settings: Settings, result_file: Path, expected: int) -> faust.App:
-    app = faust.App(
-        settings.worker_id,
-        broker=[f"kafka://{s}" for s in settings.bootstrap_servers.split(",")],
-        broker_credentials=faust_credentials(settings),
-        store="memory://",
-        web_enabled=False,
-        consumer_auto_offset_reset="earliest",
-    )
-    raw = app.topic(settings.topic_logs_flink, settings.topic_logs_hdfs, key_type=bytes, value_type=bytes,
-                    key_serializer="raw", value_serializer="raw")
+    app = faust_app(settings, web_enabled=False)
+    raw = raw_logs_topic(app, settings)
     seen = {"raw": 0}
     times: dict[str, float] = {}
 

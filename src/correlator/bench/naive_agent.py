@@ -19,27 +19,16 @@ from correlator.core.ingest import Ingest
 from correlator.core.engine import Engine
 from correlator.core.events import Event
 from correlator.stream.app import partition_counts
-from correlator.stream.security import faust_credentials
+from correlator.stream.transport import bytes_topic, faust_app, raw_logs_topic
 from correlator.stream.wire import Position, decode_event, encode_event, encode_verdict, verdict_key
 
 
 def build(settings: Settings, result_file: Path, expected_raw: int, budget_s: float = 30.0) -> faust.App:
     """``budget_s`` bounds the run: the naive agent is slow enough that a full corpus would take far too long."""
-    app = faust.App(
-        settings.worker_id,
-        broker=[f"kafka://{s}" for s in settings.bootstrap_servers.split(",")],
-        broker_credentials=faust_credentials(settings),
-        store="memory://",
-        datadir=str(settings.data_dir),
-        web_enabled=False,
-        table_standby_replicas=0,
-        consumer_auto_offset_reset="earliest",
-    )
-    raw = app.topic(settings.topic_logs_flink, settings.topic_logs_hdfs, key_type=bytes, value_type=bytes,
-                    key_serializer="raw", value_serializer="raw")
-    events = app.topic(settings.topic_events, key_type=bytes, value_type=bytes, key_serializer="raw",
-                       value_serializer="raw")
-    verdicts = app.topic(settings.topic_verdicts, key_serializer="raw", value_serializer="raw")
+    app = faust_app(settings, web_enabled=False)
+    raw = raw_logs_topic(app, settings)
+    events = bytes_topic(app, settings.topic_events)
+    verdicts = bytes_topic(app, settings.topic_verdicts)
     counts = partition_counts(settings, (settings.topic_logs_flink, settings.topic_events))
     ingest_table = app.Table("naive-ingest", key_type=bytes, value_type=bytes,
                              partitions=counts[settings.topic_logs_flink])

@@ -30,7 +30,7 @@ from correlator.core.records import ParseError, parse_error
 from correlator.core.verdict import Verdict
 from correlator.stream import wire
 from correlator.stream.metrics import WorkerMetrics
-from correlator.stream.security import faust_credentials
+from correlator.stream.transport import bytes_topic, faust_app, raw_logs_topic
 from correlator.stream.state import ClusterState, RawPartitionState
 
 
@@ -81,29 +81,21 @@ def create_app(
     ingest_config = settings.ingest_config()
     scanner = fastest_scanner()
 
-    app = faust.App(
-        settings.worker_id,
-        broker=[f"kafka://{server}" for server in settings.bootstrap_servers.split(",")],
-        broker_credentials=faust_credentials(settings),
-        store="memory://",
-        datadir=str(settings.data_dir),
+    app = faust_app(
+        settings,
         web_port=settings.web_port,
         web_bind=settings.web_host,
         web_host=settings.web_host,
-        table_standby_replicas=0,
-        consumer_auto_offset_reset="earliest",
         producer_acks=-1,
         topic_disable_leader=True,
         stream_wait_empty=True,
         producer_max_request_size=SNAPSHOT_LIMIT,
         topic_replication_factor=settings.state_replication,
     )
-    raw_topic = app.topic(*raw_names, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw")
-    events_topic = app.topic(
-        settings.topic_events, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw"
-    )
-    verdicts_topic = app.topic(settings.topic_verdicts, key_serializer="raw", value_serializer="raw")
-    deadletter_topic = app.topic(settings.topic_deadletter, key_serializer="raw", value_serializer="raw")
+    raw_topic = raw_logs_topic(app, settings)
+    events_topic = bytes_topic(app, settings.topic_events)
+    verdicts_topic = bytes_topic(app, settings.topic_verdicts)
+    deadletter_topic = bytes_topic(app, settings.topic_deadletter)
     ingest_tables = {
         name: app.Table(f"ingest-{name}", partitions=counts[name], key_type=bytes, value_type=bytes,
                         extra_topic_configs=CHANGELOG_CONFIGS)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import orjson
 
-from correlator.adapters.codec import deadletter_value
-from correlator.core.events import Event, event_from_dict, event_to_dict
+from correlator.adapters import codec
+from correlator.core.events import Event
 from correlator.core.records import ParseError
 from correlator.core.verdict import Verdict, verdict_to_dict
 
@@ -32,18 +32,14 @@ class Position:
 
 def encode_event(event: Event, position: Position) -> bytes:
     """The event JSON of CONTRACT §4 plus ``_pos``, which consumers other than the worker may ignore."""
-    data = event_to_dict(event)
-    data["_pos"] = [position.topic, position.partition, position.offset, position.seq]
-    return orjson.dumps(data)
+    return codec.encode_event(event, {"_pos": [position.topic, position.partition, position.offset, position.seq]})
 
 
 def decode_event(value: bytes) -> tuple[Event, Position | None]:
-    data = orjson.loads(value)
-    if not isinstance(data, dict):
-        raise ValueError("event JSON is not an object")
-    pos = data.pop("_pos", None)
+    event, record = codec.decode_event_record(value)
+    pos = record.get("_pos")
     position = Position(str(pos[0]), int(pos[1]), int(pos[2]), int(pos[3])) if pos else None
-    return event_from_dict(data), position
+    return event, position
 
 
 def encode_verdict(verdict: Verdict) -> bytes:
@@ -66,4 +62,4 @@ def coordinates(ref: str) -> tuple[str, int, int] | None:
 def encode_dead_letter(error: ParseError, position: Position, value: bytes | None) -> bytes:
     """Coordinates of the record the error is about (its first line), not of the record that closed it."""
     topic, partition, offset = coordinates(error.ref) or (position.topic, position.partition, position.offset)
-    return deadletter_value(error, topic=topic, partition=partition, offset=offset, value=value)
+    return codec.deadletter_value(error, topic=topic, partition=partition, offset=offset, value=value)

@@ -11,7 +11,7 @@ import pytest
 from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth
 
 from correlator.config import Settings
-from correlator.stream.security import faust_credentials
+from correlator.stream.transport import faust_credentials
 
 
 @pytest.fixture(scope="module")
