@@ -12,7 +12,6 @@ from typing import Protocol
 from confluent_kafka import KafkaException, Producer
 
 from correlator.config import Settings
-from correlator.core.sources import input_side
 from correlator.core.timestamps import LocalClock, parse_offset
 
 
@@ -27,6 +26,8 @@ class LogFile(Protocol):
     def role(self) -> str | None: ...
     @property
     def family(self) -> str: ...
+    @property
+    def side(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +46,7 @@ class ShippingFailed(RuntimeError):
 
 
 def topic_for(log: LogFile, settings: Settings) -> str:
-    head = ""
-    if log.family == "envelope":
-        with open(log.path, "rb") as handle:
-            head = handle.read(65536).decode("utf-8", "replace")
-    side = input_side(log.family, log.role, head)
-    return settings.topic_logs_flink if side == "flink" else settings.topic_logs_hdfs
+    return settings.topic_logs_flink if log.side == "flink" else settings.topic_logs_hdfs
 
 
 def file_lines(index: int, log: LogFile, topic: str, cluster: str, clock: LocalClock) -> Iterator[ShippedLine]:

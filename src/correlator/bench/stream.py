@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
 from confluent_kafka import Consumer
 
 from correlator.adapters import topics as topic_admin
@@ -94,16 +95,20 @@ def _faust_baseline(module: str, settings: Settings, expected: int, workdir: Pat
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{name} did not finish: see {workdir / (name + '.log')}")
             time.sleep(0.5)
-        import orjson
-
         data = orjson.loads(result.read_bytes())
         return float(data["raw"]) / (data["done"] - data["first"])
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        _terminate(process, 30)
+
+
+def _terminate(process: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM, so a Faust app shuts down cleanly; SIGKILL if it has not within ``grace_s``."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
 
 
 def _scrape(port: int) -> dict[str, float]:
@@ -153,8 +158,8 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo) -> N
             if done.returncode != 0:
                 raise RuntimeError(f"simulate {scenario} failed: {done.stderr.strip()[-300:]}")
         contenders = {name: _settings(settings, name, suffix, suffix) for name in ("bare", "naive", "worker")}
-        for contender in contenders.values():
-            _create_topics(contender, topics_dir)
+        for name in ("naive", "worker"):  # the bare agent only reads the shared raw topics
+            _create_topics(contenders[name], topics_dir)
         files = discover([str(logs)])
         size = sum(os.path.getsize(f.path) for f in files)
         shipped = ship(merged_lines(files, contenders["worker"]), contenders["worker"])
@@ -229,8 +234,4 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
             latency = f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms (from histogram buckets)"
         return rate, latency
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        _terminate(process, 60)

@@ -59,8 +59,8 @@ def verdicts(follow: bool, from_beginning: bool, as_json: bool, idle_timeout: fl
                 continue
             last = time.monotonic()
             try:
-                data = orjson.loads(msg.value())
-                text = orjson.dumps(data).decode() if as_json else verdict_text(verdict_from_dict(data))
+                data = orjson.loads(msg.value())  # also proves the bytes are UTF-8
+                text = msg.value().decode() if as_json else verdict_text(verdict_from_dict(data))
             except (ValueError, KeyError, TypeError) as exc:
                 click.echo(f"(skipped a record that is not a verdict at offset {msg.offset()}: {exc})", err=True)
                 continue

@@ -14,7 +14,7 @@ from correlator.core.ingest import Ingest, IngestConfig, SourceHint
 from correlator.adapters.scanners import fastest_scanner
 from correlator.core.prefilter import Scanner
 from correlator.core.records import ParseError
-from correlator.core.sources import facts_from_path, sniff_family
+from correlator.core.sources import facts_from_path, input_side, sniff_family
 
 SNIFF_BYTES = 64 * 1024
 STDIN = "-"
@@ -27,6 +27,8 @@ class LogFile:
     role: str | None
     family: str
     """``flink`` | ``hdfs`` | ``gc`` | ``envelope``."""
+    side: str = "hdfs"
+    """Which raw topic it is shipped to (``flink`` | ``hdfs``), decided once while its head is at hand."""
 
 
 def discover(paths: Sequence[str]) -> list[LogFile]:
@@ -49,18 +51,19 @@ def discover(paths: Sequence[str]) -> list[LogFile]:
 
 def _describe(path: str) -> LogFile | None:
     if path == STDIN:
-        return LogFile(STDIN, "unknown", None, "flink")
+        return LogFile(STDIN, "unknown", None, "flink", "flink")
     facts = facts_from_path(path)
     with open(path, "rb") as handle:
         head = handle.read(SNIFF_BYTES)
     if b"\x00" in head[:4096]:
         return None
-    family = sniff_family(head.decode("utf-8", errors="replace")) or facts.family
+    text = head.decode("utf-8", errors="replace")
+    family = sniff_family(text) or facts.family
     if family is None:
         return None
     if facts.family == "gc" and family not in ("envelope",):
         family = "gc"
-    return LogFile(path, facts.host or "unknown", facts.role, family)
+    return LogFile(path, facts.host or "unknown", facts.role, family, input_side(family, facts.role, text))
 
 
 def _adopt_gc_roles(files: list[LogFile]) -> list[LogFile]:
@@ -74,8 +77,8 @@ def _adopt_gc_roles(files: list[LogFile]) -> list[LogFile]:
         if f.family == "gc" and f.role is None:
             sibling = by_dir.get(os.path.dirname(f.path))
             if sibling is not None:
-                host = f.host if f.host != "unknown" else sibling.host
-                f = LogFile(f.path, sibling.host if f.host in ("unknown", None) else host, sibling.role, "gc")
+                host = sibling.host if f.host in ("unknown", None) else f.host
+                f = LogFile(f.path, host, sibling.role, "gc", input_side("gc", sibling.role))
         out.append(f)
     return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from correlator.simulate.cluster import JOB, T_2020, Cluster, Failure, Spec
+from correlator.simulate.cluster import JOB, Cluster, Failure, Spec
 
 T_2023 = 1_683_187_200_000  # 2023-05-04 08:00:00 UTC
 T_2024 = 1_715_328_000_000  # 2024-05-10 08:00:00 UTC

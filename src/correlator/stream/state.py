@@ -117,5 +117,3 @@ class ClusterState:
             self.positions[position.stream] = mark
         return self.engine.feed(event)
 
-    def stats(self) -> dict[str, Any]:
-        return {**self.engine.stats, "duplicates": self.duplicates}
