@@ -18,11 +18,13 @@ PAUSE = ("2020-01-03 12:23:16,855 WARN org.apache.hadoop.util.JvmPauseMonitor: D
          "(eg GC): pause of approximately 12345ms")
 
 
-def _feed_all(ingest: Ingest, values: list[bytes], **kw: object) -> list[Event | ParseError]:
+def _feed_all(ingest: Ingest, values: list[bytes], progress: bool = False, **kw: object) -> list[Event | ParseError]:
+    """Outputs of feeding ``values``; ``source_progress`` events only when asked for."""
     out: list[Event | ParseError] = []
     for i, v in enumerate(values):
         out += ingest.feed(v, ref=f"t/0@{i}", **kw)  # type: ignore[arg-type]
-    return out + ingest.flush_all()
+    out += ingest.flush_all()
+    return [o for o in out if progress or not (isinstance(o, Event) and o.type == "source_progress")]
 
 
 class TestBadInput:
@@ -113,3 +115,47 @@ class TestSnapshot:
         out += second.feed(lines[1], ref="t/0@1") + second.feed(lines[2], ref="t/0@2") + second.flush_all()
         assert out == straight
         assert second.stats["lines"] == 3
+
+
+class TestSourceProgress:
+    """Coverage follows every line's time, noise included, at most one progress event per source per 10 s."""
+
+    NOISE = "2026-12-01 09:{m:02d}:{s:02d},{ms:03d} INFO org.apache.hadoop.hdfs.StateChange: DIR* completeFile: /x"
+
+    def _noise(self, count: int, step_ms: int) -> list[str]:
+        out = []
+        for i in range(count):
+            t = i * step_ms
+            out.append(self.NOISE.format(m=t // 60_000, s=t // 1000 % 60, ms=t % 1000))
+        return out
+
+    def test_streamed_noise_reports_at_most_one_per_bucket(self) -> None:
+        ingest = Ingest(IngestConfig())
+        hint = SourceHint(host="nn", role="namenode", family="hdfs")
+        lines = self._noise(600, 250)  # 150 s of noise
+        out = _feed_all(ingest, [line.encode() for line in lines], progress=True, hint=hint)
+        progress = [o for o in out if isinstance(o, Event) and o.type == "source_progress"]
+        assert 15 <= len(progress) <= 2 * 16
+        assert {(p.host, p.role) for p in progress} == {("nn", "namenode")}
+        assert progress[0].ts_ms % 86_400_000 == (9 * 3600) * 1000
+        assert progress[-1].ts_ms % 86_400_000 == (9 * 3600 + 149) * 1000 + 750
+        assert [p.ts_ms for p in progress] == sorted(p.ts_ms for p in progress)
+
+    def test_block_path_reports_first_and_last_line(self) -> None:
+        ingest = Ingest(IngestConfig())
+        hint = SourceHint(host="nn", role="namenode", family="hdfs", file="hadoop-u-namenode-nn.log")
+        block = ("\n".join(self._noise(400, 500)) + "\n").encode()
+        out = ingest.feed_block(block, file_ref="f", first_line=1, hint=hint) + ingest.flush_all()
+        times = [o.ts_ms % 86_400_000 for o in out if isinstance(o, Event) and o.type == "source_progress"]
+        assert times[0] == 9 * 3600 * 1000 and times[-1] == (9 * 3600 + 199) * 1000 + 500
+
+    def test_unknown_role_waits_for_a_parsed_record(self) -> None:
+        """A source that tells its role only later still reports its first line's time."""
+        ingest = Ingest(IngestConfig())
+        values = [line.encode() for line in self._noise(3, 20_000)] + [
+            b"2026-12-01 09:01:00,000 INFO org.apache.hadoop.hdfs.server.datanode.DirectoryScanner: BlockPool BP-1 "
+            b"Total blocks: 3, missing metadata files:0, missing block files:0, missing blocks in memory:0, "
+            b"mismatched blocks:0"]
+        out = _feed_all(ingest, values, progress=True, hint=SourceHint(host="dn"))
+        progress = [o for o in out if isinstance(o, Event) and o.type == "source_progress"]
+        assert progress and progress[0].ts_ms % 86_400_000 == 9 * 3600 * 1000

@@ -20,6 +20,7 @@ from correlator.core.sources import facts_from_path, role_of_logger, sniff_famil
         ("tm-host/taskmanager-gc.log.0.current", "tm-host", "taskmanager", "gc"),
         ("gc.log", None, None, "gc"),
         ("stray.log", None, None, None),
+        ("log/flink-alice-client-lab-host.log", "lab-host", "client", "flink"),
     ],
 )
 def test_file_names(path: str, host: str | None, role: str | None, family: str | None) -> None:

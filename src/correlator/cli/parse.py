@@ -18,8 +18,10 @@ from correlator.offline.files import iter_events
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--errors/--no-errors", default=True, show_default=True,
               help="report records that could not be parsed on stderr")
+@click.option("--progress/--no-progress", default=False, show_default=True,
+              help="also print source_progress events (each log's own time, used for coverage)")
 @settings_options("tz", "cluster")
-def parse(paths: tuple[str, ...], errors: bool, settings: Settings) -> None:
+def parse(paths: tuple[str, ...], errors: bool, progress: bool, settings: Settings) -> None:
     """Print one event JSON object per line for log files, directories (recursively) or - (stdin)."""
     out = sys.stdout.buffer
     try:
@@ -27,6 +29,8 @@ def parse(paths: tuple[str, ...], errors: bool, settings: Settings) -> None:
             if isinstance(item, ParseError):
                 if errors:
                     click.echo(f"parse error {item.reason} at {item.ref}: {item.detail}", err=True)
+                continue
+            if not progress and item.type == "source_progress":
                 continue
             out.write(encode_event(item) + b"\n")
     except FileNotFoundError as exc:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-ROLES = ("jobmanager", "taskmanager", "datanode", "namenode")
+ROLES = ("jobmanager", "taskmanager", "datanode", "namenode", "client")
 TEXT_LIMIT = 2000
 """Free text copied from a log (messages, causes) is cut here: a 10 MB stack must not become a 10 MB event."""
 
@@ -234,6 +234,67 @@ class BlockWrite(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BlockAllocated(Event):
+    """NameNode ``BLOCK* allocate``: the pipeline chosen for a new block of a file, in order (first = client's peer)."""
+
+    type: ClassVar[str] = "block_allocated"
+    path: str
+    block: str
+    replicas: tuple[str, ...] = ()
+    """DataNode transfer addresses ``ip:port`` in pipeline order."""
+
+    def __post_init__(self) -> None:
+        _clip(self, "path")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HdfsClientError(Event):
+    """A write-path error of the HDFS client (DataStreamer / DFSClient) inside a Flink process."""
+
+    type: ClassVar[str] = "hdfs_client_error"
+    kind: str
+    """create_block_output_stream, abandon_block, exclude_datanode, aborting, streamer_exception, sync_error."""
+    block: str | None = None
+    path: str | None = None
+    datanode: str | None = None
+    """``ip:port`` the line names: the excluded DataNode, a ``firstBadLink``, or the ``remote=`` of a timeout."""
+    exception: str | None = None
+
+    def __post_init__(self) -> None:
+        _clip(self, "exception", "path")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DnWriteError(Event):
+    """A DataNode's own write-path error line (or slow command processing from the NameNode)."""
+
+    type: ClassVar[str] = "dn_write_error"
+    kind: str
+    """dataxceiver_write_block, op_write_block, block_exception, slow_nn_commands."""
+    block: str | None = None
+    peer: str | None = None
+    """``ip:port`` at the other end (``src:`` of a DataXceiver error)."""
+    local: str | None = None
+    """This DataNode's own ``ip:port`` when the line tells it (``dst:``)."""
+    duration_ms: int | None = None
+    exception: str | None = None
+
+    def __post_init__(self) -> None:
+        _clip(self, "exception")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceProgress(Event):
+    """A log source's own time moved on (noise lines included): coverage and watermarks follow every line.
+
+    Emitted by the ingest for a source's first timestamped line and then at most once per ``PROGRESS_EVERY_MS``
+    of its log time; it carries no finding.
+    """
+
+    type: ClassVar[str] = "source_progress"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NameNodeLockHeld(Event):
     type: ClassVar[str] = "nn_lock_held"
     kind: str
@@ -278,6 +339,10 @@ EVENT_TYPES: dict[str, type[Event]] = {
         DirectoryScanConfig,
         SlowIo,
         BlockWrite,
+        BlockAllocated,
+        HdfsClientError,
+        DnWriteError,
+        SourceProgress,
         NameNodeLockHeld,
         JvmPause,
         DaemonStart,

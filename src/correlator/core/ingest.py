@@ -16,6 +16,7 @@ from correlator.core.events import Event
 from correlator.core.multiline import RECORD_START_BYTES, Closed, Stitcher, is_record_start
 from correlator.core.parse import Rejected, SourceState, parse_record
 from correlator.core.prefilter import ReScanner, Scanner
+from correlator.core.progress import Progress, local_stamp
 from correlator.core.records import ParseError, parse_error, safe_excerpt
 from correlator.core.sources import facts_from_path
 from correlator.core.timestamps import LocalClock
@@ -64,6 +65,8 @@ class Ingest:
         self._stitcher = Stitcher(max_lines=config.max_record_lines)
         self._sources: dict[str, SourceState] = {}
         self._stats = _Stats()
+        self._progress = Progress(self.clock, config.default_cluster)
+        self._origins: dict[str, dict[str, Any]] = {}
 
     # --- public API ------------------------------------------------------------------------------------------
 
@@ -116,9 +119,16 @@ class Ingest:
         return out
 
     def flush_all(self) -> list[Output]:
+        """End of input: close every open record, and report each source's last line time."""
         out: list[Output] = []
         for closed in self._stitcher.close_all():
             self._safe_record(closed, out)
+        found: list[Event] = []
+        for key, state in sorted(self._sources.items()):
+            origin = self._origins.get(key)
+            if origin is not None:
+                self._progress.flush(origin, state, f"{origin.get('file') or key}:end", found)
+        self._collect(found, out)
         return out
 
     @property
@@ -226,10 +236,11 @@ class Ingest:
 
     def _record(self, closed: Closed, out: list[Output]) -> None:
         self._stats.records += 1
+        state = self._source(closed.origin)
+        self._progress_line(closed.lines[0], closed.origin, state, closed.ref, out)
         if not closed.candidate:
             self._stats.noise += 1
             return
-        state = self._sources.setdefault(_key(closed.origin), SourceState())
         try:
             events = parse_record(
                 closed.lines, closed.ref, closed.origin, state, self.clock, min_gc_pause_ms=self.config.min_gc_pause_ms
@@ -237,7 +248,25 @@ class Ingest:
         except Rejected as exc:
             out.append(self._error(exc.reason, exc.detail, closed.ref, closed.lines[0]))
             return
+        if state.progress_pending is not None:
+            found: list[Event] = []
+            self._progress.role_known(closed.origin, state, closed.ref, found)
+            self._collect(found, out)
         self._collect(events, out)
+
+    def _source(self, origin: dict[str, Any]) -> SourceState:
+        key = _key(origin)
+        state = self._sources.get(key)
+        if state is None:
+            state = self._sources[key] = SourceState()
+        self._origins[key] = origin
+        return state
+
+    def _progress_line(self, line: str, origin: dict[str, Any], state: SourceState, ref: str,
+                       out: list[Output]) -> None:
+        found: list[Event] = []
+        self._progress.line(line, origin, state, ref, found)
+        self._collect(found, out)
 
     def _collect(self, events: list[Event], out: list[Output]) -> None:
         for event in events:
@@ -264,6 +293,7 @@ class _BlockReader:
 
     def run(self) -> None:
         block, n = self.block, len(self.block)
+        self._edge_progress(first=True)
         if self.key in self.ingest._stitcher.open:
             while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
                 self._feed_to(self._line_end(self.pos))
@@ -280,6 +310,26 @@ class _BlockReader:
         if self.pos < n:
             self._skip_to(self._record_start(n - 1))
             self._feed_to(n)
+        self._edge_progress(first=False)
+
+    def _edge_progress(self, *, first: bool, tries: int = 64) -> None:
+        """The block's first and last stamped lines report the source's time even when all between is skipped."""
+        block, n = self.block, len(self.block)
+        at = 0 if first else block.rfind(b"\n", 0, max(0, n - 1)) + 1
+        for _ in range(tries):
+            head = block[at:at + 32].decode("utf-8", errors="replace")
+            if local_stamp(head):
+                state = self.ingest._source(self.origin)
+                self.ingest._progress_line(head, self.origin, state, f"{self.file_ref}:{self.line_no}", self.out)
+                return
+            if first:
+                at = block.find(b"\n", at) + 1
+                if at <= 0 or at >= n:
+                    return
+            else:
+                if at == 0:
+                    return
+                at = block.rfind(b"\n", 0, at - 1) + 1
 
     def _open_is_candidate(self) -> bool:
         """Whether the record just opened needs its continuation lines too (it holds a hit of its own)."""

@@ -31,6 +31,12 @@ FLINK_TRIGGERS = (
     "Slow waitForAckedSeqno",
     "Slow ReadProcessor read fields",
     "No ack received, took ",
+    "Exception in createBlockOutputStream",
+    "Abandoning ",
+    "Excluding datanode ",
+    "Could not get block locations.",
+    "DataStreamer Exception",
+    "Error while syncing",
 )
 HDFS_TRIGGERS = (
     "Lock held time above threshold",
@@ -58,6 +64,11 @@ HDFS_TRIGGERS = (
     "-lock reports: ",
     "Detected pause in JVM",
     "STARTUP_MSG: ",
+    "BLOCK* allocate",
+    "DataXceiver error processing WRITE_BLOCK",
+    "opWriteBlock ",
+    "Exception for ",
+    " commands from NN",
 )
 GC_TRIGGERS = (
     "[GC ",

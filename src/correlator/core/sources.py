@@ -18,6 +18,9 @@ _FLINK_FILE = re.compile(
     r"^flink-(?:.+-)?(?P<cmd>taskexecutor|taskmanager|standalonesession|jobmanager|standalonejob)-\d+-(?P<host>[^/]+?)"
     r"\.(?:log|out)(?:\.\d+)?$"
 )
+_FLINK_CLIENT_FILE = re.compile(r"^flink-(?:.+-)?client-(?P<host>[^/]+?)\.log(?:\.\d+)?$")
+"""``bin/flink`` (CliFrontend) writes ``flink-<user>-client-<host>.log``: the client, not a TaskManager."""
+CLIENT_ROLE = "client"
 _ROLE_WORDS = (
     ("taskexecutor", "taskmanager"),
     ("taskmanager", "taskmanager"),
@@ -60,6 +63,9 @@ def facts_from_path(path: str) -> FileFacts:
     m = _FLINK_FILE.match(name)
     if m:
         return FileFacts(m["host"], role_word(m["cmd"]), "flink")
+    m = _FLINK_CLIENT_FILE.match(name)
+    if m:
+        return FileFacts(m["host"], CLIENT_ROLE, "flink")
     host = parent if parent not in _UNIX_DIR_NOISE else None
     family = "gc" if _GC_NAME.search(name) else None
     return FileFacts(host, role_word(name), family)

@@ -42,6 +42,11 @@ class SourceState:
     date: list[int] | None = None
     last_ts_ms: int | None = None
     gc_end_ms: int | None = None
+    progress_bucket: str | None = None
+    """Log-time bookkeeping of ``core.progress``: current bucket, last stamp seen and reported, time held back."""
+    progress_last: str | None = None
+    progress_sent: str | None = None
+    progress_pending: int | None = None
 
 
 def parse_record(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,6 +116,15 @@ def short_frame(frame: str) -> str | None:
 def is_util_frame(frame: str) -> bool:
     frame = frame.strip().removeprefix("at ")
     return frame.startswith(("java.lang.Thread.getStackTrace", "org.apache.hadoop.util."))
+
+
+def first_exception(lines: Sequence[str]) -> str | None:
+    """The first line after the header that is not a frame: the exception a record's stack starts with."""
+    for line in lines[1:]:
+        text = line.strip()
+        if text and not text.startswith(("at ", "...", "Caused by:")):
+            return text[:500]
+    return None
 
 
 def ms(text: str | None) -> int | None:

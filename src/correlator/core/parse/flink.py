@@ -13,11 +13,19 @@ from correlator.core.events import (
     CheckpointLateAck,
     CheckpointTriggered,
     DaemonStart,
+    HdfsClientError,
     HdfsClientSlow,
     JobStatus,
     TaskStatus,
 )
-from correlator.core.parse.common import JOB_ID, Emit, Header, datanodes, job_and_checkpoint_from_path
+from correlator.core.parse.common import (
+    JOB_ID,
+    Emit,
+    Header,
+    datanodes,
+    first_exception,
+    job_and_checkpoint_from_path,
+)
 from correlator.core.parse.reasons import kind_of_reason
 
 _TRIGGER = re.compile(rf"Triggering checkpoint (\d+) (?:\(type=(.*?)\) )?@ (\d+) for job ({JOB_ID})\.")
@@ -63,14 +71,6 @@ _NO_ACK = re.compile(
 )
 
 
-def _first_exception(lines: Sequence[str]) -> str | None:
-    for line in lines[1:]:
-        text = line.strip()
-        if text and not text.startswith(("at ", "...", "Caused by:")):
-            return text[:500]
-    return None
-
-
 def _innermost_reason(text: str) -> str | None:
     found = _CHECKPOINT_EXCEPTION.findall(text)
     return found[-1].strip() if found else None
@@ -99,7 +99,44 @@ def _stack_failure(emit: Emit, text: str, *, job_id: str | None, attempt_id: str
     return False
 
 
-def _hdfs_client(msg: str, emit: Emit) -> None:
+_CLIENT_BLOCK = re.compile(r"(?:\S+:)?blk_-?\d+_\d+")
+_FIRST_BAD = re.compile(r"firstBadLink as /?([\w.-]+:\d+)")
+_REMOTE = re.compile(r"remote=/?([\w.-]+:\d+)")
+_SOURCE_FILE = re.compile(r'Source file "([^"]+)"')
+_CLIENT_ERRORS: tuple[tuple[str, str], ...] = (
+    ("Exception in createBlockOutputStream", "create_block_output_stream"),
+    ("Abandoning ", "abandon_block"),
+    ("Excluding datanode ", "exclude_datanode"),
+    ("Could not get block locations.", "aborting"),
+    ("DataStreamer Exception", "streamer_exception"),
+    ("Error while syncing", "sync_error"),
+)
+
+
+def _client_error(kind: str, msg: str, lines: Sequence[str], emit: Emit) -> None:
+    """One client write-path error; the DataNode is the excluded one, a ``firstBadLink`` or a timeout's ``remote=``."""
+    text = "\n".join(lines[:12])
+    block = _CLIENT_BLOCK.search(msg)
+    exception = first_exception(lines)
+    datanode: str | None = None
+    if kind == "exclude_datanode":
+        found = datanodes(msg)
+        datanode = found[0] if found else None
+    else:
+        m = _FIRST_BAD.search(text) or _REMOTE.search(text)
+        datanode = m[1] if m else None
+    path = _SOURCE_FILE.search(text)
+    if kind == "aborting":
+        exception = exception or msg[:500]
+    emit(HdfsClientError, kind=kind, block=block[0] if block else None, path=path[1] if path else None,
+         datanode=datanode, exception=exception)
+
+
+def _hdfs_client(msg: str, lines: Sequence[str], emit: Emit) -> None:
+    for prefix, kind in _CLIENT_ERRORS:
+        if msg.startswith(prefix):
+            _client_error(kind, msg, lines, emit)
+            return
     m = _SLOW_ACK.match(msg) or _NO_ACK.match(msg)
     if m is not None:
         op = "waitForAckedSeqno" if msg.startswith("Slow") else "noAck"
@@ -130,7 +167,7 @@ def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
     msg = h.message.strip()
     seg = h.segment
     if seg in ("DataStreamer", "DFSClient") or seg.startswith(("DataStreamer", "DFSClient")):
-        _hdfs_client(msg, emit)
+        _hdfs_client(msg, lines, emit)
         return
     text = "\n".join(lines)
     if msg.startswith("Triggering checkpoint "):
@@ -152,14 +189,14 @@ def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
     if msg.startswith("Decline checkpoint "):
         m = _DECLINE.match(msg)
         if m:
-            reason = _innermost_reason(text) or _first_exception(lines)
+            reason = _innermost_reason(text) or first_exception(lines)
             emit(CheckpointDeclined, job_id=m[3], checkpoint_id=int(m[1]), attempt_id=m[2], reason=reason)
             _stack_failure(emit, text, job_id=m[3], attempt_id=m[2], message=reason or msg)
         return
     if msg.startswith("Discarding checkpoint "):
         m = _DISCARD.match(msg)
         if m:
-            reason = m[3] or _innermost_reason(text) or _first_exception(lines) or ""
+            reason = m[3] or _innermost_reason(text) or first_exception(lines) or ""
             if not _stack_failure(emit, text, job_id=m[2], attempt_id=None, message=reason):
                 emit(
                     CheckpointFailed,
@@ -177,7 +214,7 @@ def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
     if "asynchronous part of checkpoint" in msg:
         m = _ASYNC_PART.match(msg)
         if m and _CANCELLED not in text:
-            if not _stack_failure(emit, text, job_id=None, attempt_id=None, message=_first_exception(lines) or msg):
+            if not _stack_failure(emit, text, job_id=None, attempt_id=None, message=first_exception(lines) or msg):
                 path_m = _FLUSH_PATH.search(text)
                 path = path_m[1] if path_m else None
                 emit(
@@ -187,13 +224,13 @@ def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
                     kind="async_materialize",
                     operator=m[1],
                     path=path,
-                    message=_first_exception(lines) or msg,
+                    message=first_exception(lines) or msg,
                 )
         return
     if msg.startswith("Failed to trigger"):
         m = _FAILURE_MANAGER.match(msg)
         if m and m[1] != "UNKNOWN_CHECKPOINT_ID":
-            reason = _innermost_reason(text) or _first_exception(lines) or msg
+            reason = _innermost_reason(text) or first_exception(lines) or msg
             if not _stack_failure(emit, text, job_id=m[2], attempt_id=None, message=reason):
                 default = "trigger" if "or complete" not in msg else "other"
                 emit(
@@ -231,7 +268,7 @@ def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
     if ") switched from " in msg:
         m = _TASK_STATUS.match(msg)
         if m:
-            cause = _first_exception(lines) or _inline_cause(m["tail"])
+            cause = first_exception(lines) or _inline_cause(m["tail"])
             path = _path_in(text)
             job_id = job_and_checkpoint_from_path(path)[0]
             emit(
@@ -251,7 +288,7 @@ def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
         if m:
             emit(DaemonStart, component=m["component"].strip(), version=m["version"].strip())
         return
-    _stack_failure(emit, text, job_id=None, attempt_id=None, message=_first_exception(lines) or msg)
+    _stack_failure(emit, text, job_id=None, attempt_id=None, message=first_exception(lines) or msg)
 
 
 def _path_in(text: str) -> str | None:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from correlator.core.events import (
+    BlockAllocated,
     BlockWrite,
     DaemonStart,
     DatasetLockHeld,
@@ -13,11 +14,12 @@ from correlator.core.events import (
     DirectoryScanConfig,
     DirectoryScanReconcile,
     DirectoryScanStats,
+    DnWriteError,
     JvmPause,
     NameNodeLockHeld,
     SlowIo,
 )
-from correlator.core.parse.common import Emit, Header, datanodes, is_util_frame, short_frame
+from correlator.core.parse.common import Emit, Header, datanodes, first_exception, is_util_frame, short_frame
 from correlator.core.timestamps import TimestampError, parse_offset
 
 _LOCK_HELD = re.compile(
@@ -73,6 +75,14 @@ _NN_OLD = re.compile(r"FSNamesystem (?:(\w+) )?(read|write) lock held for (\d+) 
 _NN_NEW = re.compile(r"Number of suppressed (read|write)-lock reports: \d+")
 _NN_LONGEST = re.compile(r"Longest (?:read|write)-lock held at (\S+ \S+) for (\d+)ms(?: by (\S+))?")
 _PAUSE = re.compile(r"Detected pause in JVM or host machine \(eg GC\): pause of approximately (\d+)ms")
+_ALLOCATE = re.compile(r"BLOCK\* allocate (blk_-?\d+_\d+)(.*) for (/\S*)$", re.DOTALL)
+_ALLOCATE_BLOCK = re.compile(r"BLOCK\* allocateBlock: (/\S*?)\. (?:\S+ )?(blk_-?\d+_\d+)(.*)$", re.DOTALL)
+_PLAIN_REPLICAS = re.compile(r"^, replicas=(.*)$")
+_UC_REPLICA = re.compile(r":[A-Z_]+:([^|\]\s]+:\d+)\|")
+_XCEIVER = re.compile(r"DataXceiver error processing WRITE_BLOCK operation\s+src: /?(\S+) dst: /?(\S+)")
+_OP_WRITE = re.compile(r"opWriteBlock (\S+) received exception (.*)", re.DOTALL)
+_EXCEPTION_FOR = re.compile(r"Exception for (\S*blk_-?\d+_\d+)")
+_NN_COMMANDS = re.compile(r"Took (\d+) ?ms to process (\d+) commands from NN")
 _BANNER_START = re.compile(r"STARTUP_MSG: Starting (\w+)")
 _BANNER_VERSION = re.compile(r"STARTUP_MSG:\s+version = (\S+)")
 _BANNER_HOST = re.compile(r"STARTUP_MSG:\s+host = ([^/\s]+)")
@@ -192,6 +202,30 @@ def parse_hdfs(h: Header, lines: Sequence[str], emit: Emit) -> None:
                 start = None
             emit(NameNodeLockHeld, kind=kind, held_ms=int(m[2]), op=m[3], start_ts_ms=start, role="namenode")
         return
+    if msg.startswith("BLOCK* allocate"):
+        _allocate(msg, emit)
+        return
+    if "DataXceiver error processing WRITE_BLOCK" in msg:
+        m = _XCEIVER.search(msg)
+        if m:
+            emit(DnWriteError, kind="dataxceiver_write_block", peer=m[1], local=m[2],
+                 exception=first_exception(lines) or _after_semicolon(msg), role="datanode")
+        return
+    if msg.startswith("opWriteBlock "):
+        m = _OP_WRITE.match(msg)
+        if m:
+            emit(DnWriteError, kind="op_write_block", block=m[1], exception=m[2].strip()[:500], role="datanode")
+        return
+    if msg.startswith("Exception for "):
+        m = _EXCEPTION_FOR.match(msg)
+        if m:
+            emit(DnWriteError, kind="block_exception", block=m[1], exception=first_exception(lines), role="datanode")
+        return
+    if msg.startswith("Took ") and msg.endswith("commands from NN"):
+        m = _NN_COMMANDS.match(msg)
+        if m:
+            emit(DnWriteError, kind="slow_nn_commands", duration_ms=int(m[1]), role="datanode")
+        return
     if msg.startswith("Detected pause in JVM"):
         m = _PAUSE.match(msg)
         if m:
@@ -206,6 +240,29 @@ def parse_hdfs(h: Header, lines: Sequence[str], emit: Emit) -> None:
             component = banner[1]
             role = {"DataNode": "datanode", "NameNode": "namenode"}.get(component)
             emit(DaemonStart, component=component, version=version[1] if version else None, role=role)
+
+
+def _allocate(msg: str, emit: Emit) -> None:
+    """3.x ``BLOCK* allocate blk, replicas=ip:port, … for path``; 2.7 under-construction ``{…replicas=[…]}`` form;
+    2.x ``BLOCK* allocateBlock: path. bpid blk{…}``."""
+    m = _ALLOCATE.match(msg)
+    if m:
+        block, rest, path = m[1], m[2], m[3]
+    else:
+        m = _ALLOCATE_BLOCK.match(msg)
+        if m is None:
+            return
+        path, block, rest = m[1], m[2], m[3]
+    plain = _PLAIN_REPLICAS.match(rest)
+    if plain:
+        replicas = tuple(r.strip() for r in plain[1].split(",") if r.strip())
+    else:
+        replicas = tuple(_UC_REPLICA.findall(rest))
+    emit(BlockAllocated, path=path, block=block, replicas=replicas, role="namenode")
+
+
+def _after_semicolon(msg: str) -> str | None:
+    return msg.split("; ", 1)[1][:500] if "; " in msg else None
 
 
 def _scan_config(rest: str, emit: Emit) -> None:

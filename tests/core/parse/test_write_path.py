@@ -1,0 +1,115 @@
+"""NameNode block allocation, HDFS client write errors and DataNode write errors, from real wordings.
+
+Line sources are named per case: the shared reference of Hadoop's wordings (3.x / 2.7 allocate), public bug
+reports (DataXceiver, ``Exception for``), and the DataStreamer / DFSOutputStream log calls of Hadoop 3.3.6.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sample_cases import run
+
+from correlator.core.events import Event, event_to_dict
+from correlator.core.ingest import SourceHint
+from correlator.core.records import ParseError
+
+HDFS = SourceHint(family="hdfs", role="namenode", host="nn")
+TM = SourceHint(family="flink", role="taskmanager", host="tm")
+DN = SourceHint(family="hdfs", role="datanode", host="dn")
+CHK = "/flink/checkpoints/a8a3f78785ba2d44eb1788f974452ac4/chk-3/96644fad-dbee-4e4a-9d33-f25a50326366"
+
+
+def events(text: str, hint: SourceHint) -> list[dict[str, Any]]:
+    out = run(text.strip("\n").split("\n"), hint=hint)
+    assert not [o for o in out if isinstance(o, ParseError)]
+    return [event_to_dict(o) for o in out if isinstance(o, Event) and o.type != "source_progress"]
+
+
+def test_allocate_3x() -> None:
+    # Hadoop 3.x BlockUnderConstructionFeature wording (StateChange, INFO); all DataNodes on one IP as in a lab
+    [e] = events(f"2026-12-01 09:40:00,100 INFO org.apache.hadoop.hdfs.StateChange: BLOCK* allocate "
+                 f"blk_1073741901_1077, replicas=127.0.0.1:9866, 127.0.0.1:9868, 127.0.0.1:9867 for {CHK}", HDFS)
+    assert (e["type"], e["block"], e["path"], e["role"]) == ("block_allocated", "blk_1073741901_1077", CHK, "namenode")
+    assert e["replicas"] == ["127.0.0.1:9866", "127.0.0.1:9868", "127.0.0.1:9867"]
+
+
+def test_allocate_27_under_construction() -> None:
+    # Hadoop 2.7: the under-construction block's own toString between the block and "for"
+    [e] = events("2016-01-02 17:18:47,330 INFO org.apache.hadoop.hdfs.StateChange: BLOCK* allocate "
+                 "blk_1073741825_1001{UCState=UNDER_CONSTRUCTION, truncateBlock=null, primaryNodeIndex=-1, "
+                 "replicas=[ReplicaUC[[DISK]DS-3f1b:NORMAL:10.0.0.1:50010|RBW], "
+                 f"ReplicaUC[[DISK]DS-aaaa:NORMAL:10.0.0.2:50010|RBW]]}} for {CHK}", HDFS)
+    assert (e["block"], e["path"], e["replicas"]) == ("blk_1073741825_1001", CHK, ["10.0.0.1:50010", "10.0.0.2:50010"])
+
+
+def test_allocate_block_2x() -> None:
+    # Hadoop 2.0 - 2.6 FSNamesystem: "BLOCK* allocateBlock: <src>. <bpid> <block>{...}"
+    [e] = events("2015-01-02 17:18:47,330 INFO org.apache.hadoop.hdfs.StateChange: BLOCK* allocateBlock: "
+                 f"{CHK}. BP-1-10.0.0.1-1 blk_1073741825_1001{{blockUCState=UNDER_CONSTRUCTION, primaryNodeIndex=-1, "
+                 "replicas=[ReplicaUnderConstruction[[DISK]DS-a:NORMAL:10.0.0.1:50010|RBW]]}", HDFS)
+    assert (e["block"], e["path"], e["replicas"]) == ("blk_1073741825_1001", CHK, ["10.0.0.1:50010"])
+
+
+def test_client_timeout_names_the_remote_first_datanode() -> None:
+    # Hadoop 3.3.6 DataStreamer.createBlockOutputStream (WARN + stack), timeout to the first DataNode of the pipeline
+    [e] = events("""
+2026-12-01 09:40:10,004 WARN  org.apache.hadoop.hdfs.DataStreamer                          [] - Exception in createBlockOutputStream blk_1073741901_1077
+java.net.SocketTimeoutException: 65000 millis timeout while waiting for channel to be ready for read. ch : java.nio.channels.SocketChannel[connected local=/127.0.0.1:50760 remote=/127.0.0.1:9866]
+	at org.apache.hadoop.net.SocketIOWithTimeout.doIO(SocketIOWithTimeout.java:163) ~[hadoop-common-3.3.6.jar:?]
+""", TM)
+    assert (e["kind"], e["block"], e["datanode"]) == ("create_block_output_stream", "blk_1073741901_1077",
+                                                      "127.0.0.1:9866")
+    assert e["exception"].startswith("java.net.SocketTimeoutException")
+
+
+def test_client_abort_and_sync_error_carry_the_path() -> None:
+    # Hadoop 3.3.6 DataStreamer (no DataNode left) and DFSOutputStream.flushOrSync ("Error while syncing")
+    found = events(f"""
+2026-12-01 09:40:41,011 WARN  org.apache.hadoop.hdfs.DataStreamer                          [] - Could not get block locations. Source file "{CHK}" - Aborting...block==null
+2026-12-01 09:40:41,013 WARN  org.apache.hadoop.hdfs.DFSClient                             [] - Error while syncing
+java.io.IOException: Could not get block locations. Source file "{CHK}" - Aborting...block==null
+	at org.apache.hadoop.hdfs.DataStreamer.setupPipelineForAppendOrRecovery(DataStreamer.java:1477) ~[?:?]
+2026-12-01 09:40:41,014 WARN  org.apache.hadoop.hdfs.DataStreamer                          [] - DataStreamer Exception
+java.io.IOException: Unable to create new block.
+""", TM)
+    assert [(e["kind"], e["path"]) for e in found] == [("aborting", CHK), ("sync_error", CHK),
+                                                       ("streamer_exception", None)]
+    assert found[2]["exception"] == "java.io.IOException: Unable to create new block."
+
+
+def test_datanode_errors() -> None:
+    # hdfs-H (DataX issue 1448, 2.x thread layout), hdfs-I (colinmarc/hdfs 210), 3.3.6 BPServiceActor WARN
+    found = events("""
+2022-07-16 17:13:43,182 ERROR [DataXceiver for client DFSClient_1 at /172.16.9.143:36326 [Receiving block BP-12047675-172.16.9.141-1608793845868:blk_1152735511_79014410]] org.apache.hadoop.hdfs.server.datanode.DataNode: hadoop-dn004:50010:DataXceiver error processing WRITE_BLOCK operation  src: /172.16.9.143:36326 dst: /172.16.9.142:50010
+java.io.IOException: Premature EOF from inputStream
+        at org.apache.hadoop.io.IOUtils.readFully(IOUtils.java:212)
+2022-07-16 17:13:43,183 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: opWriteBlock BP-12047675-172.16.9.141-1608793845868:blk_1152735511_79014410 received exception java.io.IOException: Premature EOF from inputStream
+2022-07-16 17:13:43,184 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: Exception for BP-12047675-172.16.9.141-1608793845868:blk_1152735511_79014410
+java.io.IOException: Connection reset by peer
+2022-07-16 17:13:44,000 WARN org.apache.hadoop.hdfs.server.datanode.DataNode: Took 23976 ms to process 1 commands from NN
+""", DN)
+    assert [e["kind"] for e in found] == ["dataxceiver_write_block", "op_write_block", "block_exception",
+                                          "slow_nn_commands"]
+    assert (found[0]["peer"], found[0]["local"]) == ("172.16.9.143:36326", "172.16.9.142:50010")
+    assert found[1]["block"].endswith("blk_1152735511_79014410")
+    assert found[2]["exception"] == "java.io.IOException: Connection reset by peer"
+    assert found[3]["duration_ms"] == 23976
+
+
+PREFIXES = ["BLOCK* allocate ", "BLOCK* allocateBlock: ", "Exception in createBlockOutputStream", "Abandoning ",
+            "Excluding datanode ", "Could not get block locations.", "DataStreamer Exception", "Error while syncing",
+            "DataXceiver error processing WRITE_BLOCK operation  src: ", "opWriteBlock ", "Exception for ", "Took "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(PREFIXES), st.text(max_size=200), st.text(max_size=120),
+       st.sampled_from(["org.apache.hadoop.hdfs.StateChange", "org.apache.hadoop.hdfs.DataStreamer",
+                        "org.apache.hadoop.hdfs.server.datanode.DataNode"]))
+def test_arbitrary_tails_never_raise(prefix: str, tail: str, second: str, logger: str) -> None:
+    """Any text after a trigger phrase yields events or nothing: no exception, no parse error."""
+    line = f"2026-12-01 09:40:00,000 WARN {logger}: {prefix}{tail}".replace("\n", " ").replace("\r", " ")
+    out = run([line, second.replace("\n", " ").replace("\r", " ")], hint=TM)
+    assert all(not isinstance(o, ParseError) or o.reason != "internal_error" for o in out)
