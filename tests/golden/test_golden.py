@@ -35,7 +35,7 @@ EXPECTED: dict[str, list[tuple[str, int, str, str, tuple[str, ...], str | None]]
     "unexplained": [(JOB, 60, "expired", "UNEXPLAINED",
                      ("dn02.example.com", "dn03.example.com", "dn04.example.com"), None)],
     "insufficient-data": [(JOB, 60, "async_materialize", "INSUFFICIENT_DATA",
-                           ("10.20.30.42", "10.20.30.43", "10.20.30.44"), None)],
+                           ("10.20.30.42:9866", "10.20.30.43:9866", "10.20.30.44:9866"), None)],
     "scanner-far": [(JOB, 60, "async_materialize", "UNEXPLAINED",
                      ("dn02.example.com", "dn03.example.com", "dn04.example.com"), None)],
     "recurring": [

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from correlator.core.cases import CaseSummary, path_ids
+from correlator.core.cases import CaseSummary
 from correlator.core.events import (
-    BlockWrite,
     CheckpointDeclined,
     CheckpointFailed,
     Event,
     HdfsClientSlow,
     TaskStatus,
-    iso_ms,
 )
-from correlator.core.evidence import Interval, interval_of, reconcile_bursts, touches
-from correlator.core.knowledge import remediation, scanner_issue
+from correlator.core.evidence import Interval, interval_of, reconcile_bursts
+from correlator.core.explain import explanation, title
+from correlator.core.knowledge import DatanodeTraits, datanode_traits, remediation, scanner_issue
+from correlator.core.pipeline import Pipeline, Stall, Stopper, address_hosts, linked_client_slow, pipeline_of, resolve
 from correlator.core.ranking import MIN_SCORE, Candidate, Window, rank
+from correlator.core.sources import CLIENT_ROLE
 from correlator.core.verdict import (
     Alternative,
     EvidenceItem,
@@ -30,17 +31,10 @@ from correlator.core.verdict import (
 )
 from correlator.core.watermarks import SourceClock
 
-BLOCK_ID = re.compile(r"blk_(-?\d+)")
 DEFAULT_WINDOW_MS = 60_000
-
-
-def block_id(block: str | None) -> str | None:
-    m = BLOCK_ID.search(block or "")
-    return m.group(1) if m else None
-
-
-def ip_of(address: str) -> str:
-    return address.lstrip("/").rsplit(":", 1)[0]
+USER_ERROR_SCORE = 0.9
+FLINK_ERROR_SCORE = 0.85
+SCANNER_POINTS = ("scan_stats", "scan_reconcile")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +47,7 @@ class Context:
     summary: CaseSummary
     evidence: tuple[Event, ...]
     ip_hosts: dict[str, str]
+    """DataNode ``ip:port`` (or bare IP from older lines) → host, as the DataNodes' own lines told it."""
     sources: dict[tuple[str, str], SourceClock]
     versions: dict[tuple[str, str], str]
     decided_at_ms: int
@@ -70,73 +65,18 @@ def window_of(s: CaseSummary) -> Window:
     return Window(min(start, end), max(start, end), s.timeout_ms)
 
 
-def linked_client_slow(ctx: Context, window: Window) -> list[HdfsClientSlow]:
-    """Client slow-ack lines of this write: by checkpoint path, else by TaskManager host and time."""
-    out = []
-    for e in ctx.evidence:
-        if not isinstance(e, HdfsClientSlow):
-            continue
-        ids = path_ids(e.path)
-        if ids is not None:
-            if ids[1] == ctx.checkpoint_id and (ctx.job_id is None or ids[0] == ctx.job_id):
-                out.append(e)
-        elif (not ctx.summary.hosts or e.host in ctx.summary.hosts) and touches(
-            e.ts_ms - e.duration_ms, e.ts_ms, window.start_ms, window.end_ms, ctx.skew_ms
-        ):
-            out.append(e)
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class Stall:
-    """A block write a DataNode received at the start of the stuck write and finished late (or not at all)."""
-
-    receiving: BlockWrite
-    finished_ms: int | None
-
-
-def pipeline_hosts(
-    ctx: Context, window: Window, client: list[HdfsClientSlow]
-) -> tuple[frozenset[str], str, list[Stall]]:
-    """DataNodes of the write and how we know: client pipeline, block id, or stalled block writes."""
-    hosts: set[str] = set()
-    how: list[str] = []
-    blocks = {block_id(c.block) for c in client} - {None}
-    for c in client:
-        for dn in c.datanodes:
-            hosts.add(ctx.ip_hosts.get(ip_of(dn), ip_of(dn)))
-    if hosts:
-        how.append("the HDFS client's write pipeline")
-    writes = [e for e in ctx.evidence if isinstance(e, BlockWrite) and e.role == "datanode"]
-    by_block = {e.host for e in writes if block_id(e.block) in blocks}
-    if by_block - hosts:
-        how.append("DataNode lines for the same block")
-    hosts |= by_block
-    stall_ms = min(window.timeout_ms or window.duration_ms, window.duration_ms) // 2
-    finished: dict[tuple[str, str | None], int] = {}
-    for e in writes:
-        if e.duration_ms is not None:
-            key = (e.host, block_id(e.block))
-            finished[key] = min(finished.get(key, e.ts_ms), e.ts_ms)
-    stalls: list[Stall] = []
-    for e in writes:
-        if e.duration_ms is None and window.start_ms - ctx.skew_ms <= e.ts_ms <= window.start_ms + stall_ms:
-            done = finished.get((e.host, block_id(e.block)))
-            if done is None or done - e.ts_ms >= max(stall_ms, 1000):
-                stalls.append(Stall(e, done))
-    stalled = {st.receiving.host for st in stalls}
-    if stalled - hosts:
-        how.append("block writes that stalled on the DataNode")
-    hosts |= stalled
-    return frozenset(hosts), " and ".join(how), stalls
-
-
 def coverage(
     ctx: Context, window: Window, pipeline: frozenset[str]
 ) -> tuple[list[SourceCoverage], list[SourceCoverage]]:
-    """Sources whose logs span the stuck write (covered) and the ones that do not or are absent (missing)."""
+    """Sources whose logs span the stuck write (covered) and the ones that do not or are absent (missing).
+
+    A source's span is its first and last line's time (``source_progress`` carries every line's time, noise
+    included); the Flink client's own log (``bin/flink``) is not a source of the write.
+    """
     covered, missing = [], []
     for (host, role), clock in sorted(ctx.sources.items()):
+        if role == CLIENT_ROLE:
+            continue
         if clock.first_ts_ms > window.start_ms + ctx.skew_ms:
             missing.append(SourceCoverage(host, role, "log starts after the write began"))
         elif clock.max_ts_ms < window.end_ms - ctx.skew_ms:
@@ -154,102 +94,115 @@ def coverage(
     return covered, missing
 
 
-def _seconds(ms: int) -> str:
-    return f"{ms / 1000:.1f} s"
+def _counts(iv: Interval, intervals: list[Interval], traits_of: Callable[[str], DatanodeTraits | None]) -> bool:
+    """Scanner totals and reconcile warnings are a cause only where the version logs no lock reports.
+
+    Where lock reports exist, a scanner that held the lock long says so itself (``scanner_lock``); then its totals
+    and reconcile lines support it. Where the totals are logged after the lock's release, only reconcile work
+    (which takes the lock per block) can have stalled a writer.
+    """
+    if iv.kind not in SCANNER_POINTS:
+        return True
+    if any(o.kind == "scanner_lock" and o.host == iv.host for o in intervals):
+        return True
+    traits = traits_of(iv.host)
+    if traits is None:
+        return True
+    if traits.lock_reports:
+        return False
+    return iv.kind == "scan_reconcile" or traits.totals_under_lock
 
 
-def _title(code: str, hosts: tuple[str, ...], ctx: Context, top: Interval | None) -> str:
-    where = ", ".join(hosts) or "the cluster"
-    chk = f"checkpoint {ctx.checkpoint_id}" if ctx.checkpoint_id is not None else "the checkpoint"
-    size = _seconds(top.magnitude_ms) if top is not None and top.kind not in ("scan_stats", "scan_reconcile") else ""
-    titles = {
-        "HDFS_DIRECTORY_SCAN": f"The DirectoryScanner on {where} held the DataNode dataset lock"
-        + (f" for {size}" if size else "") + f" while {chk} was being written",
-        "HDFS_SLOW_DISK": f"Slow disk writes on DataNode {where} stalled {chk}",
-        "HDFS_SLOW_PIPELINE": f"Slow mirror writes/acks between DataNodes ({where}) stalled {chk}",
-        "DATANODE_JVM_PAUSE": f"DataNode {where} paused" + (f" for {size}" if size else "") + f" during {chk}",
-        "NAMENODE_SLOW": f"The NameNode {where} was blocked" + (f" for {size}" if size else "") + f" during {chk}",
-        "TASKMANAGER_JVM_PAUSE": f"TaskManager {where} paused" + (f" for {size}" if size else "") + f" during {chk}",
-        "FLINK_TASK_ERROR": f"{chk[0].upper() + chk[1:]} failed inside Flink, not in storage",
-        "UNEXPLAINED": f"The HDFS logs cover {chk} and show nothing abnormal",
-        "INSUFFICIENT_DATA": f"The logs needed to explain {chk} are missing",
-    }
-    return titles[code]
+def _stall_interval(stopper: Stopper, window: Window) -> Interval:
+    end = max(window.end_ms, stopper.receiving_ms)
+    return Interval("dn_stall", stopper.receiving_ms, end, stopper.host, "datanode", end - stopper.receiving_ms,
+                    f"received {stopper.block} and neither finished it nor passed it on", stopper.receiving)
 
 
-def _explain(best: Candidate | None, others: list[Candidate], window: Window, how: str, code: str,
-             texts: tuple[str, ...] = ()) -> str:
-    parts = []
-    if best is not None and best.code == "FLINK_TASK_ERROR":
-        parts.append("The failure's cause chain names no storage or I/O problem and no state file"
-                     + (f": {texts[0][:240]}" if texts else "") + ".")
-    elif best is not None and best.scored:
-        top = best.scored[0].interval
-        if top.kind in ("scan_stats", "scan_reconcile"):
-            parts.append(
-                f"{top.summary} on {top.host} at {iso_ms(top.end_ms)}, as the stuck write of "
-                f"{_seconds(window.end_ms - window.start_ms)} ended (no lock warning in this Hadoop version; "
-                "the totals are logged while the scan still holds the lock)."
-            )
-        else:
-            parts.append(
-                f"{top.summary} on {top.host} ({iso_ms(top.start_ms)} – {iso_ms(top.end_ms)}) overlaps the stuck "
-                f"write of {_seconds(window.end_ms - window.start_ms)}"
-                + (f" (timeout {_seconds(window.timeout_ms)})" if window.timeout_ms else "") + "."
-            )
-        symptoms = sorted({s.interval.kind for c in others for s in c.scored if s.symptom_of == code})
-        if symptoms:
-            parts.append(f"Same-host {', '.join(k.replace('_', ' ') for k in symptoms)} are its symptoms.")
-    if how:
-        parts.append(f"DataNodes of the write from {how}.")
-    elif code != "FLINK_TASK_ERROR":
-        parts.append("No identifier linked the write to DataNodes: matched by time across the cluster.")
-    if others:
-        parts.append("Ranked lower: " + ", ".join(f"{c.code} {c.score:.2f}" for c in others[:4]) + ".")
-    return " ".join(parts)
+def _user_error(refs: tuple[Event, ...]) -> tuple[str, str] | None:
+    for e in refs:
+        if isinstance(e, CheckpointDeclined | CheckpointFailed) and e.user_exception and e.user_frame:
+            return e.user_exception, e.user_frame
+    return None
+
+
+def _client_note(pipe: Pipeline, hosts: tuple[str, ...], addresses: dict[str, str]) -> str | None:
+    """What the HDFS client's own errors name, and why a timeout's ``remote=`` is not taken as the culprit."""
+    notes = []
+    excluded = sorted({resolve(e.datanode, addresses) for e in pipe.client_errors
+                       if e.kind == "exclude_datanode" and e.datanode})
+    if excluded:
+        notes.append(f"The HDFS client excluded {', '.join(excluded)} from the pipeline.")
+    remote = sorted({resolve(e.datanode, addresses) for e in pipe.client_errors
+                     if e.kind == "create_block_output_stream" and e.datanode and e.exception
+                     and "remote=" in e.exception})
+    if remote and set(remote) - set(hosts):
+        notes.append(f"The client's timeout names {', '.join(remote)} (remote=), the first DataNode of the "
+                     "pipeline, which waits on the DataNodes behind it.")
+    return " ".join(notes) or None
 
 
 def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     s = ctx.summary
     window = window_of(s)
-    client = linked_client_slow(ctx, window)
-    pipeline, how, stalls = pipeline_hosts(ctx, window, client)
+    addresses = address_hosts(ctx.ip_hosts)
+    client = linked_client_slow(ctx.evidence, window, ctx.job_id, ctx.checkpoint_id, s.hosts, ctx.skew_ms)
+    pipe = pipeline_of(ctx.evidence, window, job_id=ctx.job_id, checkpoint_id=ctx.checkpoint_id, tm_hosts=s.hosts,
+                       hosts=addresses, skew_ms=ctx.skew_ms, client=client)
+
+    def traits_of(host: str) -> DatanodeTraits | None:
+        return datanode_traits(ctx.versions.get((host, "datanode")))
+
     raw = [iv for iv in (interval_of(e) for e in ctx.evidence) if iv is not None]
+    raw = [iv for iv in raw if _counts(iv, raw, traits_of)]
+    if pipe.stopper is not None:
+        raw.append(_stall_interval(pipe.stopper, window))
     intervals = [iv for iv in raw if iv.kind != "scan_reconcile"] + reconcile_bursts(
         [iv for iv in raw if iv.kind == "scan_reconcile"]
     )
-    candidates = rank(intervals, window, pipeline=pipeline, tm_hosts=frozenset(s.hosts), skew_ms=ctx.skew_ms)
-    if not s.storage_related:
-        candidates.append(Candidate("FLINK_TASK_ERROR", 0.85, s.hosts, ()))
-        candidates.sort(key=lambda c: (-c.score, c.code))
-    covered, missing = coverage(ctx, window, pipeline)
+    candidates = rank(intervals, window, pipeline=pipe.hosts, tm_hosts=frozenset(s.hosts), skew_ms=ctx.skew_ms)
+    user = _user_error(s.refs)
+    if user is not None:
+        candidates.append(Candidate("FLINK_TASK_ERROR", USER_ERROR_SCORE, s.hosts, ()))
+    elif not s.storage_related:
+        candidates.append(Candidate("FLINK_TASK_ERROR", FLINK_ERROR_SCORE, s.hosts, ()))
+    candidates.sort(key=lambda c: (-c.score, c.code))
+    covered, missing = coverage(ctx, window, pipe.hosts)
     best = candidates[0] if candidates and candidates[0].score >= ctx.min_confidence else None
     if best is not None:
         code, confidence, hosts = best.code, best.score, best.hosts
     else:
         dn_covered = {c.host for c in covered if c.role == "datanode"}
-        judged = bool(dn_covered & pipeline) if pipeline else bool(dn_covered)
+        judged = bool(dn_covered & pipe.hosts) if pipe.hosts else bool(dn_covered)
         code = "UNEXPLAINED" if judged else "INSUFFICIENT_DATA"
         confidence = 0.6 if judged else 0.5
-        hosts = tuple(sorted(pipeline))
+        hosts = tuple(sorted(pipe.hosts))
     others = [c for c in candidates if c is not best and c.score >= 0.1]
     top = best.scored[0].interval if best is not None and best.scored else None
     dn_version = ctx.versions.get((hosts[0], "datanode")) if hosts else None
-    if dn_version is None and pipeline:
-        dn_version = next((ctx.versions[(h, "datanode")] for h in sorted(pipeline) if (h, "datanode") in ctx.versions),
-                          None)
+    if dn_version is None and pipe.hosts:
+        dn_version = next((ctx.versions[(h, "datanode")] for h in sorted(pipe.hosts)
+                           if (h, "datanode") in ctx.versions), None)
     flink_version = next((v for (h, r), v in sorted(ctx.versions.items()) if r in ("jobmanager", "taskmanager")), None)
     issue = scanner_issue(dn_version) if code == "HDFS_DIRECTORY_SCAN" else None
     missing_hosts = tuple(m.host for m in missing if m.role == "datanode" and m.host != "*")
     steps = remediation(code, hosts=hosts, datanode_version=dn_version, flink_version=flink_version,
-                        timeout_ms=s.timeout_ms, missing=missing_hosts)
-    evidence = _evidence_items(ctx, s, best, client, [st for st in stalls if st.receiving.host in hosts])
-    explanation = _explain(best, others, window, how, code, s.texts)
+                        timeout_ms=s.timeout_ms, missing=missing_hosts,
+                        holder=getattr(top.source, "holder", None) if top is not None else None)
+    victims = [iv for iv in intervals if iv.kind in ("scanner_wait", "lock_wait") and iv.host in hosts
+               and top is not None and top.kind in ("lock_held", "scanner_lock")
+               and iv.start_ms <= top.end_ms + ctx.skew_ms and top.start_ms - ctx.skew_ms <= iv.end_ms]
+    victims.sort(key=lambda iv: (iv.kind != "scanner_wait", iv.start_ms))
+    evidence = _evidence_items(ctx, s, best, client, [st for st in pipe.stalls if st.receiving.host in hosts], pipe,
+                               victims[:2])
+    text = explanation(best, others, window, pipe.how, code, texts=s.texts,
+                       traits=traits_of(hosts[0]) if hosts else None, stopper=pipe.stopper, victims=victims[:2],
+                       user=user, named_by_client=_client_note(pipe, hosts, addresses))
     if issue is not None:
-        explanation += f" Known issue {issue.key}: {issue.summary}."
+        text += f" Known issue {issue.key}: {issue.summary}."
     if best is None and code == "INSUFFICIENT_DATA":
-        explanation = "No DataNode log covers the write" + (
-            f" (pipeline: {', '.join(sorted(pipeline))})" if pipeline else "") + "; nothing can be ruled in or out."
+        text = "No DataNode log covers the write" + (
+            f" (pipeline: {', '.join(sorted(pipe.hosts))})" if pipe.hosts else "") + "; nothing can be ruled in or out."
     return Verdict(
         verdict_id=make_verdict_id(ctx.cluster, ctx.job_id, ctx.checkpoint_id, s.failed_at_ms),
         cluster=ctx.cluster,
@@ -257,8 +210,8 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
         checkpoint_id=ctx.checkpoint_id,
         failure=Failure(s.kind, s.failed_at_ms, s.started_at_ms, s.duration_ms, s.timeout_ms, s.operator, s.path,
                         s.hosts),
-        root_cause=RootCause(code, _title(code, hosts, ctx, top), confidence, hosts,
-                             issue.key if issue else None, explanation),
+        root_cause=RootCause(code, title(code, hosts, ctx.checkpoint_id, top, user), confidence, hosts,
+                             issue.key if issue else None, text),
         alternatives=tuple(Alternative(c.code, c.score) for c in others[:4]),
         evidence=evidence,
         remediation=steps,
@@ -286,12 +239,22 @@ def _item(e: Event, summary: str) -> EvidenceItem:
 
 
 def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client: list[HdfsClientSlow],
-                    stalls: list[Stall]) -> tuple[EvidenceItem, ...]:
+                    stalls: list[Stall], pipe: Pipeline, victims: list[Interval]) -> tuple[EvidenceItem, ...]:
     items: list[EvidenceItem] = []
     for e in s.refs[:4]:
         items.append(_item(e, _case_line(e)))
     for c in client[:2]:
         items.append(_item(c, f"HDFS client {c.op} took {c.duration_ms} ms"))
+    for a in pipe.allocations[:2]:
+        items.append(_item(a, f"NameNode allocated {a.block} on {', '.join(a.replicas)} for {a.path}"))
+    for ce in pipe.client_errors[:3]:
+        items.append(_item(ce, f"HDFS client {ce.kind.replace('_', ' ')}"
+                           + (f" {ce.datanode}" if ce.datanode else "") + (f": {ce.exception[:160]}" if ce.exception
+                                                                           else "")))
+    for de in pipe.dn_errors[:2]:
+        items.append(_item(de, f"DataNode {de.kind.replace('_', ' ')}"
+                           + (f" from {de.peer}" if de.peer else "") + (f": {de.exception[:160]}" if de.exception
+                                                                       else "")))
     for st in stalls[:2]:
         waited = "never finished" if st.finished_ms is None else \
             f"finished {st.finished_ms - st.receiving.ts_ms} ms later"
@@ -299,6 +262,8 @@ def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client
     if best is not None:
         for scored in best.scored[: ctx.max_evidence // 2]:
             items.append(_item(scored.interval.source, scored.interval.summary))
+    for v in victims:
+        items.append(_item(v.source, v.summary))
     seen: set[tuple[str, int, str, str]] = set()
     unique = []
     for it in sorted(items, key=lambda i: (i.at_ms, i.type, i.host, i.ref, i.summary)):

@@ -11,8 +11,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from correlator.core.cases import CaseKey, case_key_of, failure_at, is_failure_signal, summarize
-from correlator.core.decision import Context, decide, ip_of
+from correlator.core.decision import Context, decide
 from correlator.core.events import (
+    BlockAllocated,
     BlockWrite,
     CheckpointCompleted,
     CheckpointTriggered,
@@ -21,7 +22,9 @@ from correlator.core.events import (
     DatasetLockWait,
     DirectoryScanReconcile,
     DirectoryScanStats,
+    DnWriteError,
     Event,
+    HdfsClientError,
     HdfsClientSlow,
     JvmPause,
     NameNodeLockHeld,
@@ -41,9 +44,14 @@ EVIDENCE_TYPES = (
     NameNodeLockHeld,
     JvmPause,
     HdfsClientSlow,
+    HdfsClientError,
+    DnWriteError,
+    BlockAllocated,
     BlockWrite,
 )
-LATE_COUNTED = EVIDENCE_TYPES[:-1]
+LATE_COUNTED = EVIDENCE_TYPES[:-2]
+LINK_TYPES = (BlockWrite, BlockAllocated)
+"""Lines only used to link a write to DataNodes: kept for ``link_retention_ms``."""
 SNAPSHOT_VERSION = 1
 
 
@@ -114,8 +122,9 @@ class Engine:
                 self._versions[source] = (event.version, event.ts_ms)
             return
         if isinstance(event, EVIDENCE_TYPES):
-            if isinstance(event, BlockWrite) and event.role == "datanode":
-                ip_key = (event.cluster, ip_of(event.dest))
+            own = event.dest if isinstance(event, BlockWrite) else getattr(event, "local", None)
+            if own and event.role == "datanode":
+                ip_key = (event.cluster, own.lstrip("/"))
                 known = self._ip_hosts.get(ip_key)
                 if known is None or event.ts_ms < known[1]:
                     self._ip_hosts[ip_key] = (event.host, event.ts_ms)
@@ -238,7 +247,7 @@ class Engine:
         link_gap = self.config.retention_ms - self.config.link_retention_ms
         self._evidence = [
             e for e in self._evidence
-            if e.ts_ms >= horizons.get(e.cluster, e.ts_ms) + (link_gap if isinstance(e, BlockWrite) else 0)
+            if e.ts_ms >= horizons.get(e.cluster, e.ts_ms) + (link_gap if isinstance(e, LINK_TYPES) else 0)
         ]
         self._counts["evicted"] += before - len(self._evidence)
         self._triggers = {k: t for k, t in self._triggers.items() if t.ts_ms >= horizons.get(k[0], t.ts_ms)}

@@ -82,9 +82,13 @@ class CheckpointDeclined(Event):
     task: str | None = None
     attempt_id: str | None = None
     reason: str | None = None
+    user_exception: str | None = None
+    """The innermost cause, when it is not an I/O or HDFS exception and was thrown from user code."""
+    user_frame: str | None = None
+    """The first frame of that cause outside the JDK, Flink, Hadoop and Scala (``Class.method(File.java:N)``)."""
 
     def __post_init__(self) -> None:
-        _clip(self, "reason")
+        _clip(self, "reason", "user_exception", "user_frame")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,9 +105,11 @@ class CheckpointFailed(Event):
     attempt_id: str | None = None
     timeout_ms: int | None = None
     duration_ms: int | None = None
+    user_exception: str | None = None
+    user_frame: str | None = None
 
     def __post_init__(self) -> None:
-        _clip(self, "message", "operator", "path")
+        _clip(self, "message", "operator", "path", "user_exception", "user_frame")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

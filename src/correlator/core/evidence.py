@@ -14,6 +14,7 @@ from correlator.core.events import (
     DatasetLockWait,
     DirectoryScanReconcile,
     DirectoryScanStats,
+    DnWriteError,
     Event,
     HdfsClientSlow,
     JvmPause,
@@ -23,6 +24,9 @@ from correlator.core.events import (
 
 BURST_GAP_MS = 5_000
 SCANNER_FRAMES = ("DirectoryScanner", "checkAndUpdate")
+WRITE_PATH_CLASSES = ("FsDatasetImpl.", "FsVolumeImpl.", "BlockReceiver.", "DataXceiver.", "BlockPoolSlice.",
+                      "ReplicaMap.", "FsVolumeList.", "BlockSender.", "BPOfferService.", "BPServiceActor.", "DataNode.")
+"""Holders from the DataNode's own write path: their long holds are usually a slow disk or a pause underneath."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +61,37 @@ def is_scanner_holder(holder: str) -> bool:
     return any(frame in holder for frame in SCANNER_FRAMES)
 
 
+def is_scanner_stack(stack: tuple[str, ...]) -> bool:
+    return any(is_scanner_holder(frame) for frame in stack)
+
+
+def is_write_path_holder(holder: str) -> bool:
+    return holder.startswith(WRITE_PATH_CLASSES)
+
+
 def interval_of(event: Event) -> Interval | None:
     """The interval an evidence event measures, or ``None`` for events that are not evidence by themselves."""
     ts = event.ts_ms
     if isinstance(event, DatasetLockHeld):
-        kind = "scanner_lock" if is_scanner_holder(event.holder) else "lock_held"
+        kind = "scanner_lock" if is_scanner_holder(event.holder) or is_scanner_stack(event.stack) else "lock_held"
         return Interval(kind, ts - event.held_ms, ts, event.host, event.role, event.held_ms,
                         f"dataset lock held {event.held_ms} ms by {event.holder}", event)
     if isinstance(event, DatasetLockWait):
+        if is_scanner_holder(event.waiter) or is_scanner_stack(event.stack):
+            return Interval("scanner_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
+                            f"the DirectoryScanner ({event.waiter}) waited {event.wait_ms} ms for the dataset lock "
+                            "(a victim of the holder, not the cause)", event)
         return Interval("lock_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
                         f"{event.waiter} waited {event.wait_ms} ms for the dataset lock", event)
+    if isinstance(event, DnWriteError):
+        if event.kind != "slow_nn_commands" or not event.duration_ms:
+            return None
+        return Interval("slow_commands", ts - event.duration_ms, ts, event.host, event.role, event.duration_ms,
+                        f"took {event.duration_ms} ms to process commands from the NameNode", event)
     if isinstance(event, DirectoryScanStats):
         diffs = event.missing_meta + event.missing_block + event.missing_memory + event.mismatched
+        if diffs == 0:
+            return None
         return Interval("scan_stats", ts, ts, event.host, event.role, diffs,
                         f"DirectoryScanner totals for {event.block_pool}: {event.total_blocks} blocks, "
                         f"{diffs} differences", event)

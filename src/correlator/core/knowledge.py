@@ -57,6 +57,52 @@ HDFS_13947 = KnownIssue(
 KNOWN_ISSUES = {i.key: i for i in (HDFS_14476, HDFS_15415, HDFS_13947)}
 
 
+@dataclass(frozen=True, slots=True)
+class DatanodeTraits:
+    """What a DataNode version's code logs about its dataset lock and its DirectoryScanner.
+
+    From the Hadoop sources by release line: the instrumented dataset lock and its hold-time warning arrive in 2.8.0
+    (HDFS-10682/HDFS-10742) and go with the fine-grained ``DataSetLockManager`` of 3.4.0 (HDFS-15382/HDFS-16429),
+    which reports nothing; lock-wait warnings exist on the 3.3 line only (``InstrumentedReadWriteLock``). The
+    scanner compares disk and memory under the lock, logging its totals before releasing it, up to 3.2.1 and on
+    3.3.0; from 3.2.2 and 3.3.1 (HDFS-15415) it copies the replica list under the lock and logs the totals after.
+    """
+
+    version: str
+    lock_reports: bool
+    lock_waits: bool
+    totals_under_lock: bool
+    lock_manager: bool = False
+    """3.4+: per-block-pool/volume locks of ``DataSetLockManager``, which log no hold or wait time."""
+
+    def lock_sentence(self) -> str:
+        if not self.lock_reports:
+            return (f"Hadoop {self.version} logs no dataset-lock hold times"
+                    + (" (its DataSetLockManager locks report nothing)" if self.lock_manager else ""))
+        waits = " and lock waits" if self.lock_waits else ""
+        return f"Hadoop {self.version} reports dataset-lock holds{waits} above the reporting threshold"
+
+    def totals_sentence(self) -> str:
+        if self.totals_under_lock:
+            return "its DirectoryScanner logs the totals while it still holds the lock"
+        return "its DirectoryScanner logs the totals after releasing the lock"
+
+
+def datanode_traits(datanode_version: str | None) -> DatanodeTraits | None:
+    """Per-version facts of the DataNode's lock reporting and scanner; ``None`` when the version is unknown."""
+    v = parse_version(datanode_version)
+    if v is None or datanode_version is None:
+        return None
+    text = ".".join(map(str, v))
+    if v < (2, 8, 0):
+        return DatanodeTraits(text, lock_reports=False, lock_waits=False, totals_under_lock=True)
+    if v >= (3, 4, 0):
+        return DatanodeTraits(text, lock_reports=False, lock_waits=False, totals_under_lock=False, lock_manager=True)
+    if v[:2] == (3, 3):
+        return DatanodeTraits(text, lock_reports=True, lock_waits=True, totals_under_lock=v < (3, 3, 1))
+    return DatanodeTraits(text, lock_reports=True, lock_waits=False, totals_under_lock=not (3, 2, 2) <= v)
+
+
 def scanner_issue(datanode_version: str | None) -> KnownIssue | None:
     """The defect that explains a long scanner stall on a DataNode of this version (HDFS-14476 when unknown)."""
     version = parse_version(datanode_version)
@@ -85,6 +131,7 @@ def remediation(
     flink_version: str | None = None,
     timeout_ms: int | None = None,
     missing: tuple[str, ...] = (),
+    holder: str | None = None,
 ) -> tuple[str, ...]:
     """Concrete steps: config keys, patches, versions — most effective first."""
     where = ", ".join(hosts) if hosts else "the DataNodes of the write"
@@ -102,6 +149,14 @@ def remediation(
         else:
             steps.append("Reduce the number of differences the scanner reconciles (check disks and the block report)")
         return (*steps, checkpoint)
+    if code == "DATANODE_LOCK_HELD":
+        who = holder or "the reported holder"
+        return (
+            f"Find out why {who} holds the DataNode dataset lock so long on {where} (the lock report's stack names "
+            "it) and keep that work off the lock or move it off the write path",
+            "Keep dfs.datanode.lock-reporting-threshold-ms low enough (default 300) that every long hold is reported",
+            checkpoint,
+        )
     if code == "HDFS_SLOW_DISK":
         return (
             f"Check the disks of {where} (SMART, iostat await); replace or exclude the slow volume",

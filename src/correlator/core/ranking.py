@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from correlator.core.evidence import Interval, overlap_ms, touches
+from correlator.core.evidence import Interval, is_write_path_holder, overlap_ms, touches
 
 CODE_OF_KIND = {
     "scanner_lock": "HDFS_DIRECTORY_SCAN",
     "scan_stats": "HDFS_DIRECTORY_SCAN",
     "scan_reconcile": "HDFS_DIRECTORY_SCAN",
-    "lock_held": "HDFS_SLOW_DISK",
+    "lock_held": "DATANODE_LOCK_HELD",
+    "dn_stall": "HDFS_SLOW_PIPELINE",
+    "slow_commands": "HDFS_SLOW_PIPELINE",
     "slow_disk": "HDFS_SLOW_DISK",
     "slow_pipeline": "HDFS_SLOW_PIPELINE",
     "dn_pause": "DATANODE_JVM_PAUSE",
@@ -34,12 +36,15 @@ BASE = {
     "nn_pause": 0.9,
     "slow_disk": 0.85,
     "slow_pipeline": 0.8,
-    "lock_held": 0.55,
+    "lock_held": 0.95,
+    "dn_stall": 0.6,
+    "slow_commands": 0.45,
 }
 POINT_KINDS = ("scan_stats", "scan_reconcile")
 SCANNER_KINDS = ("scanner_lock", "scan_stats", "scan_reconcile")
-DN_SYMPTOM_KINDS = ("lock_held", "slow_disk", "slow_pipeline")
-ROOT_CODES = ("HDFS_DIRECTORY_SCAN", "DATANODE_JVM_PAUSE", "NAMENODE_SLOW", "TASKMANAGER_JVM_PAUSE")
+DN_SYMPTOM_KINDS = ("slow_disk", "slow_pipeline", "dn_stall", "slow_commands")
+ROOT_CODES = ("HDFS_DIRECTORY_SCAN", "DATANODE_JVM_PAUSE", "DATANODE_LOCK_HELD", "NAMENODE_SLOW",
+              "TASKMANAGER_JVM_PAUSE")
 SYMPTOM_FACTOR = 0.35
 MIN_SCORE = 0.35
 
@@ -108,13 +113,23 @@ def _explained_by(iv: Interval, others: list[Interval]) -> str | None:
     if iv.kind in DN_SYMPTOM_KINDS:
         if any(o.kind in SCANNER_KINDS for o in same_host):
             return "HDFS_DIRECTORY_SCAN"
-    if iv.kind in DN_SYMPTOM_KINDS + ("scanner_lock",):
+        if any(o.kind == "lock_held" and _mostly_inside(iv, o) for o in same_host):
+            return "DATANODE_LOCK_HELD"
+    if iv.kind == "lock_held" and is_write_path_holder(getattr(iv.source, "holder", "")):
+        for o in same_host:
+            if o.kind == "slow_disk" and overlap_ms(o.start_ms, o.end_ms, iv.start_ms, iv.end_ms) > 0:
+                return "HDFS_SLOW_DISK"
+    if iv.kind in DN_SYMPTOM_KINDS + ("scanner_lock", "lock_held"):
         for o in same_host:
             if o.kind == "dn_pause" and overlap_ms(o.start_ms, o.end_ms, iv.start_ms, iv.end_ms) * 2 >= max(
                 1, iv.duration_ms
             ):
                 return "DATANODE_JVM_PAUSE"
     return None
+
+
+def _mostly_inside(iv: Interval, cause: Interval) -> bool:
+    return overlap_ms(iv.start_ms, iv.end_ms, cause.start_ms, cause.end_ms) * 2 >= max(1, iv.duration_ms)
 
 
 def rank(

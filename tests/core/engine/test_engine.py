@@ -143,7 +143,7 @@ class TestCodes:
         """Only Flink logs → INSUFFICIENT_DATA, the pipeline DataNodes listed as missing."""
         [v] = run(failure())
         assert v.root_cause.code == "INSUFFICIENT_DATA"
-        assert {m.host for m in v.missing if m.role == "datanode"} >= {"10.20.30.42"}
+        assert {m.host for m in v.missing if m.role == "datanode"} >= {"10.20.30.42:9866"}
 
     def test_scanner_far_from_the_failure_is_not_blamed(self) -> None:
         """A scan 20 minutes earlier on the same DataNode explains nothing."""

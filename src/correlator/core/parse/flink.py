@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 
@@ -162,7 +163,56 @@ def _hdfs_client(msg: str, lines: Sequence[str], emit: Emit) -> None:
         )
 
 
+_FRAMEWORK = ("java.", "javax.", "jdk.", "sun.", "com.sun.", "org.apache.flink.", "org.apache.hadoop.", "scala.",
+              "akka.", "org.apache.pekko.", "com.google.", "org.slf4j.", "org.apache.commons.", "io.netty.",
+              "org.apache.logging.", "kotlin.", "org.apache.zookeeper.", "org.rocksdb.")
+_STORAGE_EXCEPTIONS = ("java.io.", "java.net.", "java.nio.", "org.apache.hadoop.", "java.util.concurrent.",
+                       "java.lang.InterruptedException", "org.apache.flink.runtime.checkpoint.CheckpointException")
+_SERIALIZED = "org.apache.flink.util.SerializedThrowable: "
+_AT = re.compile(r"\s*at (?:[\w.$]+/)?([\w.$<>]+)\(([^)]*)\)")
+
+
+def user_cause(lines: Sequence[str]) -> tuple[str, str] | None:
+    """(innermost exception, first user frame) when a cause chain ends in an exception thrown by user code."""
+    cause: str | None = None
+    frames: list[tuple[str, str]] = []
+    for line in lines[1:]:
+        text = line.strip()
+        if text.startswith("Caused by: "):
+            cause, frames = text[len("Caused by: "):], []
+        elif text.startswith("at "):
+            m = _AT.match(text)
+            if m:
+                frames.append((m[1], m[2]))
+        elif cause is None and text and not text.startswith("..."):
+            cause, frames = text, []
+    while cause is not None and cause.startswith(_SERIALIZED):
+        cause = cause[len(_SERIALIZED):]
+    if cause is None or cause.startswith(_STORAGE_EXCEPTIONS):
+        return None
+    for call, where in frames:
+        if not call.startswith(_FRAMEWORK):
+            parts = call.split(".")
+            return cause[:300], f"{'.'.join(parts[-2:])}({where})"
+    return None
+
+
 def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    """Flink records, with failures whose cause chain ends in user code marked with that exception and frame."""
+    before = len(emit.out)
+    _parse_flink(h, lines, emit)
+    if len(emit.out) == before or len(lines) < 2:
+        return
+    found = user_cause(lines)
+    if found is None:
+        return
+    for i in range(before, len(emit.out)):
+        event = emit.out[i]
+        if isinstance(event, CheckpointDeclined | CheckpointFailed):
+            emit.out[i] = dataclasses.replace(event, user_exception=found[0], user_frame=found[1])
+
+
+def _parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
     """Dispatch on the message prefix; the whole record is scanned for cause chains (they hold the key text)."""
     msg = h.message.strip()
     seg = h.segment
