@@ -9,6 +9,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from correlator.core.knowledge import datanode_traits
 from correlator.simulate.flink import JobManagerLog, TaskManagerLog
 from correlator.simulate.hdfs import SCANNER_FRAMES, DataNodeLog, NameNodeLog, full_block
 from correlator.simulate.world import Ids, LogSet, Node, storage_id
@@ -67,6 +68,8 @@ class Cluster:
         self.end_ms = spec.start_ms + spec.minutes * 60_000
         self.failures: list[Failure] = []
         self.stalls: dict[str, list[tuple[int, int]]] = {}
+        self.paused: dict[str, list[tuple[int, int]]] = {}
+        """Stopped JVMs log nothing while stopped: their ``Receiving`` lines come only after they resume."""
         self.slow: dict[str, list[tuple[int, int]]] = {}
         self.first_scan: dict[str, int] = {}
         self.quiet: list[tuple[int, int]] = []
@@ -102,7 +105,9 @@ class Cluster:
         self.first_scan.setdefault(dn, start_ms - 400)
         log = self.dn[dn]
         total = 4_213_377 + self.rng.randrange(0, 50_000)
-        log.scan_stats(end - 1, total, missing_memory=diffs, missing_block=3)
+        traits = datanode_traits(log.version_text)
+        after = traits is not None and not traits.totals_under_lock
+        log.scan_stats(end + 1 if after else end - 1, total, missing_memory=diffs, missing_block=3)
         log.lock_held(end, held_ms, SCANNER_FRAMES)
         t = end + 20
         for k in range(min(diffs, 8)):
@@ -136,6 +141,7 @@ class Cluster:
 
     def datanode_pause(self, dn: str, end_ms: int, pause_ms: int) -> None:
         self.stalls.setdefault(dn, []).append((end_ms - pause_ms, end_ms))
+        self.paused.setdefault(dn, []).append((end_ms - pause_ms, end_ms))
         self.dn[dn].jvm_pause(end_ms, pause_ms, pause_ms - 130)
 
     def namenode_lock(self, end_ms: int, held_ms: int) -> None:

@@ -160,6 +160,9 @@ class Traffic:
                 src = src_ip if k == 0 else pipeline[k - 1].ip
                 received = (stall_end + 2 * k) if blocked and stall_end else t + 2 * k
                 short = node.host.split(".")[0]
+                resumed = [b for a, b in c.paused.get(short, ()) if a <= received <= b]
+                if resumed:
+                    received = resumed[0] + 3 + 2 * k
                 if any(a <= t <= b for a, b in c.stalls.get(short, ())):
                     blocked = True
                 log = c.dn[short]
