@@ -126,6 +126,12 @@ def _user_error(refs: tuple[Event, ...]) -> tuple[str, str] | None:
     return None
 
 
+def _sole_taskmanager(ctx: Context) -> tuple[str, ...]:
+    """When only the JobManager logged the failure, the one TaskManager of the cluster (if there is one)."""
+    tms = sorted({h for h, r in ctx.sources if r == "taskmanager"})
+    return tuple(tms) if len(tms) == 1 else ()
+
+
 def _client_note(pipe: Pipeline, hosts: tuple[str, ...], addresses: dict[str, str]) -> str | None:
     """What the HDFS client's own errors name, and why a timeout's ``remote=`` is not taken as the culprit."""
     notes = []
@@ -162,10 +168,11 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     )
     candidates = rank(intervals, window, pipeline=pipe.hosts, tm_hosts=frozenset(s.hosts), skew_ms=ctx.skew_ms)
     user = _user_error(s.refs)
+    task_hosts = s.hosts or _sole_taskmanager(ctx)
     if user is not None:
-        candidates.append(Candidate("FLINK_TASK_ERROR", USER_ERROR_SCORE, s.hosts, ()))
+        candidates.append(Candidate("FLINK_TASK_ERROR", USER_ERROR_SCORE, task_hosts, ()))
     elif not s.storage_related:
-        candidates.append(Candidate("FLINK_TASK_ERROR", FLINK_ERROR_SCORE, s.hosts, ()))
+        candidates.append(Candidate("FLINK_TASK_ERROR", FLINK_ERROR_SCORE, task_hosts, ()))
     candidates.sort(key=lambda c: (-c.score, c.code))
     covered, missing = coverage(ctx, window, pipe.hosts)
     best = candidates[0] if candidates and candidates[0].score >= ctx.min_confidence else None

@@ -116,9 +116,8 @@ def _explained_by(iv: Interval, others: list[Interval]) -> str | None:
         if any(o.kind == "lock_held" and _mostly_inside(iv, o) for o in same_host):
             return "DATANODE_LOCK_HELD"
     if iv.kind == "lock_held" and is_write_path_holder(getattr(iv.source, "holder", "")):
-        for o in same_host:
-            if o.kind == "slow_disk" and overlap_ms(o.start_ms, o.end_ms, iv.start_ms, iv.end_ms) > 0:
-                return "HDFS_SLOW_DISK"
+        if any(o.kind == "slow_disk" for o in same_host):
+            return "HDFS_SLOW_DISK"
     if iv.kind in DN_SYMPTOM_KINDS + ("scanner_lock", "lock_held"):
         for o in same_host:
             if o.kind == "dn_pause" and overlap_ms(o.start_ms, o.end_ms, iv.start_ms, iv.end_ms) * 2 >= max(
