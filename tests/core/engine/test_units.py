@@ -99,3 +99,29 @@ class TestIdleBeforeFirstTick:
         assert not marks.has_passed(("c", "h", "datanode"), 10**12)
         marks.tick(61_000)
         assert marks.has_passed(("c", "h", "datanode"), 10**12)
+
+
+class TestDatanodeTraits:
+    """Per-version lock reporting and scanner facts (Hadoop sources by release line, see knowledge.py)."""
+
+    def test_lock_reports_and_totals_by_version(self) -> None:
+        from correlator.core.knowledge import datanode_traits
+
+        table = {
+            "2.7.7": (False, False, True), "2.10.1": (True, False, True), "3.1.0": (True, False, True),
+            "3.2.1": (True, False, True), "3.2.2": (True, False, False), "3.3.0": (True, True, True),
+            "3.3.6": (True, True, False), "3.4.1": (False, False, False),
+        }
+        for version, want in table.items():
+            t = datanode_traits(version)
+            assert t is not None and (t.lock_reports, t.lock_waits, t.totals_under_lock) == want, version
+        assert datanode_traits(None) is None and datanode_traits("garbage") is None
+
+    def test_sentences_follow_the_version(self) -> None:
+        from correlator.core.knowledge import datanode_traits
+
+        t336, t341 = datanode_traits("3.3.6"), datanode_traits("3.4.1")
+        assert t336 is not None and t341 is not None
+        assert "reports dataset-lock holds and lock waits" in t336.lock_sentence()
+        assert "after releasing the lock" in t336.totals_sentence()
+        assert "DataSetLockManager" in t341.lock_sentence() and "no dataset-lock hold times" in t341.lock_sentence()
