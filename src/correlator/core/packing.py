@@ -30,6 +30,9 @@ def unpack(data: list[Any]) -> Event:
     cls = EVENT_TYPES.get(data[0])
     if cls is None:
         raise UnknownEventType(f"unknown event type {data[0]!r}")
-    fields: dict[str, Any] = {n: tuple(v) if isinstance(v, list) else v
-                              for n, v in zip(_names(cls), data[1:], strict=True)}
+    names = _names(cls)
+    if len(data) - 1 > len(names):
+        raise ValueError(f"{data[0]}: {len(data) - 1} values for {len(names)} fields")
+    # a snapshot written before optional fields were added to the end of an event has fewer values: defaults apply
+    fields: dict[str, Any] = {n: tuple(v) if isinstance(v, list) else v for n, v in zip(names, data[1:])}
     return cls(**fields)

@@ -93,3 +93,13 @@ def test_generated_streams_survive_any_split(stream: list, data: st.DataObject) 
     out += [verdict_to_dict(v) for v in restored.finish()]
     assert out == unbroken
     assert len(unbroken) == len({e.checkpoint_id for e in stream if e.type == "checkpoint_expired"})
+
+
+def test_snapshot_from_before_the_user_error_fields_still_restores() -> None:
+    """Events packed before optional fields were appended (user_exception, user_frame) unpack with defaults."""
+    from correlator.core.events import CheckpointDeclined
+    from correlator.core.packing import pack, unpack
+
+    e = CheckpointDeclined(ts_ms=1, cluster="c", host="h", role="jobmanager", checkpoint_id=3, reason="r")
+    old = pack(e)[:-2]
+    assert unpack(old) == e
