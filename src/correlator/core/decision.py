@@ -119,6 +119,18 @@ def _stall_interval(stopper: Stopper, window: Window) -> Interval:
                     f"received {stopper.block} and neither finished it nor passed it on", stopper.receiving)
 
 
+def _bad_links(pipe: Pipeline, addresses: dict[str, str], window: Window) -> list[Interval]:
+    """A ``firstBadLink`` names the DataNode its upstream could not reach (unlike a timeout's ``remote=``)."""
+    out = []
+    for e in pipe.client_errors:
+        if e.kind == "create_block_output_stream" and e.datanode and e.exception and "firstBadLink" in e.exception:
+            host = resolve(e.datanode, addresses)
+            start = min(window.start_ms, e.ts_ms)
+            out.append(Interval("bad_link", start, e.ts_ms, host, "datanode", e.ts_ms - start,
+                                f"the pipeline's upstream DataNode could not reach {host} (firstBadLink)", e))
+    return out
+
+
 def _user_error(refs: tuple[Event, ...]) -> tuple[str, str] | None:
     for e in refs:
         if isinstance(e, CheckpointDeclined | CheckpointFailed) and e.user_exception and e.user_frame:
@@ -163,6 +175,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     raw = [iv for iv in raw if _counts(iv, raw, traits_of)]
     if pipe.stopper is not None:
         raw.append(_stall_interval(pipe.stopper, window))
+    raw += _bad_links(pipe, addresses, window)
     intervals = [iv for iv in raw if iv.kind != "scan_reconcile"] + reconcile_bursts(
         [iv for iv in raw if iv.kind == "scan_reconcile"]
     )

@@ -19,6 +19,7 @@ CODE_OF_KIND = {
     "lock_held": "DATANODE_LOCK_HELD",
     "dn_stall": "HDFS_SLOW_PIPELINE",
     "slow_commands": "HDFS_SLOW_PIPELINE",
+    "bad_link": "HDFS_SLOW_PIPELINE",
     "slow_disk": "HDFS_SLOW_DISK",
     "slow_pipeline": "HDFS_SLOW_PIPELINE",
     "dn_pause": "DATANODE_JVM_PAUSE",
@@ -39,10 +40,11 @@ BASE = {
     "lock_held": 0.95,
     "dn_stall": 0.6,
     "slow_commands": 0.45,
+    "bad_link": 0.5,
 }
 POINT_KINDS = ("scan_stats", "scan_reconcile")
 SCANNER_KINDS = ("scanner_lock", "scan_stats", "scan_reconcile")
-DN_SYMPTOM_KINDS = ("slow_disk", "slow_pipeline", "dn_stall", "slow_commands")
+DN_SYMPTOM_KINDS = ("slow_disk", "slow_pipeline", "dn_stall", "slow_commands", "bad_link")
 ROOT_CODES = ("HDFS_DIRECTORY_SCAN", "DATANODE_JVM_PAUSE", "DATANODE_LOCK_HELD", "NAMENODE_SLOW",
               "TASKMANAGER_JVM_PAUSE")
 SYMPTOM_FACTOR = 0.35

@@ -126,3 +126,13 @@ class TestUserCode:
         assert v.root_cause.code == "FLINK_TASK_ERROR"
         assert "IllegalStateException" in v.root_cause.title and "FailingSource.snapshotState" in v.root_cause.title
         assert "FailingSource.java:58" in v.root_cause.explanation
+
+
+def test_first_bad_link_names_the_unreachable_datanode_not_the_first() -> None:
+    """``firstBadLink`` from the first DataNode points at the one behind it; the verdict names that one."""
+    bad = ev(HdfsClientError, T0 + 8_000, "tm01.example.com", "taskmanager", kind="create_block_output_stream",
+             block=BLK, datanode=LAB["dn3"],
+             exception="java.io.IOException: Got error, status=ERROR, status message , ack with firstBadLink as "
+                       "127.0.0.1:9868")
+    [v] = run(with_event(lab("3.4.1") + flink(), bad))
+    assert (v.root_cause.code, v.root_cause.hosts) == ("HDFS_SLOW_PIPELINE", ("dn3",))
