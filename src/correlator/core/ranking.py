@@ -40,7 +40,7 @@ BASE = {
     "lock_held": 0.95,
     "dn_stall": 0.6,
     "slow_commands": 0.45,
-    "bad_link": 0.5,
+    "bad_link": 0.6,
 }
 POINT_KINDS = ("scan_stats", "scan_reconcile")
 SCANNER_KINDS = ("scanner_lock", "scan_stats", "scan_reconcile")
