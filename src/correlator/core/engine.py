@@ -18,6 +18,7 @@ from correlator.core.events import (
     CheckpointCompleted,
     CheckpointTriggered,
     DaemonStart,
+    DatanodeAddress,
     DatasetLockHeld,
     DatasetLockWait,
     DirectoryScanReconcile,
@@ -116,6 +117,9 @@ class Engine:
         if isinstance(event, CheckpointCompleted):
             self._triggers.pop((event.cluster, event.job_id, event.checkpoint_id), None)
             return
+        if isinstance(event, DatanodeAddress):
+            self._learn_address(event, event.address)
+            return
         if isinstance(event, DaemonStart):
             source = (event.cluster, event.host, event.role)
             if event.version and (source not in self._versions or self._versions[source][1] <= event.ts_ms):
@@ -124,10 +128,7 @@ class Engine:
         if isinstance(event, EVIDENCE_TYPES):
             own = event.dest if isinstance(event, BlockWrite) else getattr(event, "local", None)
             if own and event.role == "datanode":
-                ip_key = (event.cluster, own.lstrip("/"))
-                known = self._ip_hosts.get(ip_key)
-                if known is None or event.ts_ms < known[1]:
-                    self._ip_hosts[ip_key] = (event.host, event.ts_ms)
+                self._learn_address(event, own)
             if isinstance(event, LATE_COUNTED) and self._is_late(event):
                 self._counts["late_evidence"] += 1
             self._evidence.append(event)
@@ -141,6 +142,13 @@ class Engine:
         if case[1] == "":
             case = self._job_for(case)
         self._cases.setdefault(case, []).append(event)
+
+    def _learn_address(self, event: Event, address: str) -> None:
+        """A DataNode's own ``ip:port`` (its earliest telling wins: the same address may move to a new host later)."""
+        key = (event.cluster, address.lstrip("/"))
+        known = self._ip_hosts.get(key)
+        if known is None or event.ts_ms < known[1]:
+            self._ip_hosts[key] = (event.host, event.ts_ms)
 
     def _job_for(self, key: CaseKey) -> CaseKey:
         """A line naming no job joins the one open case or trigger with the same checkpoint id, if unambiguous."""

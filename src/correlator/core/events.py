@@ -290,6 +290,14 @@ class DnWriteError(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DatanodeAddress(Event):
+    """``Opened streaming server at /ip:port``: the DataNode's own transfer address, told once at start."""
+
+    type: ClassVar[str] = "datanode_address"
+    address: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SourceProgress(Event):
     """A log source's own time moved on (noise lines included): coverage and watermarks follow every line.
 
@@ -348,6 +356,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         BlockAllocated,
         HdfsClientError,
         DnWriteError,
+        DatanodeAddress,
         SourceProgress,
         NameNodeLockHeld,
         JvmPause,

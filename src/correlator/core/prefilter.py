@@ -65,6 +65,7 @@ HDFS_TRIGGERS = (
     "Detected pause in JVM",
     "STARTUP_MSG: ",
     "BLOCK* allocate",
+    "Opened streaming server at ",
     "DataXceiver error processing WRITE_BLOCK",
     "opWriteBlock ",
     "Exception for ",

@@ -99,9 +99,19 @@ java.io.IOException: Connection reset by peer
     assert found[3]["duration_ms"] == 23976
 
 
+def test_datanode_tells_its_own_address() -> None:
+    # Hadoop 3.3.6 DataNode.initDataXceiver at start; a wildcard bind tells nothing
+    found = events("""
+2026-12-01 09:00:00,000 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: Opened streaming server at /127.0.0.1:9867
+2026-12-01 09:00:00,001 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: Opened streaming server at /0.0.0.0:9866
+""", DN)
+    assert [(e["type"], e["address"]) for e in found] == [("datanode_address", "127.0.0.1:9867")]
+
+
 PREFIXES = ["BLOCK* allocate ", "BLOCK* allocateBlock: ", "Exception in createBlockOutputStream", "Abandoning ",
             "Excluding datanode ", "Could not get block locations.", "DataStreamer Exception", "Error while syncing",
-            "DataXceiver error processing WRITE_BLOCK operation  src: ", "opWriteBlock ", "Exception for ", "Took "]
+            "DataXceiver error processing WRITE_BLOCK operation  src: ", "opWriteBlock ", "Exception for ", "Took ",
+            "Opened streaming server at "]
 
 
 @settings(max_examples=300, deadline=None)

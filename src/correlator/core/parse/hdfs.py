@@ -9,6 +9,7 @@ from correlator.core.events import (
     BlockAllocated,
     BlockWrite,
     DaemonStart,
+    DatanodeAddress,
     DatasetLockHeld,
     DatasetLockWait,
     DirectoryScanConfig,
@@ -75,6 +76,7 @@ _NN_OLD = re.compile(r"FSNamesystem (?:(\w+) )?(read|write) lock held for (\d+) 
 _NN_NEW = re.compile(r"Number of suppressed (read|write)-lock reports: \d+")
 _NN_LONGEST = re.compile(r"Longest (?:read|write)-lock held at (\S+ \S+) for (\d+)ms(?: by (\S+))?")
 _PAUSE = re.compile(r"Detected pause in JVM or host machine \(eg GC\): pause of approximately (\d+)ms")
+_ADDRESS = re.compile(r"[\w.-]+:\d{1,5}")
 _ALLOCATE = re.compile(r"BLOCK\* allocate (blk_-?\d+_\d+)(.*) for (/\S*)$", re.DOTALL)
 _ALLOCATE_BLOCK = re.compile(r"BLOCK\* allocateBlock: (/\S*?)\. (?:\S+ )?(blk_-?\d+_\d+)(.*)$", re.DOTALL)
 _PLAIN_REPLICAS = re.compile(r"^, replicas=(.*)$")
@@ -201,6 +203,11 @@ def parse_hdfs(h: Header, lines: Sequence[str], emit: Emit) -> None:
             except TimestampError:
                 start = None
             emit(NameNodeLockHeld, kind=kind, held_ms=int(m[2]), op=m[3], start_ts_ms=start, role="namenode")
+        return
+    if msg.startswith("Opened streaming server at "):
+        address = msg[len("Opened streaming server at "):].strip().lstrip("/")
+        if _ADDRESS.fullmatch(address) and not address.startswith("0.0.0.0:"):
+            emit(DatanodeAddress, address=address, role="datanode")
         return
     if msg.startswith("BLOCK* allocate"):
         _allocate(msg, emit)
