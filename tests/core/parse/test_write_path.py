@@ -123,3 +123,30 @@ def test_arbitrary_tails_never_raise(prefix: str, tail: str, second: str, logger
     line = f"2026-12-01 09:40:00,000 WARN {logger}: {prefix}{tail}".replace("\n", " ").replace("\r", " ")
     out = run([line, second.replace("\n", " ").replace("\r", " ")], hint=TM)
     assert all(not isinstance(o, ParseError) or o.reason != "internal_error" for o in out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=80), max_size=8))
+def test_user_cause_on_any_stack_never_raises(lines: list[str]) -> None:
+    from correlator.core.parse.flink import user_cause
+
+    found = user_cause(["header", *lines])
+    assert found is None or (isinstance(found[0], str) and "(" in found[1])
+
+
+def test_user_cause_needs_user_code_and_no_storage_exception() -> None:
+    # Flink 1.20 JobManager decline chain (SerializedThrowable wrappers) of a throwing snapshotState
+    from correlator.core.parse.flink import user_cause
+
+    chain = ["head", "org.apache.flink.util.SerializedThrowable: org.apache.flink.runtime.checkpoint."
+             "CheckpointException: Could not complete snapshot 7 for operator Source (1/1)#0.",
+             "\tat org.apache.flink.streaming.api.operators.StreamOperatorStateHandler.snapshotState("
+             "StreamOperatorStateHandler.java:269) ~[flink-dist-1.20.1.jar:1.20.1]",
+             "Caused by: org.apache.flink.util.SerializedThrowable: java.lang.IllegalStateException: boom",
+             "\tat lab.LabJob$Source.snapshotState(LabJob.java:88) ~[?:?]"]
+    assert user_cause(chain) == ("java.lang.IllegalStateException: boom", "LabJob$Source.snapshotState(LabJob.java:88)")
+    io = [*chain[:3], "Caused by: java.io.IOException: Could not flush and close the file system output stream",
+          "\tat lab.LabJob$Source.snapshotState(LabJob.java:88) ~[?:?]"]
+    assert user_cause(io) is None
+    flink_only = [*chain[:4], "\tat org.apache.flink.runtime.tasks.StreamTask.run(StreamTask.java:1) ~[?:?]"]
+    assert user_cause(flink_only) is None
