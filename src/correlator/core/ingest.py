@@ -264,6 +264,9 @@ class Ingest:
 
     def _progress_line(self, line: str, origin: dict[str, Any], state: SourceState, ref: str,
                        out: list[Output]) -> None:
+        if line[:18] == state.progress_bucket:  # the common case: same 10 s of log time as the last record
+            state.progress_last = line[:23]
+            return
         found: list[Event] = []
         self._progress.line(line, origin, state, ref, found)
         self._collect(found, out)
