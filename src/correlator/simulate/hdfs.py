@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from correlator.simulate.render import hadoop
-from correlator.simulate.world import BLOCK_POOL, XFER_PORT, LogSet, Node, datanode_info
+from correlator.simulate.world import BLOCK_POOL, XFER_PORT, LogSet, Node
 
 DN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
 TRACE = "org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace"
@@ -98,8 +98,9 @@ class DataNodeLog(HadoopLog):
                   f"blockid: {block}, {label}: {duration_ns}")
 
     def responder(self, ts_ms: int, block: str, downstream: list[Node]) -> None:
+        """The DataNode's targets are plain ``DatanodeInfo`` (``ip:port``), unlike the client's pipeline (real 3.3.6)."""
         if downstream:
-            infos = ", ".join(datanode_info(d) for d in downstream)
+            infos = ", ".join(f"{d.ip}:{XFER_PORT}" for d in downstream)
             kind = f"type=HAS_DOWNSTREAM_IN_PIPELINE, downstreams={len(downstream)}:[{infos}]"
         else:
             kind = "type=LAST_IN_PIPELINE"
@@ -204,7 +205,7 @@ class DataNodeLog(HadoopLog):
         v = self.v
         tail = ""
         if v >= (2, 9, 0):
-            tail = ", downstream DNs=[" + ", ".join(datanode_info(d) for d in downstream) + "]"
+            tail = ", downstream DNs=[" + ", ".join(f"{d.ip}:{XFER_PORT}" for d in downstream) + "]"
             if v >= (3, 0, 1):
                 tail += f", blockId={block_id}"
             if v >= (3, 4, 0):
