@@ -150,3 +150,14 @@ def test_user_cause_needs_user_code_and_no_storage_exception() -> None:
     assert user_cause(io) is None
     flink_only = [*chain[:4], "\tat org.apache.flink.runtime.tasks.StreamTask.run(StreamTask.java:1) ~[?:?]"]
     assert user_cause(flink_only) is None
+
+
+def test_slow_ack_with_plain_downstream_list() -> None:
+    # DataNode-side lists are DatanodeInfo (ip:port), as real 3.3.6 PacketResponder lines print them
+    [e] = events("2026-12-01 09:40:00,000 WARN org.apache.hadoop.hdfs.server.datanode.DataNode: Slow PacketResponder "
+                 "send ack to upstream took 2004ms (threshold=300ms), PacketResponder: BP-1-127.0.0.1-1:blk_1073741825_1001, "
+                 "type=HAS_DOWNSTREAM_IN_PIPELINE, downstreams=1:[127.0.0.1:54983], replyAck=seqno: 5 reply: SUCCESS "
+                 "reply: SUCCESS downstreamAckTimeNanos: 1000 flag: 0 flag: 0, downstream DNs=[127.0.0.1:54983], "
+                 "blockId=1073741825", DN)
+    assert (e["kind"], e["duration_ms"], e["downstream"], e["block_id"]) == ("ack_upstream", 2004,
+                                                                             ["127.0.0.1:54983"], "1073741825")
