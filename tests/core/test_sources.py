@@ -76,3 +76,34 @@ class TestInputSide:
         hadoop = '{"message": "2020-01-02 17:18:53,337 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: x"}'
         assert input_side("envelope", None, flink) == "flink"
         assert input_side("envelope", None, hadoop) == "hdfs"
+
+
+@pytest.mark.parametrize(
+    ("key", "host", "file"),
+    [
+        ("dn02.example.com:/var/log/hadoop/hadoop-hdfs-datanode-dn02.log", "dn02.example.com",
+         "/var/log/hadoop/hadoop-hdfs-datanode-dn02.log"),
+        ("dn02.example.com/hadoop-hdfs-datanode-dn02.log", "dn02.example.com", "hadoop-hdfs-datanode-dn02.log"),
+        ("dn02//var/log/x.log", "dn02", "/var/log/x.log"),
+        ("dn02|/var/log/a:b.log", "dn02", "/var/log/a:b.log"),
+        ("dn02|C:\\hadoop\\logs\\dn.log", "dn02", "C:\\hadoop\\logs\\dn.log"),
+        ("dn02:C:\\hadoop\\logs\\dn.log", "dn02", "C:\\hadoop\\logs\\dn.log"),
+        ("C:\\hadoop\\logs\\dn.log", None, "C:\\hadoop\\logs\\dn.log"),
+        ("C:/hadoop/logs/dn.log", None, "C:/hadoop/logs/dn.log"),
+        ("/var/log/hadoop/x.log", None, "/var/log/hadoop/x.log"),
+        ("var/log/hadoop/x.log", None, "var/log/hadoop/x.log"),
+        ("logs/taskmanager.log", None, "logs/taskmanager.log"),
+        ("./x.log", None, "./x.log"),
+        ("10.0.0.5:/var/log/x.log", "10.0.0.5", "/var/log/x.log"),
+        ("hadoop-hdfs-datanode-dn02.log", None, "hadoop-hdfs-datanode-dn02.log"),
+        ("not a host:/x", None, "not a host:/x"),
+        ("|/x.log", None, "/x.log"),
+        ("", None, None),
+    ],
+)
+def test_keys_name_host_and_file(key: str, host: str | None, file: str | None) -> None:
+    """``host|path``, ``host:path`` (never a Windows drive), ``host/path`` (never a top-level directory)."""
+    from correlator.core.sources import source_of_key
+
+    facts = source_of_key(key)
+    assert (facts.host, facts.file) == (host, file)
