@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from correlator.core.sources import facts_from_path, role_of_logger, sniff_family
 
@@ -107,3 +109,26 @@ def test_keys_name_host_and_file(key: str, host: str | None, file: str | None) -
 
     facts = source_of_key(key)
     assert (facts.host, facts.file) == (host, file)
+
+
+_HOST = st.from_regex(r"[a-z0-9][a-z0-9-]{0,12}[a-z0-9](\.[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?){0,3}", fullmatch=True)
+_UNIX = st.from_regex(r"(/[\w.:-]{1,12}){1,5}", fullmatch=True)
+_WINDOWS = st.from_regex(r"[A-Z]:(\\[\w .-]{1,10}){1,4}", fullmatch=True)
+
+
+@given(_HOST, _UNIX | _WINDOWS)
+def test_keys_round_trip(host: str, path: str) -> None:
+    """Any host name with any Unix or Windows path comes back out of ``host|path`` and ``host:path``."""
+    from correlator.core.sources import source_of_key
+
+    for sep in ("|", ":"):
+        facts = source_of_key(f"{host}{sep}{path}")
+        assert (facts.host, facts.file) == (host, path)
+
+
+@given(_UNIX | _WINDOWS)
+def test_a_bare_path_names_no_host(path: str) -> None:
+    """A path alone (absolute Unix, or with a drive letter) is a file, never a host."""
+    from correlator.core.sources import source_of_key
+
+    assert source_of_key(path).host is None

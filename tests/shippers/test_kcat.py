@@ -18,14 +18,16 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def kcat_args(stack: Stack, source: LogSource, mode: str, cluster: str) -> list[str]:
-    """The recipe's command line for one file: ``key`` (-k host/file), ``headers`` (-k host:path plus -H), ``bare``."""
+    """The recipe's command line for one file: ``key`` (-k host/file), ``headers`` (-k host:path plus -H),
+    ``headers_only`` (-H, no key), ``bare`` (neither)."""
     args = ["kcat", "-P", "-b", stack.bootstrap, "-t", stack.topic(f"logs_{source.side}"), "-z", "lz4",
             "-X", "message.max.bytes=10485760"]
     if mode == "key":
         args += ["-k", f"{source.host}/{source.path.name}"]
-    elif mode == "headers":
-        args += ["-k", f"{source.host}:{source.path}", "-H", f"host={source.host}", "-H", f"file={source.path}",
-                 "-H", f"cluster={cluster}"]
+    if mode == "headers":
+        args += ["-k", f"{source.host}:{source.path}"]
+    if mode in ("headers", "headers_only"):
+        args += ["-H", f"host={source.host}", "-H", f"file={source.path}", "-H", f"cluster={cluster}"]
     return args
 
 
@@ -45,13 +47,13 @@ def ship_with_kcat(stack: Stack, processes: Processes, logs: Path, mode: str, cl
         assert proc.wait(60) == 0, (workdir / "kcat-0.out").read_text()
 
 
-@pytest.mark.parametrize("mode", ["key", "headers"])
+@pytest.mark.parametrize("mode", ["key", "headers", "headers_only"])
 def test_kcat_keyed_or_with_headers_gives_the_offline_verdicts(
     mode: str, stack: Stack, workers: list[WorkerProcess], processes: Processes, tmp_path: Path
 ) -> None:
     require("kcat")
     logs = GOLDEN / "recurring"
-    cluster = "lab-kcat" if mode == "headers" else "default"
+    cluster = "default" if mode == "key" else "lab-kcat"
     expected = offline(logs, cluster)
     assert len(expected) >= 4
     workers.append(WorkerProcess(stack).start())
