@@ -61,3 +61,9 @@ def test_rsyslog_ships_the_recurring_scenario(
     assert all(":/" in k for k, _ in hdfs + flink), "keys are host:path"
     texts = [decode(value, None, key.encode()).text for key, value in flink]
     assert any("\n\tat " in text for text in texts), "no stack trace was joined into one record"
+    if fmt != "correlator_raw":  # JSON records name host and file themselves: analyze reads the topic's records too
+        dump = tmp_path / "topic"
+        dump.mkdir()
+        for name, records in (("flink.ndjson", flink), ("hdfs.ndjson", hdfs)):
+            (dump / name).write_bytes(b"".join(value.rstrip(b"\n") + b"\n" for _, value in records))
+        assert offline(dump, cluster) == expected
