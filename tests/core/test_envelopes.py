@@ -179,7 +179,7 @@ def test_nothing_but_envelope_error_escapes(value: bytes, headers: dict[str, byt
 
 _JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    lambda inner: st.lists(inner, max_size=3) | st.just("\ud800") | st.just(10**400) | st.dictionaries(
         st.sampled_from(["message", "log", "msg", "body", "host", "hostname", "file", "path", "fields", "cluster",
                          "@timestamp", "timestamp", "date", "timereported", "timeUnixNano", "$!", "metadata", "name",
                          "resource", "attributes", "resourceLogs", "scopeLogs", "logRecords", "stringValue", "key",
@@ -197,4 +197,5 @@ def test_odd_json_objects_decode_or_raise_envelope_error(data: dict[str, Any]) -
     except EnvelopeError as exc:
         assert exc.reason == "bad_envelope"
     else:
-        assert isinstance(d.text, str)
+        for value in (d.text, d.host, d.file, d.role, d.cluster):
+            assert value is None or value.encode("utf-8")  # nothing downstream encoders would refuse

@@ -127,7 +127,10 @@ def _otel_record(body: str, resource: dict[str, Any], record: dict[str, Any]) ->
     attributes = _attributes(record.get("attributes"))
     both = {**resource, **attributes}
     nanos = _first_str(record.get("timeUnixNano"), record.get("time_unix_nano"), record.get("observedTimeUnixNano"))
-    time_ms = int(nanos) // 1_000_000 if nanos and nanos.isdigit() else _first_time(record, "timestamp", "time")
+    if nanos and nanos.isascii() and nanos.isdigit() and len(nanos) <= 20:
+        time_ms = _shipper_time(int(nanos) // 1_000_000)
+    else:
+        time_ms = _first_time(record, "timestamp", "time")
     return Shipped(
         shape="otel",
         text=body,
@@ -135,7 +138,7 @@ def _otel_record(body: str, resource: dict[str, Any], record: dict[str, Any]) ->
         file=_first_str(both.get("log.file.path"), both.get("log.file.name")),
         cluster=_first_str(both.get("cluster"), both.get("k8s.cluster.name")),
         role=_first_str(both.get("role"), both.get("service.name") if both.get("service.name") in _ROLES else None),
-        shipper_ts_ms=_shipper_time(time_ms),
+        shipper_ts_ms=time_ms,
     )
 
 
@@ -219,8 +222,8 @@ def _time_ms(value: Any) -> int | None:
         except TimestampError:
             return None
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
-        seconds = float(value)
         try:
+            seconds = float(value)
             return int(seconds * 1000) if abs(seconds) < 1e11 else int(seconds)
         except OverflowError:
             return None

@@ -77,10 +77,10 @@ def decode(value: bytes, headers: Mapping[str, bytes] | None = None, key: bytes 
     text, replaced = _valid_text(shipped.text)
     return Decoded(
         text=text,
-        host=named.get("host") or shipped.host or (keyed.host if keyed else None),
-        file=named.get("file") or shipped.file or (keyed.file if keyed else None),
-        role=named.get("role") or shipped.role,
-        cluster=named.get("cluster") or shipped.cluster,
+        host=named.get("host") or _valid(shipped.host) or (keyed.host if keyed else None),
+        file=named.get("file") or _valid(shipped.file) or (keyed.file if keyed else None),
+        role=named.get("role") or _valid(shipped.role),
+        cluster=named.get("cluster") or _valid(shipped.cluster),
         shipper_ts_ms=shipped.shipper_ts_ms,
         invalid_utf8=invalid or replaced,
         envelope=shipped.shape,
@@ -94,6 +94,10 @@ def _valid_text(text: str) -> tuple[str, bool]:
     except UnicodeEncodeError:
         return text.encode("utf-8", errors="replace").decode("utf-8"), True
     return text, False
+
+
+def _valid(value: str | None) -> str | None:
+    return None if value is None else _valid_text(value)[0]
 
 
 _HEADERS = ("cluster", "host", "role", "file")
