@@ -8,10 +8,12 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.support.services import KafkaBroker, RedisServer
+from tests.support.worker import Stack, WorkerProcess
 
 
 @pytest.fixture(scope="session")
@@ -48,3 +50,20 @@ def redis_url() -> Iterator[str]:
 def unique() -> str:
     """A short random suffix that keeps topics, groups and Redis keys of one test apart from every other."""
     return uuid.uuid4().hex[:10]
+
+
+@pytest.fixture
+def stack(kafka_bootstrap: str, unique: str, tmp_path: Path) -> Stack:
+    """A streaming stack of topics private to one test, created from ``topics/``."""
+    s = Stack(kafka_bootstrap, unique, tmp_path)
+    s.apply_topics()
+    return s
+
+
+@pytest.fixture
+def workers(stack: Stack) -> Iterator[list[WorkerProcess]]:
+    """Worker processes a test starts; each is stopped (SIGTERM, drained) afterwards."""
+    started: list[WorkerProcess] = []
+    yield started
+    for worker in started:
+        worker.stop()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from correlator.core.sources import facts_from_path, role_of_logger, sniff_family
 
@@ -77,3 +79,57 @@ class TestInputSide:
         hadoop = '{"message": "2020-01-02 17:18:53,337 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: x"}'
         assert input_side("envelope", None, flink) == "flink"
         assert input_side("envelope", None, hadoop) == "hdfs"
+
+
+@pytest.mark.parametrize(
+    ("key", "host", "file"),
+    [
+        ("dn02.example.com:/var/log/hadoop/hadoop-hdfs-datanode-dn02.log", "dn02.example.com",
+         "/var/log/hadoop/hadoop-hdfs-datanode-dn02.log"),
+        ("dn02.example.com/hadoop-hdfs-datanode-dn02.log", "dn02.example.com", "hadoop-hdfs-datanode-dn02.log"),
+        ("dn02//var/log/x.log", "dn02", "/var/log/x.log"),
+        ("dn02|/var/log/a:b.log", "dn02", "/var/log/a:b.log"),
+        ("dn02|C:\\hadoop\\logs\\dn.log", "dn02", "C:\\hadoop\\logs\\dn.log"),
+        ("dn02:C:\\hadoop\\logs\\dn.log", "dn02", "C:\\hadoop\\logs\\dn.log"),
+        ("C:\\hadoop\\logs\\dn.log", None, "C:\\hadoop\\logs\\dn.log"),
+        ("C:/hadoop/logs/dn.log", None, "C:/hadoop/logs/dn.log"),
+        ("/var/log/hadoop/x.log", None, "/var/log/hadoop/x.log"),
+        ("var/log/hadoop/x.log", None, "var/log/hadoop/x.log"),
+        ("logs/taskmanager.log", None, "logs/taskmanager.log"),
+        ("./x.log", None, "./x.log"),
+        ("10.0.0.5:/var/log/x.log", "10.0.0.5", "/var/log/x.log"),
+        ("hadoop-hdfs-datanode-dn02.log", None, "hadoop-hdfs-datanode-dn02.log"),
+        ("not a host:/x", None, "not a host:/x"),
+        ("|/x.log", None, "/x.log"),
+        ("", None, None),
+    ],
+)
+def test_keys_name_host_and_file(key: str, host: str | None, file: str | None) -> None:
+    """``host|path``, ``host:path`` (never a Windows drive), ``host/path`` (never a top-level directory)."""
+    from correlator.core.sources import source_of_key
+
+    facts = source_of_key(key)
+    assert (facts.host, facts.file) == (host, file)
+
+
+_HOST = st.from_regex(r"[a-z0-9][a-z0-9-]{0,12}[a-z0-9](\.[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?){0,3}", fullmatch=True)
+_UNIX = st.from_regex(r"(/[\w.:-]{1,12}){1,5}", fullmatch=True)
+_WINDOWS = st.from_regex(r"[A-Z]:(\\[\w .-]{1,10}){1,4}", fullmatch=True)
+
+
+@given(_HOST, _UNIX | _WINDOWS)
+def test_keys_round_trip(host: str, path: str) -> None:
+    """Any host name with any Unix or Windows path comes back out of ``host|path`` and ``host:path``."""
+    from correlator.core.sources import source_of_key
+
+    for sep in ("|", ":"):
+        facts = source_of_key(f"{host}{sep}{path}")
+        assert (facts.host, facts.file) == (host, path)
+
+
+@given(_UNIX | _WINDOWS)
+def test_a_bare_path_names_no_host(path: str) -> None:
+    """A path alone (absolute Unix, or with a drive letter) is a file, never a host."""
+    from correlator.core.sources import source_of_key
+
+    assert source_of_key(path).host is None

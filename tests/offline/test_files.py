@@ -182,3 +182,31 @@ def test_unknown_zone_is_a_usage_error(tmp_path: Path) -> None:
     _write(tmp_path / "a.log", [EXPIRED])
     result = CliRunner().invoke(cli, ["parse", "--tz", "Mars/Olympus", str(tmp_path / "a.log")])
     assert result.exit_code == 2 and "unknown time zone" in result.output
+
+
+class TestNotLogs:
+    """Files that are no logs are left out of analyze and replay alike, each with its reason."""
+
+    def test_skipped_with_reasons(self, mixed: Path) -> None:
+        odd = mixed / "odd"
+        odd.mkdir()
+        (odd / "expected.json").write_text(json.dumps({"verdicts": [{"code": "X"}]}, indent=2))
+        (odd / "verdicts.jsonl").write_text('{"verdict_id": "a", "root_cause": {}}\n')
+        (odd / "logs.tar.gz").write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(256)))
+        (odd / "README.txt").write_text("How to read these logs.\n")
+        skipped: list[tuple[str, str]] = []
+        found = {Path(f.path).name for f in discover([str(mixed)], skipped)}
+        reasons = {Path(path).name: why for path, why in skipped}
+        assert set(reasons) == {"expected.json", "verdicts.jsonl", "logs.tar.gz", "README.txt"}
+        assert not found & set(reasons)
+        assert "filebeat.json" in found
+        assert reasons["expected.json"].startswith("JSON, but not one shipper record per line (bad_json")
+        assert reasons["verdicts.jsonl"].startswith("JSON, but not one shipper record per line (bad_envelope")
+        assert reasons["logs.tar.gz"].startswith("binary")
+        assert reasons["README.txt"].startswith("no Flink, Hadoop or JVM GC log line")
+
+    def test_one_huge_record_is_not_judged_by_its_head(self, tmp_path: Path) -> None:
+        record = {"message": "2020-01-02 17:19:20,950 WARN org.apache.hadoop.hdfs.server.datanode.DataNode: "
+                  + "x" * 70_000, "host": "dn1"}
+        (tmp_path / "big.json").write_text(json.dumps(record) + "\n")
+        assert [f.family for f in discover([str(tmp_path)], [])] == ["envelope"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,21 +23,6 @@ def offline_verdicts(logs: Path, cluster: str) -> set[tuple[str, str]]:
 
 def streamed(records: list[dict]) -> list[tuple[str, str]]:
     return [(r["verdict_id"], r["root_cause"]["code"]) for r in records]
-
-
-@pytest.fixture
-def stack(kafka_bootstrap: str, unique: str, tmp_path: Path) -> Stack:
-    s = Stack(kafka_bootstrap, unique, tmp_path)
-    s.apply_topics()
-    return s
-
-
-@pytest.fixture
-def workers(stack: Stack) -> Iterator[list[WorkerProcess]]:
-    started: list[WorkerProcess] = []
-    yield started
-    for worker in started:
-        worker.stop()
 
 
 def scenario(tmp_path: Path, name: str) -> Path:

@@ -27,7 +27,10 @@ def replay(paths: tuple[str, ...], speed: float, settings: Settings) -> None:
     from correlator.adapters.shipping import ShippingFailed, merged_lines, ship
     from correlator.offline.files import discover
 
-    files = discover(list(paths))
+    skipped: list[tuple[str, str]] = []
+    files = discover(list(paths), skipped)
+    for path, why in skipped:
+        click.echo(f"replay: skipping {path}: {why}", err=True)
     if not files:
         raise click.UsageError("no log files found in the given paths")
     try:

@@ -1,8 +1,12 @@
 """Envelope decoding: a Kafka record or file line → log text plus what the shipper knows about its origin.
 
-Understood: raw bytes (UTF-8; invalid bytes replaced, never fatal), Filebeat (``message``, ``host.name``,
-``log.file.path``, ``@timestamp``, ``fields.*``), Fluent Bit (``log`` plus configured host/file keys), Vector
-(``message``, ``host``, ``file``, ``timestamp``), and Kafka headers ``cluster`` / ``host`` / ``role``.
+Understood: raw bytes (UTF-8; invalid bytes replaced, never fatal), a JSON string (Vector's ``log_namespace``), the
+JSON objects of :mod:`correlator.core.envelope_shapes` (Filebeat, Vector, Fluent Bit, rsyslog, OpenTelemetry), Kafka
+headers ``cluster`` / ``host`` / ``role`` / ``file``, and keys of the form ``host:path``, ``host|path``, ``host/path``
+(:func:`correlator.core.sources.source_of_key`).
+
+Who names the origin, strongest first: Kafka headers, the JSON envelope, the key. File names and banners are the
+parsers' later fallbacks.
 """
 
 from __future__ import annotations
@@ -10,9 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from correlator.core.timestamps import TimestampError, parse_offset
+from correlator.core.envelope_shapes import ShapeError, Shipped, read_object
+from correlator.core.sources import source_of_key
 
 _NOT_CONTROL = bytes(b for b in range(256) if b >= 32 or b in (9, 10, 12, 13, 27))
 
@@ -27,7 +31,7 @@ class Decoded:
     shipper_ts_ms: int | None = None
     invalid_utf8: bool = False
     envelope: str | None = None
-    """``filebeat`` / ``fluentbit`` / ``vector`` / ``json`` when the value was a JSON envelope."""
+    """The shape of a JSON value (``filebeat``, ``vector``, ``fluentbit``, ``rsyslog``, ``otel``, ``json_string``)."""
 
 
 class EnvelopeError(ValueError):
@@ -53,98 +57,84 @@ def decode_text(value: bytes) -> tuple[str, bool]:
         return value.decode("utf-8", errors="replace"), True
 
 
-def decode(value: bytes, headers: Mapping[str, bytes] | None = None) -> Decoded:
+def decode(value: bytes, headers: Mapping[str, bytes] | None = None, key: bytes | None = None) -> Decoded:
     """Decode one record value; raises :class:`EnvelopeError` with a stable reason when it is unusable."""
     if looks_binary(value):
         raise EnvelopeError("binary", "value contains NUL bytes or mostly control characters")
     text, invalid = decode_text(value)
-    header_fields = _header_fields(headers)
-    stripped = text.lstrip("\ufeff \t")
-    if stripped.startswith("{"):
-        decoded = _json_envelope(stripped, invalid)
-    else:
-        decoded = Decoded(text=text, invalid_utf8=invalid)
-    if header_fields:
-        decoded = Decoded(
-            text=decoded.text,
-            host=header_fields.get("host") or decoded.host,
-            file=decoded.file,
-            role=header_fields.get("role") or decoded.role,
-            cluster=header_fields.get("cluster") or decoded.cluster,
-            shipper_ts_ms=decoded.shipper_ts_ms,
-            invalid_utf8=decoded.invalid_utf8,
-            envelope=decoded.envelope,
+    shipped = _json_value(text)
+    named = _header_fields(headers)
+    keyed = source_of_key(key.decode("utf-8", errors="replace")) if key else None
+    if shipped is None:
+        return Decoded(
+            text=text,
+            host=named.get("host") or (keyed.host if keyed else None),
+            file=named.get("file") or (keyed.file if keyed else None),
+            role=named.get("role"),
+            cluster=named.get("cluster"),
+            invalid_utf8=invalid,
         )
-    return decoded
+    text, replaced = _valid_text(shipped.text)
+    return Decoded(
+        text=text,
+        host=named.get("host") or _valid(shipped.host) or (keyed.host if keyed else None),
+        file=named.get("file") or _valid(shipped.file) or (keyed.file if keyed else None),
+        role=named.get("role") or _valid(shipped.role),
+        cluster=named.get("cluster") or _valid(shipped.cluster),
+        shipper_ts_ms=shipped.shipper_ts_ms,
+        invalid_utf8=invalid or replaced,
+        envelope=shipped.shape,
+    )
+
+
+def _valid_text(text: str) -> tuple[str, bool]:
+    """JSON escapes can spell lone surrogates, which no encoder downstream accepts: they are replaced."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="replace").decode("utf-8"), True
+    return text, False
+
+
+def _valid(value: str | None) -> str | None:
+    return None if value is None else _valid_text(value)[0]
+
+
+_HEADERS = ("cluster", "host", "role", "file")
 
 
 def _header_fields(headers: Mapping[str, bytes] | None) -> dict[str, str]:
     if not headers:
         return {}
     out: dict[str, str] = {}
-    for name in ("cluster", "host", "role"):
+    for name in _HEADERS:
         raw = headers.get(name)
         if raw:
-            out[name] = (raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)).strip()
+            value = (raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)).strip()
+            if value:
+                out[name] = value
     return out
 
 
-def _json_envelope(text: str, invalid: bool) -> Decoded:
+def _json_value(text: str) -> Shipped | None:
+    """The envelope a value holds, or None for a raw line. An object must parse; a string record (Vector's
+    ``log_namespace``) is used when it parses, and is otherwise a raw line that happens to start with a quote."""
+    stripped = text.lstrip("\ufeff \t")
+    if stripped.startswith('"'):
+        try:
+            data = json.loads(stripped)
+        except (ValueError, RecursionError):
+            return None
+        return Shipped("json_string", data) if isinstance(data, str) else None
+    if not stripped.startswith("{"):
+        return None
     try:
-        data = json.loads(text)
+        data = json.loads(stripped)
     except (ValueError, RecursionError) as exc:
         raise EnvelopeError("bad_json", f"JSON envelope does not parse: {exc}") from None
     if not isinstance(data, dict):
         raise EnvelopeError("bad_envelope", f"JSON envelope is a {type(data).__name__}, not an object")
-    message = data.get("message")
-    kind = "vector" if "message" in data and isinstance(data.get("host"), str) else "filebeat"
-    if not isinstance(message, str):
-        message = data.get("log") if isinstance(data.get("log"), str) else None
-        kind = "fluentbit"
-    if not isinstance(message, str):
-        raise EnvelopeError("bad_envelope", "JSON envelope has no string 'message' or 'log' field")
-    raw_fields = data.get("fields")
-    fields: dict[str, Any] = raw_fields if isinstance(raw_fields, dict) else {}
-    return Decoded(
-        text=message,
-        host=_first_str(_path(data, "host", "name"), data.get("host"), data.get("hostname"), fields.get("host")),
-        file=_first_str(
-            _path(data, "log", "file", "path"), data.get("file"), data.get("path"), data.get("filepath"),
-            fields.get("file"),
-        ),
-        role=_first_str(fields.get("role"), data.get("role")),
-        cluster=_first_str(fields.get("cluster"), data.get("cluster")),
-        shipper_ts_ms=_timestamp(data),
-        invalid_utf8=invalid,
-        envelope=kind,
-    )
-
-
-def _path(data: dict[str, Any], *keys: str) -> Any:
-    node: Any = data
-    for key in keys:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
-
-
-def _first_str(*values: Any) -> str | None:
-    for value in values:
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
-def _timestamp(data: dict[str, Any]) -> int | None:
-    for key in ("@timestamp", "timestamp", "time", "date"):
-        value = data.get(key)
-        if isinstance(value, str):
-            try:
-                return parse_offset(value)
-            except TimestampError:
-                return None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            seconds = float(value)
-            return int(seconds * 1000) if seconds < 1e11 else int(seconds)
-    return None
+    try:
+        return read_object(data)
+    except ShapeError as exc:
+        raise EnvelopeError("bad_envelope", str(exc)) from None

@@ -183,7 +183,7 @@ class Ingest:
             out.append(self._error("line_too_long", f"record of {len(value)} bytes", ref, value))
             return
         try:
-            decoded = decode(value, headers)
+            decoded = decode(value, headers, record_key)
         except EnvelopeError as exc:
             out.append(self._error(exc.reason, exc.detail, ref, value))
             return
@@ -241,6 +241,8 @@ class Ingest:
         if not closed.candidate:
             self._stats.noise += 1
             return
+        if not (closed.origin["host"] or closed.origin["file"] or closed.origin.get("stream")):
+            state.host = None  # an unkeyed partition mixes files: a banner on it names only its own record's host
         try:
             events = parse_record(
                 closed.lines, closed.ref, closed.origin, state, self.clock, min_gc_pause_ms=self.config.min_gc_pause_ms

@@ -71,6 +71,53 @@ def facts_from_path(path: str) -> FileFacts:
     return FileFacts(host, role_word(name), family)
 
 
+@dataclass(frozen=True, slots=True)
+class KeyFacts:
+    host: str | None
+    file: str | None
+
+
+_HOSTNAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?)*$")
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+_TOP_DIRS = frozenset({"var", "opt", "usr", "home", "srv", "mnt", "data", "tmp", "log", "logs", "app", "hadoop", "flink"})
+
+
+@lru_cache(maxsize=4096)
+def source_of_key(key: str) -> KeyFacts:
+    """Host and file a Kafka key names; the rules, in order:
+
+    1. ``host|path`` — split at the first ``|``.
+    2. ``host:path`` — split at the first ``:`` when what precedes it is a host name and the key is not a Windows
+       path (``C:\\logs\\x.log`` and ``C:/logs/x.log`` are files with no host; ``dn1:C:\\logs\\x.log`` is host dn1).
+    3. ``host/path`` — split at the first ``/`` when the key does not start with ``/`` or ``.`` and the first
+       segment is a host name that is not a usual top-level directory (``var``, ``opt``, ``logs``, …).
+    4. otherwise the whole key is a file name, which names a host only if it is a standard daemon log name.
+
+    The host is None where no rule names one.
+    """
+    key = key.strip()
+    if not key:
+        return KeyFacts(None, None)
+    host, sep, rest = key.partition("|")
+    if sep:
+        return KeyFacts(_host_or_none(host), rest.strip() or None)
+    if _DRIVE.match(key):
+        return KeyFacts(None, key)
+    host, sep, rest = key.partition(":")
+    if sep and _HOSTNAME.match(host):
+        return KeyFacts(host, rest or None)
+    if not key.startswith(("/", ".")):
+        host, sep, rest = key.partition("/")
+        if sep and _HOSTNAME.match(host) and host.lower() not in _TOP_DIRS:
+            return KeyFacts(host, rest or None)
+    return KeyFacts(None, key)
+
+
+def _host_or_none(text: str) -> str | None:
+    text = text.strip()
+    return text if _HOSTNAME.match(text) else None
+
+
 _JM_SEGMENTS = frozenset(
     {
         "CheckpointCoordinator",

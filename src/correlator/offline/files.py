@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from correlator.core.envelopes import EnvelopeError, decode, looks_binary
 from correlator.core.events import Event
 from correlator.core.ingest import Ingest, IngestConfig, SourceHint
 from correlator.adapters.scanners import fastest_scanner
@@ -31,8 +32,16 @@ class LogFile:
     """Which raw topic it is shipped to (``flink`` | ``hdfs``), decided once while its head is at hand."""
 
 
-def discover(paths: Sequence[str]) -> list[LogFile]:
-    """Files in the given order; directories recursively in name order; ``-`` is stdin. Unreadable paths are skipped."""
+Skipped = list[tuple[str, str]]
+"""(path, why) of files that are not logs."""
+
+
+def discover(paths: Sequence[str], skipped: Skipped | None = None) -> list[LogFile]:
+    """Files in the given order; directories recursively in name order; ``-`` is stdin.
+
+    Files that are not logs (binary, JSON that is not one shipper record per line, text with no Flink, Hadoop or GC
+    line in its head) are left out, each with its reason appended to ``skipped``.
+    """
     files: list[str] = []
     for path in paths:
         if path == STDIN:
@@ -45,25 +54,48 @@ def discover(paths: Sequence[str]) -> list[LogFile]:
             files.append(path)
         else:
             raise FileNotFoundError(path)
-    found = [_describe(p) for p in files]
-    return _adopt_gc_roles([f for f in found if f is not None])
+    found: list[LogFile] = []
+    for path in files:
+        described = _describe(path)
+        if isinstance(described, LogFile):
+            found.append(described)
+        elif skipped is not None:
+            skipped.append((path, described))
+    return _adopt_gc_roles(found)
 
 
-def _describe(path: str) -> LogFile | None:
+def _describe(path: str) -> LogFile | str:
+    """The log file at ``path``, or why it is none."""
     if path == STDIN:
         return LogFile(STDIN, "unknown", None, "flink", "flink")
     facts = facts_from_path(path)
     with open(path, "rb") as handle:
         head = handle.read(SNIFF_BYTES)
-    if b"\x00" in head[:4096]:
-        return None
+    if looks_binary(head):
+        return "binary (NUL bytes or control characters)"
     text = head.decode("utf-8", errors="replace")
     family = sniff_family(text) or facts.family
     if family is None:
-        return None
+        return "no Flink, Hadoop or JVM GC log line in its first 64 KiB"
+    if family == "envelope":
+        why = _not_envelope_lines(text)
+        if why:
+            return why
     if facts.family == "gc" and family not in ("envelope",):
         family = "gc"
     return LogFile(path, facts.host or "unknown", facts.role, family, input_side(family, facts.role, text))
+
+
+def _not_envelope_lines(head: str) -> str | None:
+    """Why a file that starts like JSON is not one shipper record per line (None when it is)."""
+    first, newline, _ = head.lstrip("\ufeff \t\r\n").partition("\n")
+    if not newline and len(head) >= SNIFF_BYTES:
+        return None  # one record longer than the head: judged when it is read
+    try:
+        decode(first.encode("utf-8"))
+    except EnvelopeError as exc:
+        return f"JSON, but not one shipper record per line ({exc.reason}: {exc.detail[:80]})"
+    return None
 
 
 def _adopt_gc_roles(files: list[LogFile]) -> list[LogFile]:

@@ -29,7 +29,7 @@ from correlator.core.events import Event
 from correlator.core.records import ParseError, parse_error
 from correlator.core.verdict import Verdict
 from correlator.stream import wire
-from correlator.stream.metrics import WorkerMetrics
+from correlator.stream.metrics import UnknownSources, WorkerMetrics
 from correlator.stream.transport import bytes_topic, faust_app, raw_logs_topic
 from correlator.stream.state import ClusterState, RawPartitionState
 
@@ -76,6 +76,7 @@ def create_app(
     engine_config = engine_config or settings.engine_config()
     options = options or WorkerOptions()
     metrics = metrics or WorkerMetrics()
+    unknown_sources = UnknownSources(metrics)
     raw_names = (settings.topic_logs_flink, settings.topic_logs_hdfs)
     counts = partition_counts(settings, (*raw_names, settings.topic_events))
     ingest_config = settings.ingest_config()
@@ -149,6 +150,8 @@ def create_app(
                 )
             else:
                 by_type[item.type] += 1
+                if item.host == "unknown":
+                    unknown_sources.seen(position.topic, position.partition, message.key if message else None)
                 events_topic.send_soon(
                     key=item.cluster.encode(),
                     value=wire.encode_event(item, position),

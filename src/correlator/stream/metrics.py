@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -28,5 +30,34 @@ class WorkerMetrics:
         )
         self.consumer_lag = Gauge("correlator_consumer_lag", "Records behind the high watermark",
                                   ["topic", "partition"], registry=r)
+        self.unknown_source = Counter(
+            "correlator_unknown_source_records", "Parsed records whose host nothing names (no header, envelope field, "
+            "key or file name; unkeyed partitions mix files, so their banners are not trusted)", ["topic"], registry=r)
         self.state_bytes = Gauge("correlator_state_bytes", "Size of the persisted state snapshot", ["table", "key"],
                                  registry=r)
+
+
+log = logging.getLogger("correlator.worker")
+
+
+@dataclass
+class UnknownSources:
+    """Counts records of unknown host and warns once per source (topic, partition, key) per ``every_s``."""
+
+    metrics: WorkerMetrics
+    every_s: float = 600.0
+    _warned: dict[tuple[str, int, bytes | None], float] = field(default_factory=dict)
+
+    def seen(self, topic: str, partition: int, key: bytes | None) -> None:
+        self.metrics.unknown_source.labels(topic).inc()
+        source = (topic, partition, key)
+        now = time.monotonic()
+        if now - self._warned.get(source, -self.every_s) < self.every_s:
+            return
+        if len(self._warned) > 10_000:
+            self._warned.clear()
+        self._warned[source] = now
+        shown = key.decode("utf-8", "replace")[:200] if key else "none"
+        log.warning(
+            "records of %s[%d] with key %s name no host: verdicts show it as 'unknown'; ship with a key host:path "
+            "or a 'host' header, or in an envelope that names the host", topic, partition, shown)
