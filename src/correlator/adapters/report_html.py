@@ -64,6 +64,7 @@ def _page(title: str, body: str) -> str:
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        "<link rel=\"icon\" href=\"data:,\">"  # no favicon request (a 404 in every browser console)
         f"<meta name=\"referrer\" content=\"no-referrer\"><title>{_e(title)}</title><style>{STYLE}</style></head>"
         f"<body>{body}</body></html>\n"
     )
