@@ -85,3 +85,11 @@ def test_unknown_start_draws_marks_only(seed: Verdict) -> None:
     v = dataclasses.replace(seed, failure=dataclasses.replace(seed.failure, started_at_ms=None))
     tl = build_timeline(v)
     assert not [s for s in tl.spans if s.kind in ("write", "checkpoint")] and tl.timeout_at_ms is None
+
+
+def test_hosts_without_logs_get_a_lane_saying_so() -> None:
+    """INSUFFICIENT_DATA: the pipeline's DataNodes whose logs are missing are drawn as lanes with the reason."""
+    [v] = analyze([str(SEED.parent / "insufficient-data")])
+    tl = build_timeline(v)
+    missing = {lane.host: lane.missing for lane in tl.lanes if lane.missing is not None}
+    assert set(missing) == set(v.root_cause.hosts) and all(missing.values())

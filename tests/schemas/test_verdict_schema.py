@@ -19,6 +19,9 @@ from correlator.schemas import verdict_schema
 
 TESTS = Path(__file__).resolve().parents[1]
 GOLDEN = TESTS / "golden" / "scenarios"
+LAB = TESTS / "data" / "lab"
+RUNS = sorted(p for p in GOLDEN.iterdir() if p.is_dir()) + sorted(p.parent for p in LAB.glob("*/*/truth.json"))
+"""Every golden scenario and every captured lab run (real daemons' logs, ``<hadoop>-<flink>/<scenario>/``)."""
 FIXTURES = sorted((TESTS / "data").rglob("*verdict*/*.jsonl")) + sorted((TESTS / "data").rglob("*verdicts.jsonl"))
 """Verdict files kept as test data (hand-made ones, and those recorded from real clusters in the lab)."""
 
@@ -52,9 +55,9 @@ def test_enums_cover_what_the_core_emits() -> None:
     assert set(ROLES) == set(defs["role"]["enum"])
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
-def test_every_golden_verdict_validates(name: str, validator: Draft202012Validator) -> None:
-    for verdict in analyze([str(GOLDEN / name)]):
+@pytest.mark.parametrize("run", RUNS, ids=[p.relative_to(TESTS).as_posix() for p in RUNS])
+def test_every_golden_and_lab_verdict_validates(run: Path, validator: Draft202012Validator) -> None:
+    for verdict in analyze([str(run)]):
         wire = verdict_to_dict(verdict)
         assert _errors(validator, json.loads(json.dumps(wire))) == [], wire["verdict_id"]
 

@@ -49,6 +49,7 @@ STYLES: dict[str, Style] = {
     "checkpoint_expired": Style("#c0392b", "checkpoint expired", "x"),
     "checkpoint_failed": Style("#c0392b", "checkpoint failed", "x"),
     "checkpoint_declined": Style("#c0392b", "checkpoint declined", "x"),
+    "checkpoint_late_ack": Style("#16a085", "late acknowledgement", "o"),
     "task_status": Style("#7f8c8d", "task status", "v"),
 }
 DEFAULT = Style("#7f8c8d", "other evidence", "o")
@@ -108,6 +109,10 @@ def draw(tl: Timeline) -> Figure:
     spans = list(tl.spans)
     slots = _slots(spans)
     view = _num(tl.view_end_ms) - _num(tl.view_start_ms)
+    for lane in tl.lanes:
+        if lane.missing is not None:
+            _text(ax, _num(tl.view_start_ms) + view / 2, y_of[lane.index], f"logs missing: {lane.missing}",
+                  ha="center", va="center", fontsize=8, style="italic", color="#7b241c", gid=f"missing-{lane.index}")
     for i, s in enumerate(spans):
         row, rows = slots[i]
         height = 0.8 / rows

@@ -43,6 +43,8 @@ class Lane:
     label: str
     folded: tuple[str, ...] = ()
     """Hosts drawn together in this lane when there were too many to give each its own."""
+    missing: str | None = None
+    """Why this host's logs were not there, for a host the verdict needed and could not read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +120,11 @@ def _lanes(v: Verdict, max_lanes: int) -> tuple[list[Lane], dict[tuple[str, str]
         folded = [k for k in keys if k not in keep]
     else:
         keep, folded = keys, []
-    lanes = [Lane(i, host, role, f"{role_name(role)} {host}") for i, (host, role) in enumerate(keep)]
+    why = {(m.host, m.role): m.why or "no logs" for m in v.missing}
+    has_evidence = {(e.host, e.role) for e in v.evidence}
+    lanes = [Lane(i, host, role, f"{role_name(role)} {host}",
+                  missing=why.get((host, role)) if (host, role) not in has_evidence else None)
+             for i, (host, role) in enumerate(keep)]
     where = {k: i for i, k in enumerate(keep)}
     if folded:
         other = Lane(len(lanes), OTHER, OTHER, f"{len(folded)} other hosts", tuple(sorted({h for h, _ in folded})))
