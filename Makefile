@@ -26,10 +26,15 @@ kafka-jars:
 redis-server:
 	@command -v redis-server >/dev/null || bash deploy/local/install-redis.sh
 
+# The report test shows the HTML report in Debian's chromium (headless).
+.PHONY: chromium
+chromium:
+	@command -v chromium >/dev/null || bash deploy/local/install-chromium.sh
+
 demo: setup
 	$(PY) -m correlator.demo
 
-test: setup
+test: setup chromium
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-unit: $(STAMP)

@@ -53,6 +53,10 @@ class Settings(BaseSettings):
     slack_retry_backoff_s: float = Field(
         0.5, gt=0, description="first wait when Redis or Slack is unavailable (doubles up to 30 s)"
     )
+    slack_timelines: bool = Field(True, description="attach each verdict's timeline PNG to its thread (files:write)")
+    report_base_url: str | None = Field(
+        None, description="public URL of the worker's web server; Slack then links each verdict's page under it"
+    )
 
     # --- Interpretation ----------------------------------------------------------------------------------------
     tz: str = Field("UTC", description="time zone of log timestamps that carry none")

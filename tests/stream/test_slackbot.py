@@ -339,7 +339,8 @@ class TestCommand:
         assert result.exit_code == 0, result.output
         assert "posted 6, duplicates 0" in result.output
         assert_one_thread(slack, verdicts())
-        assert all(r.authorization == f"Bearer {TOKEN}" for r in slack.requests)
+        assert all(r.authorization == f"Bearer {TOKEN}" for r in slack.requests if r.method != "upload")
+        assert len(slack.shared) == 6  # a timeline per verdict; the upload URLs themselves get no token
         assert "Sending a request" in caplog.text  # slack_sdk debug lines were captured, with the header redacted
         assert TOKEN not in caplog.text and TOKEN not in result.output
         settings = Settings(slack_token=TOKEN, slack_api_url=slack.url)

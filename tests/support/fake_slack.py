@@ -1,5 +1,6 @@
-"""A local Slack Web API on 127.0.0.1: chat.postMessage, chat.update, conversations.history/replies and auth.test,
-recording every request.
+"""A local Slack Web API on 127.0.0.1: chat.postMessage, chat.update, conversations.history/replies, auth.test and the
+external file upload (files.getUploadURLExternal, the upload URL itself, files.completeUploadExternal), recording every
+request and every file shared.
 
 Failures are scripted per method: ``fail_next("chat.postMessage", 429, retry_after=1)`` or ``fail_next(..., 500)``
 answer the next matching request(s) with that status instead of handling them.
@@ -35,10 +36,25 @@ class Posted:
     thread_ts: str | None
     metadata: dict[str, Any] | None
     updates: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    """Set on the message a completed upload shares (as Slack lists it in the thread)."""
 
     @property
     def verdict_id(self) -> str | None:
         return ((self.metadata or {}).get("event_payload") or {}).get("verdict_id")
+
+
+@dataclass
+class SharedFile:
+    """One file as completed into a channel or thread: what a person sees there."""
+
+    id: str
+    filename: str
+    title: str
+    data: bytes
+    channel: str
+    thread_ts: str | None
+    initial_comment: str | None
 
 
 class FakeSlack:
@@ -49,6 +65,8 @@ class FakeSlack:
         self._failures: dict[str, deque[tuple[int, int | None]]] = {}
         self._lock = threading.Lock()
         self._seq = 0
+        self._pending: dict[str, dict[str, Any]] = {}
+        self.shared: list[SharedFile] = []
         self.after_post: Callable[[Posted], None] | None = None
         """Called once a message is stored, before Slack answers: lets a test break things in that window."""
         fake = self
@@ -56,7 +74,12 @@ class FakeSlack:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length).decode("utf-8")
+                data = self.rfile.read(length)
+                if self.path.startswith("/upload/"):
+                    status, reply_text = fake._upload(self.path.rsplit("/", 1)[-1], data)
+                    self._answer(status, {}, reply_text.encode(), "text/plain")
+                    return
+                raw = data.decode("utf-8")
                 if "json" in (self.headers.get("Content-Type") or ""):
                     body = json.loads(raw or "{}")
                 else:
@@ -66,9 +89,11 @@ class FakeSlack:
                 hook = fake.after_post
                 if hook is not None and method == "chat.postMessage" and reply.get("ok"):
                     hook(fake.messages[reply["ts"]])
-                payload = json.dumps(reply).encode()
+                self._answer(status, headers, json.dumps(reply).encode(), "application/json; charset=utf-8")
+
+            def _answer(self, status: int, headers: dict[str, str], payload: bytes, content_type: str) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload)))
                 for name, value in headers.items():
                     self.send_header(name, value)
@@ -109,12 +134,17 @@ class FakeSlack:
 
     def replies(self, thread_ts: str) -> list[Posted]:
         with self._lock:
-            return [m for m in self.messages.values() if m.thread_ts == thread_ts]
+            return [m for m in self.messages.values() if m.thread_ts == thread_ts and not m.files]
 
     def posted_verdict_ids(self) -> list[str | None]:
         """One entry per successful chat.postMessage, in order: duplicates show up as repeats."""
         with self._lock:
-            return [m.verdict_id for m in self.messages.values()]
+            return [m.verdict_id for m in self.messages.values() if not m.files]
+
+    def files_in(self, thread_ts: str) -> list[SharedFile]:
+        """Files shared into a thread (its parent's ts), in order: a doubled upload shows up twice."""
+        with self._lock:
+            return [f for f in self.shared if f.thread_ts == thread_ts]
 
     # --- the API ------------------------------------------------------------------------------------------------
     def _handle(self, method: str, body: dict[str, Any], authorization: str) -> tuple[int, dict[str, str], Any]:
@@ -139,7 +169,61 @@ class FakeSlack:
                     body.get("oldest") or 0))
             if method == "conversations.replies":
                 return 200, {}, self._listing(body, lambda m: m.ts == body.get("ts") or m.thread_ts == body.get("ts"))
+            if method == "files.getUploadURLExternal":
+                return 200, {}, self._upload_url(body)
+            if method == "files.completeUploadExternal":
+                return 200, {}, self._complete(body)
             return 404, {}, {"ok": False, "error": "unknown_method"}
+
+    def _upload_url(self, body: dict[str, Any]) -> dict[str, Any]:
+        if not body.get("filename") or not str(body.get("length") or "").isdigit():
+            return {"ok": False, "error": "invalid_arguments"}
+        self._seq += 1
+        file_id = f"F{self._seq:08d}"
+        self._pending[file_id] = {"filename": body["filename"], "length": int(body["length"]), "data": None}
+        port = self._server.server_address[1]
+        return {"ok": True, "upload_url": f"http://127.0.0.1:{port}/upload/{file_id}", "file_id": file_id}
+
+    def _upload(self, file_id: str, data: bytes) -> tuple[int, str]:
+        with self._lock:
+            queue = self._failures.get("upload")
+            if queue:
+                status, _ = queue.popleft()
+                self.requests.append(Request("upload", {"file_id": file_id}, "", status))
+                return status, "error"
+            self.requests.append(Request("upload", {"file_id": file_id, "bytes": len(data)}, "", 200))
+            pending = self._pending.get(file_id)
+            if pending is None:
+                return 404, "file not found"
+            if len(data) != pending["length"]:
+                return 400, "length mismatch"
+            pending["data"] = data
+            return 200, f"OK - {len(data)}"
+
+    def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Shares each uploaded file into the channel (and thread); completing a file again shares it again."""
+        files = json.loads(body.get("files") or "[]")
+        channel = self._channel_id(str(body.get("channel_id") or ""))
+        thread_ts = body.get("thread_ts")
+        if not body.get("channel_id"):
+            return {"ok": False, "error": "channel_not_found"}
+        if thread_ts is not None and thread_ts not in self.messages:
+            return {"ok": False, "error": "thread_not_found"}
+        done = []
+        for item in files:
+            pending = self._pending.get(item.get("id"))
+            if pending is None or pending["data"] is None:
+                return {"ok": False, "error": "file_not_found"}
+            shared = SharedFile(item["id"], pending["filename"], item.get("title") or pending["filename"],
+                                pending["data"], channel, thread_ts, body.get("initial_comment"))
+            self.shared.append(shared)
+            self._seq += 1
+            ts = f"{int(time.time())}.{self._seq:06d}"
+            info = {"id": shared.id, "name": shared.filename, "title": shared.title}
+            self.messages[ts] = Posted(channel, ts, body.get("initial_comment") or "", [], thread_ts, None,
+                                       files=[info])
+            done.append(info)
+        return {"ok": True, "files": done}
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         if not body.get("channel"):
@@ -166,6 +250,7 @@ class FakeSlack:
         with_metadata = str(body.get("include_all_metadata")).lower() in ("true", "1")
         messages = [
             {"ts": m.ts, "text": m.text, **({"thread_ts": m.thread_ts} if m.thread_ts else {}),
+             **({"files": m.files} if m.files else {}),
              **({"metadata": m.metadata} if with_metadata and m.metadata else {})}
             for m in sorted(self.messages.values(), key=lambda m: float(m.ts), reverse=True)
             if m.channel == channel and keep(m)

@@ -153,6 +153,10 @@ class SlackPoster:
             link_names=False,
         )
 
+    def call(self, method: str, **kwargs: Any) -> Any:
+        """Any other Web API method of the client (e.g. ``files_upload_v2``), with the same retries and errors."""
+        return self._send(getattr(self._client, method), **kwargs)
+
     def _send(self, method: Any, **kwargs: Any) -> Any:
         try:
             return method(**{k: v for k, v in kwargs.items() if v is not None})

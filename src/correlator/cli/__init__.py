@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "slack": "correlator.cli.slack:slack",
     "topics": "correlator.cli.topics:topics",
     "bench": "correlator.cli.bench:bench",
+    "schema": "correlator.cli.schema:schema",
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -20,8 +21,10 @@ from correlator.offline.analyze import collect_events, run_engine
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True,
               help="json: one verdict object per line; text: a human summary per verdict")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also write an HTML report with a timeline per verdict into this directory (index.html).")
 @settings_options("tz", "cluster", "lookahead_ms", "clock_skew_ms")
-def analyze(paths: tuple[str, ...], fmt: str, settings: Settings) -> None:
+def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, settings: Settings) -> None:
     """Print one verdict per failed checkpoint, ordered by failure time, for files, directories or - (stdin)."""
     progress = _progress()
     try:
@@ -33,6 +36,8 @@ def analyze(paths: tuple[str, ...], fmt: str, settings: Settings) -> None:
         if progress is not None:
             progress.close()
     verdicts = run_engine(events, settings.engine_config())
+    if report_dir is not None:
+        _report(verdicts, report_dir, settings.tz)
     out = sys.stdout.buffer
     try:
         for i, verdict in enumerate(verdicts):
@@ -45,10 +50,24 @@ def analyze(paths: tuple[str, ...], fmt: str, settings: Settings) -> None:
         return
 
 
-def _progress() -> Any:
-    """A tqdm counter of parsed events on stderr, only when a person is watching."""
+def _report(verdicts: list[Any], report_dir: Path, zone: str) -> None:
+    from correlator.offline.report import write_report
+
+    progress = _progress(unit=" pages", desc="report", total=len(verdicts))
+    try:
+        write_report(verdicts, report_dir, zone=zone,
+                     on_page=(lambda _v: progress.update(1)) if progress is not None else None)
+    except OSError as exc:
+        raise RuntimeFailure(f"cannot write the report to {report_dir}: {exc.strerror or exc}") from None
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _progress(unit: str = " events", desc: str = "analyzing", total: int | None = None) -> Any:
+    """A tqdm counter on stderr, only when a person is watching."""
     if not sys.stderr.isatty():
         return None
     from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type stubs
 
-    return tqdm(unit=" events", desc="analyzing", file=sys.stderr, leave=False, mininterval=0.5)
+    return tqdm(unit=unit, desc=desc, total=total, file=sys.stderr, leave=False, mininterval=0.5)

@@ -26,6 +26,9 @@ SETTINGS = (
     "slack_namespace",
     "slack_resolve_after_min",
     "slack_retry_backoff_s",
+    "slack_timelines",
+    "report_base_url",
+    "tz",
     "log_level",
 )
 
@@ -65,7 +68,7 @@ def slack(
     config = BotConfig(
         quiet_ms=settings.slack_resolve_after_min * 60_000, backoff_initial_s=settings.slack_retry_backoff_s
     )
-    bot = SlackBot(store, poster, config)
+    bot = SlackBot(store, poster, config, timelines=_timelines(settings, poster))
     stop = threading.Event()
     previous = _stop_on_signals(stop)
     try:
@@ -81,6 +84,18 @@ def slack(
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     click.echo(f"posted {stats.posted}, duplicates {stats.duplicates}, skipped {stats.skipped}", err=True)
+
+
+def _timelines(settings: Settings, poster: Any) -> Any:
+    """The timeline uploader, sharing the bot's Redis namespace and Slack client (None when switched off)."""
+    if not settings.slack_timelines:
+        return None
+    from correlator.adapters.slack_files import FileLedger, TimelineFiles
+    from correlator.stream.slackbot import default_owner
+
+    ledger = FileLedger(settings.redis_url.get_secret_value(), settings.slack_namespace)
+    return TimelineFiles(ledger, poster, owner=default_owner(), zone=settings.tz,
+                         report_base_url=settings.report_base_url)
 
 
 def _stop_on_signals(stop: threading.Event) -> dict[int, Any]:

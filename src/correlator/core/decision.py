@@ -13,7 +13,7 @@ from correlator.core.events import (
     HdfsClientSlow,
     TaskStatus,
 )
-from correlator.core.evidence import Interval, interval_of, reconcile_bursts
+from correlator.core.evidence import Interval, interval_of, logged_span, reconcile_bursts, touches
 from correlator.core.explain import explanation, title
 from correlator.core.knowledge import DatanodeTraits, datanode_traits, remediation, scanner_issue
 from correlator.core.pipeline import Pipeline, Stall, Stopper, address_hosts, linked_client_slow, pipeline_of, resolve
@@ -254,8 +254,9 @@ def _case_line(e: Event) -> str:
     return f"checkpoint {chk} " + e.type.removeprefix("checkpoint_").replace("_", " ")
 
 
-def _item(e: Event, summary: str) -> EvidenceItem:
-    return EvidenceItem(e.type, e.ts_ms, e.host, e.role, summary, e.ref)
+def _item(e: Event, summary: str, span: tuple[int, int] | None = None) -> EvidenceItem:
+    start, end = span or logged_span(e) or (None, None)
+    return EvidenceItem(e.type, e.ts_ms, e.host, e.role, summary, e.ref, start, end)
 
 
 def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client: list[HdfsClientSlow],
@@ -278,10 +279,12 @@ def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client
     for st in stalls[:2]:
         waited = "never finished" if st.finished_ms is None else \
             f"finished {st.finished_ms - st.receiving.ts_ms} ms later"
-        items.append(_item(st.receiving, f"Receiving {st.receiving.block}: {waited}"))
+        span = None if st.finished_ms is None else (st.receiving.ts_ms, st.finished_ms)
+        items.append(_item(st.receiving, f"Receiving {st.receiving.block}: {waited}", span))
     if best is not None:
         for scored in best.scored[: ctx.max_evidence // 2]:
-            items.append(_item(scored.interval.source, scored.interval.summary))
+            iv = scored.interval
+            items.append(_item(iv.source, iv.summary, (iv.start_ms, iv.end_ms) if iv.end_ms > iv.start_ms else None))
     for v in victims:
         items.append(_item(v.source, v.summary))
     seen: set[tuple[str, int, str, str]] = set()

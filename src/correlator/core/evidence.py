@@ -139,3 +139,19 @@ def _burst(run: list[Interval]) -> Interval:
     first, last = run[0], run[-1]
     return Interval("scan_reconcile", first.start_ms, last.end_ms, first.host, first.role, len(run),
                     f"{len(run)} DirectoryScanner reconcile warnings", first.source)
+
+
+DURATION_FIELDS = ("held_ms", "wait_ms", "pause_ms", "duration_ms")
+"""Field names by which an event says how long the thing it reports lasted; any event type that has one is a span."""
+
+
+def logged_span(event: Event) -> tuple[int, int] | None:
+    """``(start, end)`` of what an event measured, for known and future event types alike; ``None`` for a point."""
+    known = interval_of(event)
+    if known is not None:
+        return (known.start_ms, known.end_ms) if known.end_ms > known.start_ms else None
+    for name in DURATION_FIELDS:
+        value = getattr(event, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return event.ts_ms - value, event.ts_ms
+    return None

@@ -67,6 +67,9 @@ class EvidenceItem:
     role: str
     summary: str
     ref: str
+    start_ms: int | None = None
+    """What the line measured (a lock hold, a pause, a slow write), when it spans time: drawn as a span, not a point."""
+    end_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +155,8 @@ def verdict_to_dict(v: Verdict) -> dict[str, Any]:
         },
         "alternatives": [{"code": a.code, "confidence": a.confidence} for a in v.alternatives],
         "evidence": [
-            {"type": e.type, "at": iso_ms(e.at_ms), "host": e.host, "role": e.role, "summary": e.summary, "ref": e.ref}
+            {"type": e.type, "at": iso_ms(e.at_ms), "host": e.host, "role": e.role, "summary": e.summary, "ref": e.ref,
+             "start": _iso_or_none(e.start_ms), "end": _iso_or_none(e.end_ms)}
             for e in v.evidence
         ],
         "remediation": list(v.remediation),
@@ -204,7 +208,8 @@ def verdict_from_dict(d: dict[str, Any]) -> Verdict:
         ),
         alternatives=tuple(Alternative(a["code"], float(a["confidence"])) for a in d.get("alternatives") or ()),
         evidence=tuple(
-            EvidenceItem(e["type"], parse_iso_ms(e["at"]), e["host"], e["role"], e["summary"], e.get("ref", ""))
+            EvidenceItem(e["type"], parse_iso_ms(e["at"]), e["host"], e["role"], e["summary"], e.get("ref", ""),
+                         _parse_opt(e.get("start")), _parse_opt(e.get("end")))
             for e in d.get("evidence") or ()
         ),
         remediation=tuple(d.get("remediation") or ()),

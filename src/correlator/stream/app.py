@@ -30,6 +30,7 @@ from correlator.core.records import ParseError, parse_error
 from correlator.core.verdict import Verdict
 from correlator.stream import wire
 from correlator.stream.metrics import UnknownSources, WorkerMetrics
+from correlator.stream.report_pages import register as register_report_pages
 from correlator.stream.transport import bytes_topic, faust_app, raw_logs_topic
 from correlator.stream.state import ClusterState, RawPartitionState
 
@@ -281,4 +282,5 @@ def create_app(
         return web.bytes(generate_latest(metrics.registry), content_type=CONTENT_TYPE_LATEST.split(";", 2)[0] + "; version=0.0.4")
 
     app.correlator_metrics = metrics  # type: ignore[attr-defined]
+    app.correlator_pages = register_report_pages(app, settings)  # type: ignore[attr-defined]
     return app

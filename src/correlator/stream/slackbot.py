@@ -35,6 +35,8 @@ from correlator.core.incidents import (
 )
 from correlator.core.verdict import verdict_from_dict
 
+from correlator.adapters.slack_files import TimelineFiles, UploadBusy
+
 log = logging.getLogger("correlator.slackbot")
 SCHEMA = "correlator.verdict/v1"
 
@@ -70,6 +72,8 @@ class Stats:
     duplicates: int = 0
     skipped: int = 0
     retries: int = 0
+    timelines: int = 0
+    """Timeline PNGs attached to threads by this bot."""
 
     def count(self, outcome: Outcome) -> None:
         if outcome is Outcome.POSTED:
@@ -98,7 +102,9 @@ class SlackBot:
         config: BotConfig = BotConfig(),
         owner: str | None = None,
         clock_ms: Callable[[], int] = wall_ms,
+        timelines: TimelineFiles | None = None,
     ) -> None:
+        self.timelines = timelines
         self.store = store
         self.poster = poster
         self.config = config
@@ -136,8 +142,34 @@ class SlackBot:
                 continue
             if outcome is not None:
                 self.stats.count(outcome)
+                if outcome is not Outcome.SKIPPED and self.timelines is not None:
+                    self._attach_timeline(verdict, occ.verdict_id, stop)
             return outcome
         return None
+
+    def _attach_timeline(self, verdict: Mapping[str, Any], verdict_id: str, stop: threading.Event) -> None:
+        """The verdict's timeline PNG into its thread (also on a duplicate: the post may have been recorded by a
+        replica that stopped before uploading). Retried through outages; given up only when Slack refuses."""
+        assert self.timelines is not None
+        backoff = self.config.backoff_initial_s
+        while not stop.is_set():
+            try:
+                if self.timelines.attach(verdict) is not None:
+                    self.stats.timelines += 1
+                return
+            except UploadBusy:
+                stop.wait(self.config.busy_wait_s)
+            except (StoreUnavailable, SlackUnavailable) as exc:
+                self.stats.retries += 1
+                log.warning("timeline of verdict %s not attached yet (%s); retrying in %.1fs", verdict_id, exc, backoff)
+                stop.wait(backoff)
+                backoff = min(backoff * 2, self.config.backoff_max_s)
+            except SlackRejected as exc:  # e.g. no files:write scope: the messages matter more than the picture
+                log.warning("timeline of verdict %s not attached: %s", verdict_id, exc)
+                return
+            except (ValueError, KeyError, TypeError) as exc:  # a verdict the picture cannot be drawn from
+                log.error("timeline of verdict %s cannot be drawn: %s", verdict_id, exc)
+                return
 
     def _deliver_once(self, verdict: Mapping[str, Any], occ: Occurrence, stop: threading.Event) -> Outcome | None:
         begun = self.store.begin(occ.verdict_id, occ.key, self.owner, self.config.lease_ms, self.clock_ms())
@@ -167,6 +199,8 @@ class SlackBot:
             raise
         if transition.action is Action.RECUR and begun.thread is not None:
             self._update_parent(thread, verdict, incident)  # under the lease, so replicas cannot reorder updates
+        if self.timelines is not None:
+            self.timelines.want(occ.verdict_id, thread)  # before the record: no recorded post without its file due
         if not self._record(occ.verdict_id, incident, thread, verdict, stop):
             return None
         log.info("verdict %s posted (%s, incident %s #%d)", occ.verdict_id, transition.action.value,

@@ -1,0 +1,141 @@
+"""HTML pages of verdicts: an index and one page per verdict with its timeline, shared by the offline report and the
+worker's web server.
+
+Pages are self-contained (inline CSS, the timeline as inline SVG, no script, no font or CDN) and every piece of text
+that came from a log or a record is escaped: log lines are untrusted. A Content-Security-Policy forbids scripts
+outright, so even a missed escape could not run one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+from correlator.core.events import iso_ms
+from correlator.core.timeline import role_name
+from correlator.core.verdict import Verdict
+
+CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em auto;max-width:1280px;
+color:#1c2833;padding:0 1em}
+h1{font-size:1.3em;margin:.2em 0}h2{font-size:1.05em;margin:1.4em 0 .4em;border-bottom:1px solid #d5d8dc}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25em .5em;border-bottom:1px solid #eaeded;
+vertical-align:top}th{background:#f4f6f7;font-weight:600}td.num{text-align:right}
+code,.ref{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}.ref{word-break:break-all}
+td:first-child{white-space:nowrap}
+.code{display:inline-block;padding:.1em .5em;border-radius:4px;background:#c0392b;color:#fff;font-weight:600}
+.meta{color:#566573}figure{margin:0}figure svg{width:100%;height:auto}nav a{margin-right:1em}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}dt{color:#566573}dd{margin:0}
+"""
+
+
+def page_key(verdict_id: str) -> str:
+    """A name for the verdict's page in a file name or URL path: the id itself when it is plain, else its digest
+    (ids come from records, and a record may carry anything)."""
+    if SAFE_ID.match(verdict_id):
+        return verdict_id
+    return "sha256-" + hashlib.sha256(verdict_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Where the pages point: files side by side offline, routes on the worker."""
+
+    page: Callable[[str], str]
+    png: Callable[[str], str]
+    index: str
+
+
+FILE_LINKS = Links(page=lambda vid: f"{vid}.html", png=lambda vid: f"{vid}.png", index="index.html")
+
+
+def _e(value: object) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        "<link rel=\"icon\" href=\"data:,\">"  # no favicon request (a 404 in every browser console)
+        f"<meta name=\"referrer\" content=\"no-referrer\"><title>{_e(title)}</title><style>{STYLE}</style></head>"
+        f"<body>{body}</body></html>\n"
+    )
+
+
+def _ms(ms: int | None) -> str:
+    return "–" if ms is None else f"{ms / 1000:.1f} s"
+
+
+def inline_svg(svg: bytes) -> str:
+    """matplotlib's SVG document as an element to put inside HTML (its XML prolog and doctype dropped)."""
+    text = svg.decode("utf-8")
+    return text[text.index("<svg"):]
+
+
+def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: str = "correlator verdicts") -> str:
+    rows = []
+    for v in verdicts:
+        cp = "–" if v.checkpoint_id is None else str(v.checkpoint_id)
+        link = f"<a href=\"{_e(links.page(page_key(v.verdict_id)))}\">{_e(v.root_cause.code)}</a>"
+        rows.append(
+            f"<tr><td>{_e(iso_ms(v.failure.failed_at_ms))}</td><td><code>{_e(v.job_id or '–')}</code></td>"
+            f"<td class=\"num\">{_e(cp)}</td><td>{link}</td><td>{_e(', '.join(v.root_cause.hosts) or '–')}</td>"
+            f"<td class=\"num\">{v.root_cause.confidence:.2f}</td><td>{_e(v.root_cause.title)}</td></tr>"
+        )
+    table = ("<table id=\"verdicts\"><thead><tr><th>failed at (UTC)</th><th>job</th><th>checkpoint</th><th>code</th>"
+             "<th>host</th><th>confidence</th><th>title</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    count = f"<p class=\"meta\">{len(verdicts)} verdict{'s' if len(verdicts) != 1 else ''}</p>"
+    return _page(heading, f"<h1>{_e(heading)}</h1>{count}{table}")
+
+
+def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone: str = "UTC") -> str:
+    """One verdict: title, timeline, failure, explanation, evidence with refs, alternatives, remediation, coverage."""
+    f, rc = v.failure, v.root_cause
+    nav = f"<nav><a href=\"{_e(links.index)}\">all verdicts</a>"
+    nav += f"<a href=\"{_e(links.png(page_key(v.verdict_id)))}\">timeline PNG</a>" if svg is not None else ""
+    nav += "</nav>"
+    head = (f"<h1><span class=\"code\">{_e(rc.code)}</span> {_e(rc.title)}</h1>"
+            f"<p class=\"meta\">confidence {rc.confidence:.2f} · cause on {_e(', '.join(rc.hosts) or '–')}"
+            + (f" · known issue {_e(rc.known_issue)}" if rc.known_issue else "")
+            + f" · verdict <code>{_e(v.verdict_id)}</code></p>")
+    figure = "" if svg is None else (
+        "<h2>Timeline</h2><figure id=\"timeline\" role=\"img\" aria-label=\"timeline of the failure, one lane per host\">"
+        f"{inline_svg(svg)}<figcaption class=\"meta\">times in UTC; the logs are in {_e(zone)}</figcaption></figure>")
+    facts = [("cluster", v.cluster), ("job", v.job_id), ("checkpoint", v.checkpoint_id),
+             ("failure", f.kind.replace("_", " ")), ("failed at", iso_ms(f.failed_at_ms)),
+             ("started at", None if f.started_at_ms is None else iso_ms(f.started_at_ms)),
+             ("ran for", _ms(f.duration_ms)), ("timeout", _ms(f.timeout_ms)), ("operator", f.operator),
+             ("path", f.path), ("on hosts", ", ".join(f.hosts)), ("decided at (event time)", iso_ms(v.decided_at_ms))]
+    if v.recurrence is not None:
+        r = v.recurrence
+        facts.append(("recurrence", f"{r.count} failures since {iso_ms(r.first_at_ms)}, typically every "
+                                    f"{_ms(r.typical_interval_ms)}"))
+    failure = "<h2>Failure</h2><dl id=\"failure\">" + "".join(
+        f"<dt>{_e(k)}</dt><dd>{_e('–' if val is None or val == '' else val)}</dd>" for k, val in facts) + "</dl>"
+    explanation = f"<h2>Why</h2><p id=\"explanation\">{_e(rc.explanation)}</p>"
+    evidence = ("<h2>Evidence</h2><table id=\"evidence\"><thead><tr><th>at (UTC)</th><th>span</th><th>type</th>"
+                "<th>host</th><th>summary</th><th>source line</th></tr></thead><tbody>" + "".join(
+                    f"<tr><td>{_e(iso_ms(e.at_ms))}</td><td class=\"num\">"
+                    f"{_e(_ms(e.end_ms - e.start_ms) if e.start_ms is not None and e.end_ms is not None else '')}</td>"
+                    f"<td><code>{_e(e.type)}</code></td><td>{_e(e.host)} ({_e(role_name(e.role))})</td>"
+                    f"<td>{_e(e.summary)}</td><td class=\"ref\">{_e(e.ref)}</td></tr>" for e in v.evidence)
+                + "</tbody></table>")
+    alternatives = "" if not v.alternatives else "<h2>Ranked lower</h2><ul id=\"alternatives\">" + "".join(
+        f"<li><code>{_e(a.code)}</code> {a.confidence:.2f}</li>" for a in v.alternatives) + "</ul>"
+    remediation = "<h2>What to do</h2><ol id=\"remediation\">" + "".join(
+        f"<li>{_e(step)}</li>" for step in v.remediation) + "</ol>"
+    covered = ", ".join(f"{c.host} ({role_name(c.role)})" for c in v.covered) or "–"
+    missing = "".join(f"<li>{_e(m.host)} ({_e(role_name(m.role))}){': ' + _e(m.why) if m.why else ''}</li>"
+                      for m in v.missing)
+    coverage = (f"<h2>Logs read</h2><p id=\"covered\">{_e(covered)}</p>"
+                + (f"<p>missing:</p><ul id=\"missing\">{missing}</ul>" if missing else ""))
+    return _page(f"{rc.code} – {rc.title}",
+                 nav + head + figure + failure + explanation + evidence + alternatives + remediation + coverage)

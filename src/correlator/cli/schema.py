@@ -1,0 +1,16 @@
+"""``correlator schema verdict``: print the JSON Schema a consumer of the verdict topic can validate against."""
+
+from __future__ import annotations
+
+import click
+
+from correlator.schemas import verdict_schema_text
+
+SCHEMAS = {"verdict": verdict_schema_text}
+
+
+@click.command()
+@click.argument("name", type=click.Choice(sorted(SCHEMAS)))
+def schema(name: str) -> None:
+    """Print a published JSON Schema (draft 2020-12); ``verdict`` is correlator.verdict/v1."""
+    click.echo(SCHEMAS[name](), nl=False)

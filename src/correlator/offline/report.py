@@ -1,0 +1,35 @@
+"""``analyze --report DIR``: the run's verdicts as a self-contained HTML report (index, a page and a timeline each).
+
+The directory opens without a network: pages embed the timeline as SVG and link the PNG beside them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from correlator.adapters.report_html import index_page, page_key, verdict_page
+from correlator.adapters.timeline_plot import render
+from correlator.core.timeline import build_timeline
+from correlator.core.verdict import Verdict
+
+
+def write_report(verdicts: Sequence[Verdict], out_dir: Path, *, zone: str = "UTC",
+                 on_page: Callable[[Verdict], None] | None = None) -> list[Path]:
+    """Write ``index.html`` and ``<id>.html`` / ``.png`` / ``.svg`` per verdict; returns the paths written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for verdict in verdicts:
+        key = page_key(verdict.verdict_id)
+        timeline = build_timeline(verdict, zone=zone)
+        svg = render(timeline, "svg")
+        files = {f"{key}.svg": svg, f"{key}.png": render(timeline, "png"),
+                 f"{key}.html": verdict_page(verdict, svg, zone=zone).encode("utf-8")}
+        for name, data in files.items():
+            (out_dir / name).write_bytes(data)
+            written.append(out_dir / name)
+        if on_page is not None:
+            on_page(verdict)
+    index = out_dir / "index.html"
+    index.write_text(index_page(verdicts), encoding="utf-8")
+    return [index, *written]

@@ -1,0 +1,19 @@
+"""JSON Schemas this package publishes for consumers of its topics, shipped as files beside this module."""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from typing import Any
+
+VERDICT_SCHEMA_FILE = "verdict-v1.schema.json"
+
+
+def verdict_schema_text() -> str:
+    """The ``correlator.verdict/v1`` schema (JSON Schema draft 2020-12) exactly as shipped."""
+    return files(__package__).joinpath(VERDICT_SCHEMA_FILE).read_text(encoding="utf-8")
+
+
+def verdict_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(verdict_schema_text())
+    return schema

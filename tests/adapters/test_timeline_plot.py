@@ -1,0 +1,87 @@
+"""The drawn timeline, checked on the figure's own data (artists and their coordinates), not on pixels."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from matplotlib.axes import Axes
+from matplotlib.patches import Rectangle
+
+from correlator.adapters.timeline_plot import DEFAULT, draw, render, style, to_ms
+from correlator.core.timeline import build_timeline
+from correlator.core.verdict import EvidenceItem, Verdict
+from correlator.offline.analyze import analyze
+
+SEED = Path(__file__).resolve().parents[1] / "golden" / "scenarios" / "seed"
+
+
+@pytest.fixture(scope="module")
+def seed() -> Verdict:
+    [verdict] = analyze([str(SEED)])
+    return verdict
+
+
+def _lane_of(ax: Axes, y: float) -> str:
+    """The lane label whose band contains ``y``."""
+    ticks = ax.get_yticks()
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    return labels[min(range(len(ticks)), key=lambda i: abs(ticks[i] - y))]
+
+
+def _rects(ax: Axes, kind: str) -> list[tuple[str, int, int]]:
+    out = []
+    for p in ax.patches:
+        if isinstance(p, Rectangle) and (p.get_gid() or "").startswith("span-") and p.get_gid().endswith("-" + kind):
+            out.append((_lane_of(ax, p.get_y() + p.get_height() / 2), to_ms(p.get_x()),
+                        to_ms(p.get_x() + p.get_width())))
+    return out
+
+
+def test_seed_figure_shows_the_overlap(seed: Verdict) -> None:
+    """37.8 s write on the TaskManager lane, the timeout line 10 s after its start, the scanner's lock span on the
+    dn02 lane overlapping both; the named zone on the UTC axis."""
+    tl = build_timeline(seed, zone="Asia/Shanghai")
+    ax = draw(tl).axes[0]
+    [(write_lane, w0, w1)] = _rects(ax, "write")
+    assert write_lane == "TaskManager tm01.example.com" and 37_700 <= w1 - w0 <= 37_900
+    [timeout] = [line for line in ax.lines if line.get_gid() == "timeout"]
+    assert to_ms(timeout.get_xdata()[0]) == w0 + 10_000
+    [(lock_lane, l0, l1)] = _rects(ax, "dn_lock_held")
+    assert lock_lane == "DataNode dn02.example.com"
+    assert l0 < w0 + 10_000 < l1 and min(l1, w1) - max(l0, w0) > 36_000
+    lanes = [p.get_gid() for p in ax.patches if (p.get_gid() or "").startswith("lane-")]
+    assert len(lanes) == len({(e.host, e.role) for e in seed.evidence}) == 3
+    assert "UTC" in ax.get_xlabel() and "Asia/Shanghai, UTC+08:00" in ax.get_xlabel()
+    root = [p for p in ax.patches if (p.get_gid() or "").endswith("-dn_lock_held")][0]
+    assert root.get_linewidth() > max(p.get_linewidth() for p in ax.patches if p.get_gid() == _gid(ax, "write"))
+
+
+def _gid(ax: Axes, kind: str) -> str:
+    return next(p.get_gid() for p in ax.patches if (p.get_gid() or "").endswith("-" + kind))
+
+
+def test_unknown_types_and_hostile_text_are_drawn(seed: Verdict) -> None:
+    """A type no style knows gets the default colour under its own name; ``$`` and markup in log text neither break
+    matplotlib's math parser nor reach the SVG as markup."""
+    t = seed.failure.failed_at_ms
+    hostile = "dn$x^{2}$<script>.example.com"
+    v = dataclasses.replace(seed, evidence=seed.evidence + (
+        EvidenceItem("dn_write_error", t, hostile, "datanode", "DataXceiver error $\\frac{1}{0}$", "f:1", t - 500, t),
+        EvidenceItem("never_seen_before", t, hostile, "datanode", "?", "f:2"),
+    ))
+    assert style("never_seen_before").color == DEFAULT.color and style("never_seen_before").label == "never seen before"
+    tl = build_timeline(v)
+    ax = draw(tl).axes[0]
+    assert f"DataNode {hostile}" in [t.get_text() for t in ax.get_yticklabels()]
+    png = render(tl, "png")
+    svg = render(tl, "svg").decode()
+    assert png.startswith(b"\x89PNG") and "<script" not in svg
+    assert svg.count('id="lane-') == len(tl.lanes)
+
+
+def test_rendering_is_deterministic(seed: Verdict) -> None:
+    tl = build_timeline(seed)
+    assert render(tl, "svg") == render(tl, "svg")
+    assert render(tl, "png") == render(tl, "png")
