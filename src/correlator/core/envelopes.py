@@ -7,11 +7,13 @@ Understood: raw bytes (UTF-8; invalid bytes replaced, never fatal), Filebeat (``
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from correlator.core.limits import OutOfRange, epoch_ms, valid_text
 from correlator.core.timestamps import TimestampError, parse_offset
 
 _NOT_CONTROL = bytes(b for b in range(256) if b >= 32 or b in (9, 10, 12, 13, 27))
@@ -61,7 +63,7 @@ def decode(value: bytes, headers: Mapping[str, bytes] | None = None) -> Decoded:
     header_fields = _header_fields(headers)
     stripped = text.lstrip("\ufeff \t")
     if stripped.startswith("{"):
-        decoded = _json_envelope(stripped, invalid)
+        decoded = _storable(_json_envelope(stripped, invalid))
     else:
         decoded = Decoded(text=text, invalid_utf8=invalid)
     if header_fields:
@@ -145,6 +147,15 @@ def _timestamp(data: dict[str, Any]) -> int | None:
             except TimestampError:
                 return None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            seconds = float(value)
-            return int(seconds * 1000) if seconds < 1e11 else int(seconds)
+            try:
+                return epoch_ms(value)
+            except OutOfRange as exc:
+                raise EnvelopeError("bad_timestamp", f"envelope {key}: {exc}") from None
     return None
+
+
+def _storable(decoded: Decoded) -> Decoded:
+    """JSON escapes can spell lone surrogates, which no UTF-8 snapshot or event can hold."""
+    texts = {f: getattr(decoded, f) for f in ("text", "host", "file", "role", "cluster")}
+    clean: dict[str, Any] = {f: valid_text(v) for f, v in texts.items() if isinstance(v, str) and valid_text(v) is not v}
+    return dataclasses.replace(decoded, **clean) if clean else decoded

@@ -13,6 +13,7 @@ from typing import Any
 
 from correlator.core.envelopes import Decoded, EnvelopeError, decode
 from correlator.core.events import Event
+from correlator.core.limits import out_of_range
 from correlator.core.multiline import RECORD_START_BYTES, Closed, Stitcher, is_record_start
 from correlator.core.parse import Rejected, SourceState, parse_record
 from correlator.core.prefilter import ReScanner, Scanner
@@ -237,12 +238,16 @@ class Ingest:
         except Rejected as exc:
             out.append(self._error(exc.reason, exc.detail, closed.ref, closed.lines[0]))
             return
-        self._collect(events, out)
+        self._collect(events, out, closed.lines[0])
 
-    def _collect(self, events: list[Event], out: list[Output]) -> None:
+    def _collect(self, events: list[Event], out: list[Output], text: str) -> None:
         for event in events:
+            why = out_of_range(event)
+            if why is not None:
+                out.append(self._error("out_of_range", f"{event.type}: {why}", event.ref, text))
+                continue
             self._stats.events[event.type] += 1
-        out.extend(events)
+            out.append(event)
 
     def _error(self, reason: str, detail: str, ref: str, text: str | bytes) -> ParseError:
         self._stats.errors[reason] += 1
