@@ -28,5 +28,9 @@ class WorkerMetrics:
         )
         self.consumer_lag = Gauge("correlator_consumer_lag", "Records behind the high watermark",
                                   ["topic", "partition"], registry=r)
+        self.stage_errors = Counter("correlator_stage_errors", "Batches a stage failed on (each retried)", ["stage"],
+                                    registry=r)
+        self.crashes = Counter("correlator_stage_crashes", "Stages that failed past their retries (the worker stops)",
+                               ["stage"], registry=r)
         self.state_bytes = Gauge("correlator_state_bytes", "Size of the persisted state snapshot", ["table", "key"],
                                  registry=r)
