@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 KAFKA_VERSION ?= 3.9.1
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-unit bench lint up down clean
+.PHONY: setup demo test test-unit bench lint up down reset clean
 
 setup: $(STAMP) kafka-jars redis-server
 
@@ -44,6 +44,7 @@ test-unit: $(STAMP)
 BENCH_KAFKA_PORT ?= 19392
 bench: setup
 	$(VENV)/bin/correlator bench parse
+	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh reset
 	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh start
 	@status=0; $(VENV)/bin/correlator bench stream --bootstrap-servers 127.0.0.1:$(BENCH_KAFKA_PORT) || status=$$?; \
 	  KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh stop; exit $$status
@@ -51,15 +52,20 @@ bench: setup
 lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-# A local stack that stays up: Kafka on 9092, Redis on 6390, topics applied.
+# A local stack that stays up and keeps its data across down/up: Kafka on 9092, Redis (AOF) on 6390, topics applied.
+# `make reset` wipes both.
 up: setup
 	@KAFKA_PORT=9092 bash deploy/local/kafka.sh start
-	@REDIS_PORT=6390 bash deploy/local/redis.sh start
+	@REDIS_PORT=6390 REDIS_APPENDONLY=yes bash deploy/local/redis.sh start
 	$(VENV)/bin/correlator topics apply --bootstrap-servers 127.0.0.1:9092
 
 down:
 	@KAFKA_PORT=9092 bash deploy/local/kafka.sh stop
 	@REDIS_PORT=6390 bash deploy/local/redis.sh stop
+
+reset: down
+	@KAFKA_PORT=9092 bash deploy/local/kafka.sh reset
+	rm -rf .run/redis-6390
 
 clean: down
 	rm -rf .run $(VENV)

@@ -2,8 +2,10 @@
 # A real single-node Apache Kafka (KRaft, combined broker+controller) on loopback, from jars Maven resolves.
 #
 #   kafka.sh fetch            resolve the broker jars into .cache/kafka-<version>/libs
-#   kafka.sh start            format a fresh storage dir and start the broker; returns when a metadata request succeeds
+#   kafka.sh start            start the broker (formatting the storage dir only when it holds no data yet: topics,
+#                             offsets and records survive a stop/start); returns when a metadata request succeeds
 #   kafka.sh stop             controlled shutdown (SIGTERM), SIGKILL after a grace period
+#   kafka.sh reset            wipe the state dir of a stopped broker (the next start formats a new cluster)
 #   kafka.sh status           exit 0 when the broker of STATE_DIR is running
 #
 # Environment: KAFKA_VERSION (3.9.1; 4.x selects the log4j2 backend), KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT
@@ -125,6 +127,22 @@ PY
   fi
 }
 
+format() {
+  local cluster_id
+  cluster_id="$("$@" kafka.tools.StorageTool random-uuid 2>"$KAFKA_STATE_DIR/logs/format.err" | tail -n1)" \
+    || die "could not run the storage tool: $(tail -n1 "$KAFKA_STATE_DIR/logs/format.err")"
+  local scram=()
+  [ -n "$KAFKA_SCRAM_USER" ] && scram=(--add-scram "SCRAM-SHA-256=[name=$KAFKA_SCRAM_USER,password=$KAFKA_SCRAM_PASSWORD]")
+  "$@" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_STATE_DIR/server.properties" "${scram[@]}" \
+    >"$KAFKA_STATE_DIR/logs/format.log" 2>&1 || die "formatting KRaft storage failed: $(tail -n1 "$KAFKA_STATE_DIR/logs/format.log")"
+}
+
+reset() {
+  pid_alive && die "a broker runs from $KAFKA_STATE_DIR (pid $(cat "$KAFKA_STATE_DIR/kafka.pid")): stop it first"
+  rm -rf "$KAFKA_STATE_DIR"
+  echo "kafka state in $KAFKA_STATE_DIR wiped"
+}
+
 start() {
   command -v java >/dev/null || die "Java is not installed (JDK 17 runs the broker)"
   pid_alive && die "a broker already runs from $KAFKA_STATE_DIR (pid $(cat "$KAFKA_STATE_DIR/kafka.pid"))"
@@ -135,18 +153,11 @@ start() {
     port_in_use "$KAFKA_INTERNAL_PORT" && die "internal port $KAFKA_INTERNAL_PORT on 127.0.0.1 is already in use"
   fi
   fetch
-  rm -rf "$KAFKA_STATE_DIR"
   write_config
   mkdir -p "$KAFKA_STATE_DIR/logs"
   local jvm=(java $KAFKA_HEAP -XX:+UseG1GC -XX:TieredStopAtLevel=1 -Djava.awt.headless=true
              "-Dkafka.logs.dir=$KAFKA_STATE_DIR/logs" "$(java_logging_opt)" -cp "$LIBS/*")
-  local cluster_id
-  cluster_id="$("${jvm[@]}" kafka.tools.StorageTool random-uuid 2>"$KAFKA_STATE_DIR/logs/format.err" | tail -n1)" \
-    || die "could not run the storage tool: $(tail -n1 "$KAFKA_STATE_DIR/logs/format.err")"
-  local scram=()
-  [ -n "$KAFKA_SCRAM_USER" ] && scram=(--add-scram "SCRAM-SHA-256=[name=$KAFKA_SCRAM_USER,password=$KAFKA_SCRAM_PASSWORD]")
-  "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_STATE_DIR/server.properties" "${scram[@]}" \
-    >"$KAFKA_STATE_DIR/logs/format.log" 2>&1 || die "formatting KRaft storage failed: $(tail -n1 "$KAFKA_STATE_DIR/logs/format.log")"
+  [ -f "$KAFKA_STATE_DIR/data/meta.properties" ] || format "${jvm[@]}"
   nohup "${jvm[@]}" kafka.Kafka "$KAFKA_STATE_DIR/server.properties" \
     >"$KAFKA_STATE_DIR/logs/stdout.log" 2>&1 </dev/null &
   echo $! >"$KAFKA_STATE_DIR/kafka.pid"
@@ -182,6 +193,7 @@ case "${1:-}" in
   fetch) fetch ;;
   start) start ;;
   stop) stop ;;
+  reset) reset ;;
   status) pid_alive ;;
-  *) echo "usage: $0 fetch|start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 fetch|start|stop|reset|status" >&2; exit 2 ;;
 esac

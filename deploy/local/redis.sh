@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# A throwaway redis-server on loopback with no persistence (tests and the demo).
+# A redis-server on loopback: throwaway (no persistence) for tests and the demo, or with an append-only file.
 #
-#   redis.sh start | stop | status     Environment: REDIS_PORT (6390), REDIS_STATE_DIR (.run/redis-<port>)
+#   redis.sh start | stop | status     Environment: REDIS_PORT (6390), REDIS_STATE_DIR (.run/redis-<port>),
+#                                      REDIS_APPENDONLY (no; yes keeps the data in STATE_DIR across restarts)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 REDIS_PORT="${REDIS_PORT:-6390}"
 REDIS_STATE_DIR="${REDIS_STATE_DIR:-$ROOT/.run/redis-$REDIS_PORT}"
+REDIS_APPENDONLY="${REDIS_APPENDONLY:-no}"
 PIDFILE="$REDIS_STATE_DIR/redis.pid"
 
 die() { echo "redis: $*" >&2; exit 1; }
@@ -18,17 +20,17 @@ start() {
   pid_alive && die "a redis-server already runs from $REDIS_STATE_DIR"
   port_in_use "$REDIS_PORT" && die "port $REDIS_PORT on 127.0.0.1 is already in use"
   mkdir -p "$REDIS_STATE_DIR"
-  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize yes \
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly "$REDIS_APPENDONLY" --appendfsync everysec --daemonize yes \
     --pidfile "$PIDFILE" --dir "$REDIS_STATE_DIR" --logfile "$REDIS_STATE_DIR/redis.log" \
     || die "redis-server refused to start: $(tail -n1 "$REDIS_STATE_DIR/redis.log" 2>/dev/null)"
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 200); do
     if [ "$(redis-cli -p "$REDIS_PORT" ping 2>/dev/null)" = "PONG" ]; then
       echo "redis ready on 127.0.0.1:$REDIS_PORT"; return 0
     fi
     sleep 0.05
   done
   stop >/dev/null 2>&1 || true
-  die "redis-server on port $REDIS_PORT did not answer PING within 5s"
+  die "redis-server on port $REDIS_PORT did not answer PING within 10s"
 }
 
 stop() {

@@ -146,3 +146,61 @@ class TestRedisServer:
             result = _script("redis.sh", "start", REDIS_PORT=str(port), REDIS_STATE_DIR=str(tmp_path))
         assert result.returncode == 1
         assert result.stderr.strip() == f"redis: port {port} on 127.0.0.1 is already in use"
+
+
+class TestStateAcrossRestarts:
+    def test_kafka_keeps_topics_and_records_until_reset(self) -> None:
+        """stop + start keeps topics, records and the cluster id; only an explicit reset formats a new cluster."""
+        from confluent_kafka.admin import AdminClient
+
+        broker = KafkaBroker()
+        topic = f"kept-{uuid.uuid4().hex[:8]}"
+        broker.start()
+        try:
+            producer = Producer({"bootstrap.servers": broker.bootstrap})
+            producer.produce(topic, value=b"survives")
+            assert producer.flush(15) == 0
+            cluster_id = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=10).cluster_id
+            broker.stop()
+            broker.start()
+            metadata = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=10)
+            assert topic in metadata.topics and metadata.cluster_id == cluster_id
+            consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": topic, "auto.offset.reset": "earliest"})
+            consumer.subscribe([topic])
+            deadline, got = time.monotonic() + 30, None
+            while got is None and time.monotonic() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is not None and msg.error() is None:
+                    got = msg.value()
+            consumer.close()
+            assert got == b"survives"
+            refused = _script("kafka.sh", "reset", KAFKA_PORT=str(broker.port), KAFKA_STATE_DIR=str(broker.state_dir))
+            assert refused.returncode == 1 and "stop it first" in refused.stderr
+        finally:
+            broker.stop()
+        assert _script("kafka.sh", "reset", KAFKA_PORT=str(broker.port), KAFKA_STATE_DIR=str(broker.state_dir)).returncode == 0
+        assert not broker.state_dir.exists()
+        broker.start()
+        try:
+            metadata = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=10)
+            assert topic not in metadata.topics and metadata.cluster_id != cluster_id
+        finally:
+            broker.stop()
+
+    def test_redis_with_appendonly_keeps_data_across_restart(self, tmp_path) -> None:
+        """REDIS_APPENDONLY=yes (what `make up` uses) keeps keys across stop/start; the default keeps nothing."""
+        for appendonly, kept in (("yes", True), ("no", False)):
+            port = free_port()
+            env = {"REDIS_PORT": str(port), "REDIS_STATE_DIR": str(tmp_path / appendonly), "REDIS_APPENDONLY": appendonly}
+            assert _script("redis.sh", "start", **env).returncode == 0
+            try:
+                client = redis.Redis(port=port)
+                client.set("incident", b"kept")
+                client.close()
+                assert _script("redis.sh", "stop", **env).returncode == 0
+                assert _script("redis.sh", "start", **env).returncode == 0
+                client = redis.Redis(port=port)
+                assert (client.get("incident") == b"kept") is kept
+                client.close()
+            finally:
+                _script("redis.sh", "stop", **env)

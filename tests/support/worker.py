@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -116,17 +117,21 @@ class Stack:
 class WorkerProcess:
     """One ``correlator worker`` process with its own web port and data directory."""
 
-    def __init__(self, stack: Stack, name: str = "w1") -> None:
+    def __init__(self, stack: Stack, name: str = "w1", command: list[str] | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.stack = stack
+        self.command = command or [*CLI, "worker"]
+        self.extra_env = env or {}
         self.port = free_port()
         self.log_path = stack.workdir / f"worker-{name}.log"
         self.data_dir = stack.workdir / f"data-{name}"
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, ready_timeout_s: float = 90) -> WorkerProcess:
-        env = {**self.stack.env, "CORRELATOR_WEB_PORT": str(self.port), "CORRELATOR_DATA_DIR": str(self.data_dir)}
+        env = {**self.stack.env, "CORRELATOR_WEB_PORT": str(self.port), "CORRELATOR_DATA_DIR": str(self.data_dir),
+               **self.extra_env}
         log = self.log_path.open("ab")
-        self.process = subprocess.Popen([*CLI, "worker"], env=env, stdout=log, stderr=log, cwd=ROOT)
+        self.process = subprocess.Popen(self.command, env=env, stdout=log, stderr=log, cwd=ROOT)
         deadline = time.monotonic() + ready_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -137,9 +142,15 @@ class WorkerProcess:
         raise AssertionError(f"worker not ready within {ready_timeout_s}s: {self.tail()}")
 
     def health(self) -> dict[str, Any]:
+        """The /healthz body, ready (200) or not (503); empty while nothing answers."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2) as response:
                 return orjson.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            try:
+                return orjson.loads(exc.read())
+            except Exception:
+                return {}
         except Exception:
             return {}
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from correlator.core.limits import EPOCH_MS_MAX, EPOCH_MS_MIN, OutOfRange, epoch_ms
 from correlator.core.timestamps import TimestampError, parse_offset
 
 
@@ -221,15 +222,13 @@ def _time_ms(value: Any) -> int | None:
             return parse_offset(value)
         except TimestampError:
             return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
-        try:
-            seconds = float(value)
-            return int(seconds * 1000) if abs(seconds) < 1e11 else int(seconds)
-        except OverflowError:
-            return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return epoch_ms(value)
     return None
 
 
 def _shipper_time(ms: int | None) -> int | None:
-    """The one place every shape's shipper time passes through (range checks belong here)."""
+    """The one place every shape's shipper time passes through: a stamp beyond 1970..2200 is corrupt input."""
+    if ms is not None and not EPOCH_MS_MIN <= ms <= EPOCH_MS_MAX:
+        raise OutOfRange(f"timestamp {ms} ms outside 1970..2200")
     return ms

@@ -11,11 +11,13 @@ parsers' later fallbacks.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from correlator.core.envelope_shapes import ShapeError, Shipped, read_object
+from correlator.core.limits import OutOfRange, valid_text
 from correlator.core.sources import source_of_key
 
 _NOT_CONTROL = bytes(b for b in range(256) if b >= 32 or b in (9, 10, 12, 13, 27))
@@ -74,7 +76,8 @@ def decode(value: bytes, headers: Mapping[str, bytes] | None = None, key: bytes 
             cluster=named.get("cluster"),
             invalid_utf8=invalid,
         )
-    text, replaced = _valid_text(shipped.text)
+    text = valid_text(shipped.text)
+    replaced = text is not shipped.text
     return Decoded(
         text=text,
         host=named.get("host") or _valid(shipped.host) or (keyed.host if keyed else None),
@@ -87,17 +90,8 @@ def decode(value: bytes, headers: Mapping[str, bytes] | None = None, key: bytes 
     )
 
 
-def _valid_text(text: str) -> tuple[str, bool]:
-    """JSON escapes can spell lone surrogates, which no encoder downstream accepts: they are replaced."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", errors="replace").decode("utf-8"), True
-    return text, False
-
-
 def _valid(value: str | None) -> str | None:
-    return None if value is None else _valid_text(value)[0]
+    return None if value is None else valid_text(value)
 
 
 _HEADERS = ("cluster", "host", "role", "file")
@@ -138,3 +132,5 @@ def _json_value(text: str) -> Shipped | None:
         return read_object(data)
     except ShapeError as exc:
         raise EnvelopeError("bad_envelope", str(exc)) from None
+    except OutOfRange as exc:
+        raise EnvelopeError("bad_timestamp", f"envelope timestamp: {exc}") from None

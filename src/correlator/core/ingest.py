@@ -13,6 +13,7 @@ from typing import Any
 
 from correlator.core.envelopes import Decoded, EnvelopeError, decode
 from correlator.core.events import Event
+from correlator.core.limits import out_of_range
 from correlator.core.multiline import RECORD_START_BYTES, Closed, Stitcher, is_record_start
 from correlator.core.parse import Rejected, SourceState, parse_record
 from correlator.core.prefilter import ReScanner, Scanner
@@ -128,7 +129,7 @@ class Ingest:
             origin = self._origins.get(key)
             if origin is not None:
                 self._progress.flush(origin, state, f"{origin.get('file') or key}:end", found)
-        self._collect(found, out)
+        self._collect(found, out, "")
         return out
 
     @property
@@ -253,8 +254,8 @@ class Ingest:
         if state.progress_pending is not None:
             found: list[Event] = []
             self._progress.role_known(closed.origin, state, closed.ref, found)
-            self._collect(found, out)
-        self._collect(events, out)
+            self._collect(found, out, closed.lines[0])
+        self._collect(events, out, closed.lines[0])
 
     def _source(self, origin: dict[str, Any]) -> SourceState:
         key = _key(origin)
@@ -271,12 +272,16 @@ class Ingest:
             return
         found: list[Event] = []
         self._progress.line(line, origin, state, ref, found)
-        self._collect(found, out)
+        self._collect(found, out, line)
 
-    def _collect(self, events: list[Event], out: list[Output]) -> None:
+    def _collect(self, events: list[Event], out: list[Output], text: str) -> None:
         for event in events:
+            why = out_of_range(event)
+            if why is not None:
+                out.append(self._error("out_of_range", f"{event.type}: {why}", event.ref, text))
+                continue
             self._stats.events[event.type] += 1
-        out.extend(events)
+            out.append(event)
 
     def _error(self, reason: str, detail: str, ref: str, text: str | bytes) -> ParseError:
         self._stats.errors[reason] += 1

@@ -13,7 +13,7 @@ class ParseError:
 
     reason: str
     """Short stable code: ``invalid_utf8``, ``binary``, ``line_too_long``, ``bad_json``, ``bad_envelope``,
-    ``bad_timestamp``, ``no_timestamp``, ``unknown_layout``, ``internal_error``."""
+    ``bad_timestamp``, ``no_timestamp``, ``out_of_range``, ``unknown_layout``, ``internal_error``."""
     detail: str
     ref: str
     excerpt: str

@@ -26,9 +26,11 @@ from correlator.adapters.scanners import fastest_scanner
 from correlator.config import Settings
 from correlator.core.engine import EngineConfig
 from correlator.core.events import Event
+from correlator.core.limits import out_of_range
 from correlator.core.records import ParseError, parse_error
 from correlator.core.verdict import Verdict
 from correlator.stream import wire
+from correlator.stream.guard import Guard, Health
 from correlator.stream.metrics import UnknownSources, WorkerMetrics
 from correlator.stream.report_pages import register as register_report_pages
 from correlator.stream.transport import bytes_topic, faust_app, raw_logs_topic
@@ -73,11 +75,14 @@ def create_app(
     engine_config: EngineConfig | None = None,
     options: WorkerOptions | None = None,
     metrics: WorkerMetrics | None = None,
+    health: Health | None = None,
 ) -> faust.App:
     engine_config = engine_config or settings.engine_config()
     options = options or WorkerOptions()
     metrics = metrics or WorkerMetrics()
     unknown_sources = UnknownSources(metrics)
+    health = health or Health()
+    guard = Guard(health, metrics)
     raw_names = (settings.topic_logs_flink, settings.topic_logs_hdfs)
     counts = partition_counts(settings, (*raw_names, settings.topic_events))
     ingest_config = settings.ingest_config()
@@ -189,61 +194,66 @@ def create_app(
         """Idleness means 'nothing more is coming'; while this worker still has a backlog, nothing is idle."""
         return all(lag == 0 for lag in lags.values())
 
+    async def ingest_batch(batch: list[Any]) -> None:
+        async with ingest_lock:
+            touched: set[tuple[str, int]] = set()
+            for event in batch:
+                msg = event.message
+                state = raw_state(msg.topic, msg.partition)
+                headers = {k: v for k, v in (msg.headers or [])}
+                produced = state.feed(msg.offset, msg.key, msg.value or b"", headers, now_ms())
+                if produced is None:
+                    continue
+                touched.add((msg.topic, msg.partition))
+                forward(produced, msg)
+            observe_lag(batch)
+            await app.producer.flush()  # outputs are durable before the snapshot that says they were sent
+            for topic, partition in touched:
+                persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), raw_state(topic, partition).dump())
+
     @app.agent(raw_topic)
     async def ingest(stream: faust.StreamT[bytes]) -> None:
         async for batch in stream.take_events(options.ingest_batch, within=options.batch_within_s):
-            async with ingest_lock:
-                touched: set[tuple[str, int]] = set()
-                count_by_topic(batch)
-                for event in batch:
-                    msg = event.message
-                    state = raw_state(msg.topic, msg.partition)
-                    headers = {k: v for k, v in (msg.headers or [])}
-                    produced = state.feed(msg.offset, msg.key, msg.value or b"", headers, now_ms())
-                    if produced is None:
-                        continue
-                    touched.add((msg.topic, msg.partition))
-                    forward(produced, msg)
-                observe_lag(batch)
-                await app.producer.flush()  # outputs are durable before the snapshot that says they were sent
-                for topic, partition in touched:
-                    persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), raw_state(topic, partition).dump())
+            count_by_topic(batch)
+            await guard.run("ingest", lambda: ingest_batch(batch), raw_states.clear)
+
+    async def correlate_batch(batch: list[Any]) -> None:
+        async with correlate_lock:
+            decided: list[tuple[Verdict, float | None]] = []
+            touched: set[str] = set()
+            for event in batch:
+                msg = event.message
+                cluster = msg.key.decode("utf-8", "replace") if msg.key else settings.cluster
+                ref = f"{msg.topic}/{msg.partition}@{msg.offset}"
+                try:
+                    parsed, position = wire.decode_event(msg.value)
+                    if (why := out_of_range(parsed)) is not None:
+                        raise ValueError(why)
+                except Exception as exc:  # a foreign or corrupt record on our topic must not stop the worker
+                    error = parse_error("bad_event", f"{type(exc).__name__}: {exc}"[:200], ref, msg.value or b"")
+                    forward([(error, wire.Position(msg.topic, msg.partition, msg.offset, 0))], msg)
+                    continue
+                state = cluster_state(cluster, msg.partition)
+                before = state.duplicates
+                decided += [(v, msg.timestamp) for v in state.feed(msg.offset, parsed, position)]
+                if state.duplicates != before:
+                    metrics.duplicates.inc()
+                touched.add(cluster)
+            observe_lag(batch)
+            publish(decided)
+            await app.producer.flush()
+            for cluster in touched:
+                partition, state = cluster_states[cluster]
+                metrics.late_evidence.labels(cluster).set(state.engine.stats.get("late_evidence", 0))
+                persist(engine_table, partition, cluster.encode(), state.dump())
 
     @app.agent(events_topic)
     async def correlate(stream: faust.StreamT[bytes]) -> None:
         async for batch in stream.take_events(options.correlate_batch, within=options.correlate_within_s):
-            async with correlate_lock:
-                decided: list[tuple[Verdict, float | None]] = []
-                touched: set[str] = set()
-                count_by_topic(batch)
-                for event in batch:
-                    msg = event.message
-                    cluster = msg.key.decode("utf-8", "replace") if msg.key else settings.cluster
-                    ref = f"{msg.topic}/{msg.partition}@{msg.offset}"
-                    try:
-                        parsed, position = wire.decode_event(msg.value)
-                        state = cluster_state(cluster, msg.partition)
-                        before = state.duplicates
-                        decided += [(v, msg.timestamp) for v in state.feed(msg.offset, parsed, position)]
-                    except Exception as exc:  # a foreign or corrupt record on our topic must not stop the worker
-                        error = parse_error("bad_event", f"{type(exc).__name__}: {exc}"[:200], ref, msg.value or b"")
-                        forward([(error, wire.Position(msg.topic, msg.partition, msg.offset, 0))], msg)
-                        continue
-                    if state.duplicates != before:
-                        metrics.duplicates.inc()
-                    touched.add(cluster)
-                observe_lag(batch)
-                publish(decided)
-                await app.producer.flush()
-                for cluster in touched:
-                    partition, state = cluster_states[cluster]
-                    metrics.late_evidence.labels(cluster).set(state.engine.stats.get("late_evidence", 0))
-                    persist(engine_table, partition, cluster.encode(), state.dump())
+            count_by_topic(batch)
+            await guard.run("correlate", lambda: correlate_batch(batch), cluster_states.clear)
 
-    @app.timer(options.tick_s)
-    async def tick() -> None:
-        if not caught_up():
-            return
+    async def tick_once() -> None:
         now = now_ms()
         async with ingest_lock:
             for (topic, partition), state in list(raw_states.items()):
@@ -260,6 +270,16 @@ def create_app(
                     await app.producer.flush()
                     persist(engine_table, partition, cluster.encode(), state.dump())
 
+    def forget_all() -> None:
+        raw_states.clear()
+        cluster_states.clear()
+
+    @app.timer(options.tick_s)
+    async def tick() -> None:
+        if health.failed is not None or not caught_up():
+            return
+        await guard.run("timer", tick_once, forget_all)
+
     async def forget_partitions(*_: Any, **__: Any) -> None:
         """After a rebalance the tables, not the caches, are the truth: reload lazily from them."""
         raw_states.clear()
@@ -273,8 +293,12 @@ def create_app(
     async def healthz(web: Any, request: Any) -> Any:
         assigned = len(app.consumer.assignment()) if app.consumer else 0
         max_lag = max(lags.values(), default=0)
-        ready = assigned > 0 and not app.rebalancing and max_lag <= options.ready_max_lag
-        body = {"ready": ready, "assigned_partitions": assigned, "max_lag": max_lag, "rebalancing": app.rebalancing}
+        ready = assigned > 0 and not app.rebalancing and max_lag <= options.ready_max_lag and health.failed is None
+        body: dict[str, Any] = {
+            "ready": ready, "assigned_partitions": assigned, "max_lag": max_lag, "rebalancing": app.rebalancing
+        }
+        if health.failed is not None:
+            body["reason"] = health.failed
         return web.json(body, status=200 if ready else 503)
 
     @app.page("/metrics")

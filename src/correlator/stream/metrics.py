@@ -33,6 +33,10 @@ class WorkerMetrics:
         self.unknown_source = Counter(
             "correlator_unknown_source_records", "Parsed records whose host nothing names (no header, envelope field, "
             "key or file name; unkeyed partitions mix files, so their banners are not trusted)", ["topic"], registry=r)
+        self.stage_errors = Counter("correlator_stage_errors", "Batches a stage failed on (each retried)", ["stage"],
+                                    registry=r)
+        self.crashes = Counter("correlator_stage_crashes", "Stages that failed past their retries (the worker stops)",
+                               ["stage"], registry=r)
         self.state_bytes = Gauge("correlator_state_bytes", "Size of the persisted state snapshot", ["table", "key"],
                                  registry=r)
 

@@ -1,0 +1,56 @@
+"""Ranges every value from input must fall in before it is kept: beyond them a value is corrupt, not data.
+
+State snapshots and the wire format store integers as 64-bit and text as UTF-8; an input that breaks either
+(``1e300`` as a timestamp, a 30-digit checkpoint id, a lone surrogate from a ``\\ud800`` JSON escape) would otherwise
+fail far from where it entered, in the middle of a snapshot. Checking where input enters turns it into a dead
+letter with a reason instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+EPOCH_MS_MIN = 0
+EPOCH_MS_MAX = 7_258_118_400_000
+"""2200-01-01T00:00:00Z: an epoch-millisecond stamp outside 1970..2200 is a corrupt clock or a unit mix-up."""
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
+class OutOfRange(ValueError):
+    """A value from input that no snapshot or event may carry."""
+
+
+def epoch_ms(value: int | float) -> int:
+    """A shipper's numeric stamp (seconds below 1e11, else milliseconds) as epoch ms in 1970..2200."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise OutOfRange(f"timestamp {value} is not a finite number")
+    if not -1e15 < value < 1e15:
+        raise OutOfRange(f"timestamp {value:.3g} outside 1970..2200")
+    ms = int(value * 1000) if abs(value) < 1e11 else int(value)
+    if not EPOCH_MS_MIN <= ms <= EPOCH_MS_MAX:
+        raise OutOfRange(f"timestamp {value!r} outside 1970..2200")
+    return ms
+
+
+def valid_text(text: str) -> str:
+    """``text`` as storable UTF-8: lone surrogates (from JSON escapes) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
+def out_of_range(obj: object) -> str | None:
+    """Why a parsed dataclass (an event) cannot be stored, or ``None``: an int beyond 64 bits, a time beyond 2200."""
+    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
+        value = getattr(obj, f.name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            continue
+        if not INT64_MIN <= value <= INT64_MAX:
+            return f"{f.name}={str(value)[:40]} exceeds 64 bits"
+        if f.name.endswith("ts_ms") and not EPOCH_MS_MIN <= value <= EPOCH_MS_MAX:
+            return f"{f.name}={value} outside 1970..2200"
+    return None

@@ -1,0 +1,76 @@
+"""Running the worker process: start-up checks that fail in one line, a bounded stop, an exit code that tells.
+
+Every reason the worker cannot start (web port taken, broker unreachable, topics missing) is found before Faust
+starts, so it is one line rather than a page of retries. Once running, a failed stage (see ``guard``) or a SIGTERM
+ends the process within a deadline; the caller turns a failure into exit 1.
+"""
+
+from __future__ import annotations
+
+import errno
+import signal
+import socket
+from typing import Any
+
+import faust
+from confluent_kafka import KafkaException
+
+from correlator.adapters import logs
+from correlator.config import Settings
+from correlator.stream.app import TopicsMissing, create_app
+from correlator.stream.guard import STOP_DEADLINE_S, Health, exit_after
+
+
+FATAL_STOP_S = 5.0
+
+
+class _Worker(faust.Worker):
+    """SIGTERM drains and commits as Faust does, but never for longer than the stop deadline."""
+
+    def _on_sigterm(self) -> None:
+        exit_after(STOP_DEADLINE_S, 1)
+        super()._on_sigterm()
+
+
+def port_taken(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
+def run_worker(settings: Settings, health: Health, *, linger_s: float = 3.0, **app_options: Any) -> str | None:
+    """Run until stopped; ``None`` after a clean stop, else the one-line reason the worker could not go on."""
+    if port_taken(settings.web_host, settings.web_port):
+        return f"web port {settings.web_host}:{settings.web_port} is already in use (set CORRELATOR_WEB_PORT)"
+    try:
+        app = create_app(settings, health=health, **app_options)
+    except TopicsMissing as exc:
+        return str(exc)
+    except KafkaException as exc:
+        return f"cannot reach Kafka at {settings.bootstrap_servers}: {exc.args[0].str()}"
+    worker = _Worker(
+        app,
+        loglevel=settings.log_level,
+        logging_config=logs.logging_config(settings.log_level),
+        quiet=True,
+        override_logging=False,
+    )
+
+    def fatal(_reason: str) -> None:
+        if app.consumer is not None:
+            app.consumer.pause_partitions(app.consumer.assignment())
+        app.conf.stream_wait_empty = False  # stop commits what was acknowledged and leaves the group at once
+        exit_after(linger_s + FATAL_STOP_S, 1)  # the drain would wait for the failed batch: do not wait long
+        worker.loop.call_later(linger_s, worker._schedule_shutdown, signal.SIGTERM)
+
+    health.on_fatal = fatal
+    try:
+        worker.execute_from_commandline()
+    except SystemExit as exit_:
+        if health.failed is None and exit_.code not in (0, None):
+            return f"worker exited with status {exit_.code}"
+    return health.failed

@@ -1,0 +1,53 @@
+"""A stage that keeps failing stops the worker: not ready with the reason, counted, exit 1 — and nothing skipped."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from correlator.offline.analyze import analyze
+from correlator.simulate import generate
+from tests.support.worker import Stack, WorkerProcess
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def test_a_failing_stage_stops_the_worker_and_a_restart_skips_nothing(
+    kafka_bootstrap: str, unique: str, tmp_path: Path
+) -> None:
+    logs = tmp_path / "logs"
+    generate("seed", logs)
+    expected = {(v.verdict_id, v.root_cause.code) for v in analyze([str(logs)], cluster="default")}
+    stack = Stack(kafka_bootstrap, unique, tmp_path)
+    stack.apply_topics()
+    fault = tmp_path / "fault"
+    fault.touch()
+    faulty = WorkerProcess(stack, "faulty", command=[sys.executable, "-m", "tests.support.faulty_worker"],
+                           env={"FAULT_FILE": str(fault)})
+    faulty.start()
+    try:
+        stack.replay(logs, cluster="default")
+        deadline, health, metrics = time.monotonic() + 60, {}, ""
+        while time.monotonic() < deadline and faulty.process.poll() is None:
+            health = faulty.health() or health
+            if "reason" in health:
+                metrics = faulty.metrics()
+                break
+            time.sleep(0.2)
+        assert health.get("ready") is False and "correlate stage failed" in health.get("reason", ""), faulty.tail()
+        assert 'correlator_stage_crashes_total{stage="correlate"} 1.0' in metrics
+        assert 'correlator_stage_errors_total{stage="correlate"} 4.0' in metrics
+        assert faulty.process.wait(40) == 1
+        assert "correlate stage failed: RuntimeError: injected snapshot fault" in faulty.tail(5)
+    finally:
+        faulty.stop()
+    fault.unlink()
+    healthy = WorkerProcess(stack, "healthy").start()
+    try:
+        got = [(r["verdict_id"], r["root_cause"]["code"]) for r in stack.read("verdicts", until=len(expected))]
+        assert set(got) == expected
+    finally:
+        assert healthy.stop() == 0
