@@ -52,7 +52,7 @@ def test_seed_figure_shows_the_overlap(seed: Verdict) -> None:
     assert lock_lane == "DataNode dn02.example.com"
     assert l0 < w0 + 10_000 < l1 and min(l1, w1) - max(l0, w0) > 36_000
     lanes = [p.get_gid() for p in ax.patches if (p.get_gid() or "").startswith("lane-")]
-    assert len(lanes) == len({(e.host, e.role) for e in seed.evidence}) == 3
+    assert len(lanes) == len({(e.host, e.role) for e in seed.evidence}) == 4
     assert "UTC" in ax.get_xlabel() and "Asia/Shanghai, UTC+08:00" in ax.get_xlabel()
     root = [p for p in ax.patches if (p.get_gid() or "").endswith("-dn_lock_held")][0]
     assert root.get_linewidth() > max(p.get_linewidth() for p in ax.patches if p.get_gid() == _gid(ax, "write"))

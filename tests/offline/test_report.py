@@ -84,7 +84,7 @@ def test_chromium_shows_the_report(report: Path, evil_seed: Path) -> None:
         svg = p.page.locator("#timeline svg")
         box = svg.bounding_box()
         assert box is not None and box["width"] > 600 and box["height"] > 150
-        assert p.page.locator("#timeline svg g[id^='lane-']").count() == len(lanes) == 3
+        assert p.page.locator("#timeline svg g[id^='lane-']").count() == len(lanes) == 4
         assert p.page.locator("#timeline svg g[id$='-dn_lock_held']").count() == 1
         assert EVIL in p.page.locator("#failure").inner_text()
         assert p.page.locator("script").count() == 0 and p.dialogs == []

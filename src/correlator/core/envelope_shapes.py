@@ -211,7 +211,10 @@ def _first_str(*values: Any) -> str | None:
 def _first_time(data: dict[str, Any], *keys: str) -> int | None:
     for key in keys:
         if key in data:
-            return _shipper_time(_time_ms(data[key]))
+            try:
+                return _shipper_time(_time_ms(data[key]))
+            except OutOfRange as exc:
+                raise OutOfRange(f"{key}: {exc}") from None
     return None
 
 

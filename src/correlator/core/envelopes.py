@@ -133,4 +133,4 @@ def _json_value(text: str) -> Shipped | None:
     except ShapeError as exc:
         raise EnvelopeError("bad_envelope", str(exc)) from None
     except OutOfRange as exc:
-        raise EnvelopeError("bad_timestamp", f"envelope timestamp: {exc}") from None
+        raise EnvelopeError("bad_timestamp", f"envelope {exc}") from None

@@ -27,11 +27,15 @@ def epoch_ms(value: int | float) -> int:
     if isinstance(value, float) and not math.isfinite(value):
         raise OutOfRange(f"timestamp {value} is not a finite number")
     if not -1e15 < value < 1e15:
-        raise OutOfRange(f"timestamp {value:.3g} outside 1970..2200")
+        raise OutOfRange(f"timestamp {_shown(value)} outside 1970..2200")
     ms = int(value * 1000) if abs(value) < 1e11 else int(value)
     if not EPOCH_MS_MIN <= ms <= EPOCH_MS_MAX:
         raise OutOfRange(f"timestamp {value!r} outside 1970..2200")
     return ms
+
+
+def _shown(value: int | float) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)[:40]
 
 
 def valid_text(text: str) -> str:
