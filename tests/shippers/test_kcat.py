@@ -81,6 +81,7 @@ def test_kcat_without_key_or_headers_never_guesses_a_host(
         assert not wrong, (verdict["root_cause"], right)
         assert "unknown" in verdict["root_cause"]["hosts"]
         assert any(c["host"] == "unknown" for c in verdict["coverage"]["covered"]), verdict["coverage"]
+        assert "'unknown' is a source whose records name no host" in verdict["root_cause"]["explanation"]
     unknown = re.findall(r'correlator_unknown_source_records_total\{topic="[^"]+"\} (\d+)', worker.metrics())
     assert unknown and sum(float(n) for n in unknown) > 0
     assert "name no host" in worker.log_path.read_text()

@@ -247,6 +247,9 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     explanation = _explain(best, others, window, how, code, s.texts)
     if issue is not None:
         explanation += f" Known issue {issue.key}: {issue.summary}."
+    if "unknown" in hosts:
+        explanation += (" 'unknown' is a source whose records name no host (no key host:path, header, envelope field"
+                        " or standard file name); its host is not guessed.")
     if best is None and code == "INSUFFICIENT_DATA":
         explanation = "No DataNode log covers the write" + (
             f" (pipeline: {', '.join(sorted(pipeline))})" if pipeline else "") + "; nothing can be ruled in or out."
