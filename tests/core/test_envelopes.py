@@ -198,4 +198,4 @@ def test_odd_json_objects_decode_or_raise_envelope_error(data: dict[str, Any]) -
         assert exc.reason in ("bad_envelope", "bad_timestamp")
     else:
         for value in (d.text, d.host, d.file, d.role, d.cluster):
-            assert value is None or value.encode("utf-8")  # nothing downstream encoders would refuse
+            assert value is None or isinstance(value.encode("utf-8"), bytes)  # no encoder downstream refuses it

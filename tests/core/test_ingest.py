@@ -159,3 +159,28 @@ class TestSourceProgress:
         out = _feed_all(ingest, values, progress=True, hint=SourceHint(host="dn"))
         progress = [o for o in out if isinstance(o, Event) and o.type == "source_progress"]
         assert progress and progress[0].ts_ms % 86_400_000 == 9 * 3600 * 1000
+
+
+class TestHostOfRawRecords:
+    """Raw records: the key names host and file; a banner names later lines only on a keyed stream."""
+
+    BANNER = (b"2020-01-02 08:59:38,521 INFO org.apache.hadoop.hdfs.server.datanode.DataNode: STARTUP_MSG: \n"
+              b"/************************************************************\nSTARTUP_MSG: Starting DataNode\n"
+              b"STARTUP_MSG:   host = dn02.example.com/10.20.30.42\n"
+              b"************************************************************/")
+
+    def hosts(self, key: bytes | None) -> set[str]:
+        events = _feed_all(Ingest(IngestConfig()), [self.BANNER, PAUSE.encode()], key=key)
+        return {e.host for e in events if isinstance(e, Event) and e.type == "jvm_pause"}
+
+    def test_key_names_the_host(self) -> None:
+        assert self.hosts(b"dn07.example.com:/var/log/hadoop/datanode.log") == {"dn07.example.com"}
+
+    def test_standard_file_name_in_the_key(self) -> None:
+        assert self.hosts(b"hadoop-hdfs-datanode-dn05.example.com.log") == {"dn05.example.com"}
+
+    def test_banner_on_a_keyed_stream(self) -> None:
+        assert self.hosts(b"stream-7") == {"dn02.example.com"}
+
+    def test_banner_on_an_unkeyed_partition_names_no_other_line(self) -> None:
+        assert self.hosts(None) == {"unknown"}

@@ -133,3 +133,12 @@ def test_a_bare_path_names_no_host(path: str) -> None:
     from correlator.core.sources import source_of_key
 
     assert source_of_key(path).host is None
+
+
+@given(st.text(max_size=60))
+def test_any_key_is_read_without_error(key: str) -> None:
+    """Keys are untrusted bytes: any text yields a (possibly empty) answer, and a named host is a host name."""
+    from correlator.core.sources import _HOSTNAME, source_of_key
+
+    facts = source_of_key(key)
+    assert facts.host is None or _HOSTNAME.match(facts.host)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO
 
 from correlator.adapters.shipping import line_time_ms
-from correlator.core.sources import facts_from_path
+from correlator.core.sources import facts_from_path, input_side
 from correlator.core.timestamps import LocalClock
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,11 +34,13 @@ class LogSource:
 
 
 def sources_of(scenario: Path) -> list[LogSource]:
+    """Every log file of a scenario, with the host its name or directory names (``tm01/taskmanager-gc.log``)."""
     out = []
-    for path in sorted(scenario.iterdir()):
-        facts = facts_from_path(path.name)
+    for path in sorted(p for p in scenario.rglob("*") if p.is_file()):
+        facts = facts_from_path(str(path.relative_to(scenario)))
         assert facts.host, f"{path.name} does not name its host"
-        out.append(LogSource(path, facts.host, "flink" if path.name.startswith("flink-") else "hdfs"))
+        family = facts.family or ("flink" if path.name.startswith("flink-") else "hdfs")
+        out.append(LogSource(path, facts.host, input_side(family, facts.role)))
     return out
 
 

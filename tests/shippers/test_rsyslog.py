@@ -1,6 +1,6 @@
-"""rsyslog for real: one ``rsyslogd`` per host with deploy/shippers/rsyslog.conf tails the recurring scenario's logs
-as they are written and ships them through omkafka; the real worker's verdicts equal ``analyze`` on the same files,
-codes and hosts alike, in each of the config's three record formats."""
+"""rsyslog for real: one ``rsyslogd`` per host with deploy/shippers/rsyslog.conf tails a scenario's logs (Flink,
+Hadoop and GC) as they are written and ships them through omkafka; the real worker's verdicts equal ``analyze`` on the
+same files, codes and hosts alike, in each of the config's three record formats."""
 
 from __future__ import annotations
 
@@ -17,15 +17,20 @@ from tests.support.worker import Stack, WorkerProcess
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
-@pytest.mark.parametrize("fmt", ["correlator_json", "correlator_raw", "correlator_jsonmesg"])
-def test_rsyslog_ships_the_recurring_scenario(
-    fmt: str, stack: Stack, workers: list[WorkerProcess], processes, tmp_path: Path
+@pytest.mark.parametrize(
+    ("scenario", "fmt"),
+    [("recurring", "correlator_json"), ("recurring", "correlator_raw"), ("recurring", "correlator_jsonmesg"),
+     ("taskmanager-gc", "correlator_json")],
+)
+def test_rsyslog_ships_a_scenario(
+    scenario: str, fmt: str, stack: Stack, workers: list[WorkerProcess], processes, tmp_path: Path
 ) -> None:
+    """The recurring scenario's 4 failures in every format; a TaskManager GC log (its pause is the cause) as JSON."""
     require("rsyslogd")
-    logs = GOLDEN / "recurring"
+    logs = GOLDEN / scenario
     cluster = "default" if fmt == "correlator_raw" else "lab-rsyslog"  # raw lines carry no cluster
     expected = offline(logs, cluster)
-    assert len(expected) >= 4
+    assert len(expected) >= (4 if scenario == "recurring" else 1)
     sources = sources_of(logs)
     env = {
         **stack.env,
@@ -60,7 +65,10 @@ def test_rsyslog_ships_the_recurring_scenario(
     assert {k.split(":", 1)[0] for k, _ in hdfs} == {s.host for s in sources if s.side == "hdfs"}
     assert all(":/" in k for k, _ in hdfs + flink), "keys are host:path"
     texts = [decode(value, None, key.encode()).text for key, value in flink]
-    assert any("\n\tat " in text for text in texts), "no stack trace was joined into one record"
+    if any(b"\n\tat " in s.path.read_bytes() for s in sources if s.side == "flink"):
+        assert any("\n\tat " in text for text in texts), "no stack trace was joined into one record"
+    gc_logs = {f"{s.host}:{fleet[s.host].log_path(s)}" for s in sources if "gc" in s.path.name}
+    assert gc_logs <= {k for k, _ in flink + hdfs}, "a GC log was not shipped"
     if fmt != "correlator_raw":  # JSON records name host and file themselves: analyze reads the topic's records too
         dump = tmp_path / "topic"
         dump.mkdir()

@@ -220,6 +220,9 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                        user=user, named_by_client=_client_note(pipe, hosts, addresses))
     if issue is not None:
         text += f" Known issue {issue.key}: {issue.summary}."
+    if "unknown" in hosts:
+        text += (" 'unknown' is a source whose records name no host (no key host:path, header, envelope field"
+                 " or standard file name); its host is not guessed.")
     if best is None and code == "INSUFFICIENT_DATA":
         text = "No DataNode log covers the write" + (
             f" (pipeline: {', '.join(sorted(pipe.hosts))})" if pipe.hosts else "") + "; nothing can be ruled in or out."
