@@ -78,8 +78,9 @@ def interval_of(event: Event) -> Interval | None:
                         f"dataset lock held {event.held_ms} ms by {event.holder}", event)
     if isinstance(event, DatasetLockWait):
         if is_scanner_holder(event.waiter) or is_scanner_stack(event.stack):
+            frame = next((f for f in (event.waiter, *event.stack) if is_scanner_holder(f)), event.waiter)
             return Interval("scanner_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
-                            f"the DirectoryScanner ({event.waiter}) waited {event.wait_ms} ms for the dataset lock "
+                            f"the DirectoryScanner ({frame}) waited {event.wait_ms} ms for the dataset lock "
                             "(a victim of the holder, not the cause)", event)
         return Interval("lock_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
                         f"{event.waiter} waited {event.wait_ms} ms for the dataset lock", event)
