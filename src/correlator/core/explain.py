@@ -55,9 +55,14 @@ def _scanner_points(top: Interval, window: Window, traits: DatanodeTraits | None
 
 def _stopper_sentence(stopper: Stopper, traits: DatanodeTraits | None) -> str:
     position = stopper.position + 1
-    said = (f"DataNode {stopper.host} (position {position} of the pipeline {', '.join(stopper.replicas)}) received "
-            f"{stopper.block} at {iso_ms(stopper.receiving_ms)} and neither finished it nor passed it on, with no "
-            "JVM pause and no slow I/O logged")
+    where = f"DataNode {stopper.host} (position {position} of the pipeline {', '.join(stopper.replicas)})"
+    if stopper.blocked_ms is not None:
+        said = (f"{where} received {stopper.block} at {iso_ms(stopper.receiving_ms)} and spent "
+                f"{seconds(stopper.blocked_ms)} outside packet work (blocked in createRbw/finalizeBlock), which the "
+                "DataNodes before it, waiting on its acks, did not; no JVM pause and no slow I/O logged")
+    else:
+        said = (f"{where} received {stopper.block} at {iso_ms(stopper.receiving_ms)} and neither finished it nor "
+                "passed it on, with no JVM pause and no slow I/O logged")
     if traits is not None and traits.lock_manager:
         said += (f"; {traits.lock_sentence()}, so a dataset lock held on it cannot be seen in this version "
                  "and cannot be ruled out")
