@@ -13,7 +13,7 @@ from correlator.core.events import (
     HdfsClientSlow,
     TaskStatus,
 )
-from correlator.core.evidence import Interval, interval_of, reconcile_bursts
+from correlator.core.evidence import Interval, interval_of, reconcile_bursts, slow_runs
 from correlator.core.explain import explanation, title
 from correlator.core.knowledge import DatanodeTraits, datanode_traits, remediation, scanner_issue
 from correlator.core.pipeline import Pipeline, Stall, Stopper, address_hosts, linked_client_slow, pipeline_of, resolve
@@ -187,7 +187,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     if pipe.stopper is not None:
         raw.append(_stall_interval(pipe.stopper, window))
     raw += _bad_links(pipe, addresses, window)
-    intervals = [iv for iv in raw if iv.kind != "scan_reconcile"] + reconcile_bursts(
+    intervals = slow_runs([iv for iv in raw if iv.kind != "scan_reconcile"]) + reconcile_bursts(
         [iv for iv in raw if iv.kind == "scan_reconcile"]
     )
     candidates = rank(intervals, window, pipeline=pipe.hosts, tm_hosts=frozenset(s.hosts), skew_ms=ctx.skew_ms)

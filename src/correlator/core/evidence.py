@@ -140,3 +140,39 @@ def _burst(run: list[Interval]) -> Interval:
     first, last = run[0], run[-1]
     return Interval("scan_reconcile", first.start_ms, last.end_ms, first.host, first.role, len(run),
                     f"{len(run)} DirectoryScanner reconcile warnings", first.source)
+
+
+RUN_GAP_MS = 1_500
+RUN_KINDS = ("slow_disk", "slow_pipeline")
+
+
+def slow_runs(intervals: list[Interval]) -> list[Interval]:
+    """Back-to-back slow-IO warnings of one host and kind (one per packet) as one run: they stall one write together."""
+    out: list[Interval] = []
+    groups: dict[tuple[str, str], list[Interval]] = {}
+    for iv in intervals:
+        if iv.kind in RUN_KINDS:
+            groups.setdefault((iv.host, iv.kind), []).append(iv)
+        else:
+            out.append(iv)
+    for (_, kind), items in sorted(groups.items()):
+        run: list[Interval] = []
+        for iv in sorted(items, key=lambda i: (i.start_ms, i.end_ms)):
+            if run and iv.start_ms - max(r.end_ms for r in run) > RUN_GAP_MS:
+                out.append(_run(run))
+                run = []
+            run.append(iv)
+        if run:
+            out.append(_run(run))
+    return out
+
+
+def _run(run: list[Interval]) -> Interval:
+    if len(run) == 1:
+        return run[0]
+    longest = max(run, key=lambda i: i.magnitude_ms)
+    start, end = min(i.start_ms for i in run), max(i.end_ms for i in run)
+    what = longest.kind.replace("_", " ")
+    return Interval(longest.kind, start, end, longest.host, longest.role, end - start,
+                    f"{len(run)} {what} warnings over {(end - start) / 1000:.1f} s (longest {longest.magnitude_ms} ms)",
+                    longest.source)
