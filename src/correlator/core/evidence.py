@@ -118,22 +118,27 @@ def interval_of(event: Event) -> Interval | None:
     return None
 
 
+def _runs(items: list[Interval], gap_ms: int) -> list[list[Interval]]:
+    """Intervals of one host and kind that follow each other within ``gap_ms``, grouped in runs."""
+    groups: dict[tuple[str, str], list[Interval]] = {}
+    for iv in items:
+        groups.setdefault((iv.host, iv.kind), []).append(iv)
+    out: list[list[Interval]] = []
+    for key in sorted(groups):
+        run: list[Interval] = []
+        for iv in sorted(groups[key], key=lambda i: (i.start_ms, i.end_ms)):
+            if run and iv.start_ms - max(r.end_ms for r in run) > gap_ms:
+                out.append(run)
+                run = []
+            run.append(iv)
+        if run:
+            out.append(run)
+    return out
+
+
 def reconcile_bursts(points: list[Interval]) -> list[Interval]:
     """Merge reconcile warnings of one host that follow each other within a few seconds into one burst."""
-    out: list[Interval] = []
-    by_host: dict[str, list[Interval]] = {}
-    for p in points:
-        by_host.setdefault(p.host, []).append(p)
-    for host in sorted(by_host):
-        run: list[Interval] = []
-        for p in sorted(by_host[host], key=lambda i: i.start_ms):
-            if run and p.start_ms - run[-1].end_ms > BURST_GAP_MS:
-                out.append(_burst(run))
-                run = []
-            run.append(p)
-        if run:
-            out.append(_burst(run))
-    return out
+    return [_burst(run) for run in _runs(points, BURST_GAP_MS)]
 
 
 def _burst(run: list[Interval]) -> Interval:
@@ -148,23 +153,8 @@ RUN_KINDS = ("slow_disk", "slow_pipeline")
 
 def slow_runs(intervals: list[Interval]) -> list[Interval]:
     """Back-to-back slow-IO warnings of one host and kind (one per packet) as one run: they stall one write together."""
-    out: list[Interval] = []
-    groups: dict[tuple[str, str], list[Interval]] = {}
-    for iv in intervals:
-        if iv.kind in RUN_KINDS:
-            groups.setdefault((iv.host, iv.kind), []).append(iv)
-        else:
-            out.append(iv)
-    for (_, kind), items in sorted(groups.items()):
-        run: list[Interval] = []
-        for iv in sorted(items, key=lambda i: (i.start_ms, i.end_ms)):
-            if run and iv.start_ms - max(r.end_ms for r in run) > RUN_GAP_MS:
-                out.append(_run(run))
-                run = []
-            run.append(iv)
-        if run:
-            out.append(_run(run))
-    return out
+    others = [iv for iv in intervals if iv.kind not in RUN_KINDS]
+    return others + [_run(run) for run in _runs([iv for iv in intervals if iv.kind in RUN_KINDS], RUN_GAP_MS)]
 
 
 def _run(run: list[Interval]) -> Interval:
