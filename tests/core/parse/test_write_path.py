@@ -206,3 +206,15 @@ def test_real_336_lock_held_by_another_thread_and_the_scanner_waiting() -> None:
         assert iv is not None
         kinds.append(iv.kind)
     assert kinds == ["lock_held", "scanner_wait"]
+
+
+def test_real_336_slow_mirror_and_disk_lines() -> None:
+    # Hadoop 3.3.6 DataNode (lab run with fault-injected delays): DataNode-side lists are plain ip:port
+    found = events("""
+2026-12-01 09:39:25,353 WARN org.apache.hadoop.hdfs.server.datanode.DataNode: Slow BlockReceiver write packet to mirror took 2000ms (threshold=300ms), downstream DNs=[127.0.0.1:39151, 127.0.0.1:49895], blockId=1073741829
+2026-12-01 09:36:59,810 WARN org.apache.hadoop.hdfs.server.datanode.DataNode: Slow flushOrSync took 2000ms (threshold=300ms), isSync:false, flushTotalNanos=2000281115ns, volume=file:/tmp/lab/data/lab-dn2/data/, blockId=1073741829
+""", DN)
+    assert [(e["kind"], e["duration_ms"], e["downstream"], e["block_id"]) for e in found] == [
+        ("mirror_write", 2000, ["127.0.0.1:39151", "127.0.0.1:49895"], "1073741829"),
+        ("flush_or_sync", 2000, [], "1073741829")]
+    assert found[1]["volume"] == "file:/tmp/lab/data/lab-dn2/data/"
