@@ -35,7 +35,7 @@ def title(code: str, hosts: tuple[str, ...], checkpoint_id: int | None, top: Int
         "DATANODE_JVM_PAUSE": f"DataNode {where} paused" + (f" for {size}" if size else "") + f" during {chk}",
         "NAMENODE_SLOW": f"The NameNode {where} was blocked" + (f" for {size}" if size else "") + f" during {chk}",
         "TASKMANAGER_JVM_PAUSE": f"TaskManager {where} paused" + (f" for {size}" if size else "") + f" during {chk}",
-        "FLINK_TASK_ERROR": (f"{chk[0].upper() + chk[1:]} failed in user code: {user[0][:120]} at {user[1]}" if user
+        "FLINK_TASK_ERROR": (f"{chk[0].upper() + chk[1:]} failed in user code: {_short(user[0])} at {user[1]}" if user
                              else f"{chk[0].upper() + chk[1:]} failed inside Flink, not in storage"),
         "UNEXPLAINED": f"The HDFS logs cover {chk} and show nothing abnormal",
         "INSUFFICIENT_DATA": f"The logs needed to explain {chk} are missing",
@@ -43,6 +43,10 @@ def title(code: str, hosts: tuple[str, ...], checkpoint_id: int | None, top: Int
     if code == "HDFS_SLOW_PIPELINE" and top is not None and top.kind in ("dn_stall", "slow_commands"):
         return f"DataNode {where} stopped acknowledging the write of {chk}"
     return titles[code]
+
+
+def _short(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _scanner_points(top: Interval, window: Window, traits: DatanodeTraits | None) -> str:
@@ -100,7 +104,7 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
         parts.append(f"On {v.host}, {v.summary}.")
     if named_by_client:
         parts.append(named_by_client)
-    if how:
+    if how and code != "FLINK_TASK_ERROR":
         parts.append(f"DataNodes of the write from {how}.")
     elif code != "FLINK_TASK_ERROR":
         parts.append("No identifier linked the write to DataNodes: matched by time across the cluster.")
