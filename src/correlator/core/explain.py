@@ -67,10 +67,14 @@ def _stopper_sentence(stopper: Stopper, traits: DatanodeTraits | None) -> str:
     else:
         said = (f"{where} received {stopper.block} at {iso_ms(stopper.receiving_ms)} and neither finished it nor "
                 "passed it on, with no JVM pause and no slow I/O logged")
-    if traits is not None and traits.lock_manager:
-        said += (f"; {traits.lock_sentence()}, so a dataset lock held on it cannot be seen in this version "
-                 "and cannot be ruled out")
-    return said + "."
+    return said + _invisible_lock(traits) + "."
+
+
+def _invisible_lock(traits: DatanodeTraits | None) -> str:
+    if traits is None or not traits.lock_manager:
+        return ""
+    return (f"; {traits.lock_sentence()}, so a dataset lock held on it cannot be seen in this version "
+            "and cannot be ruled out")
 
 
 def explanation(best: Candidate | None, others: list[Candidate], window: Window, how: str, code: str, *,
@@ -92,10 +96,11 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
         elif top.kind == "dn_stall" and stopper is not None:
             parts.append(_stopper_sentence(stopper, traits))
         else:
+            unseen = _invisible_lock(traits) if top.kind in ("slow_commands", "bad_link") else ""
             parts.append(
                 f"{top.summary} on {top.host} ({iso_ms(top.start_ms)} – {iso_ms(top.end_ms)}) overlaps the stuck "
                 f"write of {seconds(window.end_ms - window.start_ms)}"
-                + (f" (timeout {seconds(window.timeout_ms)})" if window.timeout_ms else "") + "."
+                + (f" (timeout {seconds(window.timeout_ms)})" if window.timeout_ms else "") + unseen + "."
             )
         symptoms = sorted({s.interval.kind for c in others for s in c.scored if s.symptom_of == code})
         if symptoms:
