@@ -13,7 +13,7 @@ from correlator.core.events import (
     HdfsClientSlow,
     TaskStatus,
 )
-from correlator.core.evidence import Interval, interval_of, logged_span, reconcile_bursts, touches
+from correlator.core.evidence import Interval, interval_of, logged_span, reconcile_bursts, slow_runs, touches
 from correlator.core.explain import explanation, title
 from correlator.core.knowledge import DatanodeTraits, datanode_traits, remediation, scanner_issue
 from correlator.core.pipeline import Pipeline, Stall, Stopper, address_hosts, linked_client_slow, pipeline_of, resolve
@@ -35,6 +35,9 @@ DEFAULT_WINDOW_MS = 60_000
 USER_ERROR_SCORE = 0.9
 FLINK_ERROR_SCORE = 0.85
 SCANNER_POINTS = ("scan_stats", "scan_reconcile")
+LOCK_REPORT_KINDS = ("scanner_lock", "lock_held", "scanner_wait", "lock_wait")
+SUPPORTING_HOLD_MS = 1_000
+"""A scanner lock hold this long lets the scanner's totals and reconcile lines support it (a short one does not)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,20 +97,28 @@ def coverage(
     return covered, missing
 
 
+def datanode_version(ctx: Context, host: str) -> str | None:
+    """A DataNode's version from its banner; else the NameNode's (a DataNode started without one prints none)."""
+    own = ctx.versions.get((host, "datanode"))
+    if own is not None:
+        return own
+    return next((v for (h, r), v in sorted(ctx.versions.items()) if r == "namenode"), None)
+
+
 def _counts(iv: Interval, intervals: list[Interval], traits_of: Callable[[str], DatanodeTraits | None]) -> bool:
     """Scanner totals and reconcile warnings are a cause only where the version logs no lock reports.
 
     Where lock reports exist, a scanner that held the lock long says so itself (``scanner_lock``); then its totals
-    and reconcile lines support it. Where the totals are logged after the lock's release, only reconcile work
+    and reconcile lines support it. A DataNode of unknown version that logged any lock report has them. Where the totals are logged after the lock's release, only reconcile work
     (which takes the lock per block) can have stalled a writer.
     """
     if iv.kind not in SCANNER_POINTS:
         return True
-    if any(o.kind == "scanner_lock" and o.host == iv.host for o in intervals):
+    if any(o.kind == "scanner_lock" and o.host == iv.host and o.magnitude_ms >= SUPPORTING_HOLD_MS for o in intervals):
         return True
     traits = traits_of(iv.host)
     if traits is None:
-        return True
+        return not any(o.kind in LOCK_REPORT_KINDS and o.host == iv.host for o in intervals)
     if traits.lock_reports:
         return False
     return iv.kind == "scan_reconcile" or traits.totals_under_lock
@@ -169,14 +180,14 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                        hosts=addresses, skew_ms=ctx.skew_ms, client=client)
 
     def traits_of(host: str) -> DatanodeTraits | None:
-        return datanode_traits(ctx.versions.get((host, "datanode")))
+        return datanode_traits(datanode_version(ctx, host))
 
     raw = [iv for iv in (interval_of(e) for e in ctx.evidence) if iv is not None]
     raw = [iv for iv in raw if _counts(iv, raw, traits_of)]
     if pipe.stopper is not None:
         raw.append(_stall_interval(pipe.stopper, window))
     raw += _bad_links(pipe, addresses, window)
-    intervals = [iv for iv in raw if iv.kind != "scan_reconcile"] + reconcile_bursts(
+    intervals = slow_runs([iv for iv in raw if iv.kind != "scan_reconcile"]) + reconcile_bursts(
         [iv for iv in raw if iv.kind == "scan_reconcile"]
     )
     candidates = rank(intervals, window, pipeline=pipe.hosts, tm_hosts=frozenset(s.hosts), skew_ms=ctx.skew_ms)
@@ -199,16 +210,16 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
         hosts = tuple(sorted(pipe.hosts))
     others = [c for c in candidates if c is not best and c.score >= 0.1]
     top = best.scored[0].interval if best is not None and best.scored else None
-    dn_version = ctx.versions.get((hosts[0], "datanode")) if hosts else None
+    dn_version = datanode_version(ctx, hosts[0]) if hosts else None
     if dn_version is None and pipe.hosts:
-        dn_version = next((ctx.versions[(h, "datanode")] for h in sorted(pipe.hosts)
-                           if (h, "datanode") in ctx.versions), None)
+        dn_version = next((v for h in sorted(pipe.hosts) if (v := datanode_version(ctx, h)) is not None), None)
     flink_version = next((v for (h, r), v in sorted(ctx.versions.items()) if r in ("jobmanager", "taskmanager")), None)
     issue = scanner_issue(dn_version) if code == "HDFS_DIRECTORY_SCAN" else None
     missing_hosts = tuple(m.host for m in missing if m.role == "datanode" and m.host != "*")
     steps = remediation(code, hosts=hosts, datanode_version=dn_version, flink_version=flink_version,
                         timeout_ms=s.timeout_ms, missing=missing_hosts,
-                        holder=getattr(top.source, "holder", None) if top is not None else None)
+                        holder=getattr(top.source, "holder", None) if top is not None else None,
+                        user_frame=user[1] if user is not None and code == "FLINK_TASK_ERROR" else None)
     victims = [iv for iv in intervals if iv.kind in ("scanner_wait", "lock_wait") and iv.host in hosts
                and top is not None and top.kind in ("lock_held", "scanner_lock")
                and iv.start_ms <= top.end_ms + ctx.skew_ms and top.start_ms - ctx.skew_ms <= iv.end_ms]

@@ -78,8 +78,9 @@ def interval_of(event: Event) -> Interval | None:
                         f"dataset lock held {event.held_ms} ms by {event.holder}", event)
     if isinstance(event, DatasetLockWait):
         if is_scanner_holder(event.waiter) or is_scanner_stack(event.stack):
+            frame = next((f for f in (event.waiter, *event.stack) if is_scanner_holder(f)), event.waiter)
             return Interval("scanner_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
-                            f"the DirectoryScanner ({event.waiter}) waited {event.wait_ms} ms for the dataset lock "
+                            f"the DirectoryScanner ({frame}) waited {event.wait_ms} ms for the dataset lock "
                             "(a victim of the holder, not the cause)", event)
         return Interval("lock_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
                         f"{event.waiter} waited {event.wait_ms} ms for the dataset lock", event)
@@ -117,22 +118,27 @@ def interval_of(event: Event) -> Interval | None:
     return None
 
 
+def _runs(items: list[Interval], gap_ms: int) -> list[list[Interval]]:
+    """Intervals of one host and kind that follow each other within ``gap_ms``, grouped in runs."""
+    groups: dict[tuple[str, str], list[Interval]] = {}
+    for iv in items:
+        groups.setdefault((iv.host, iv.kind), []).append(iv)
+    out: list[list[Interval]] = []
+    for key in sorted(groups):
+        run: list[Interval] = []
+        for iv in sorted(groups[key], key=lambda i: (i.start_ms, i.end_ms)):
+            if run and iv.start_ms - max(r.end_ms for r in run) > gap_ms:
+                out.append(run)
+                run = []
+            run.append(iv)
+        if run:
+            out.append(run)
+    return out
+
+
 def reconcile_bursts(points: list[Interval]) -> list[Interval]:
     """Merge reconcile warnings of one host that follow each other within a few seconds into one burst."""
-    out: list[Interval] = []
-    by_host: dict[str, list[Interval]] = {}
-    for p in points:
-        by_host.setdefault(p.host, []).append(p)
-    for host in sorted(by_host):
-        run: list[Interval] = []
-        for p in sorted(by_host[host], key=lambda i: i.start_ms):
-            if run and p.start_ms - run[-1].end_ms > BURST_GAP_MS:
-                out.append(_burst(run))
-                run = []
-            run.append(p)
-        if run:
-            out.append(_burst(run))
-    return out
+    return [_burst(run) for run in _runs(points, BURST_GAP_MS)]
 
 
 def _burst(run: list[Interval]) -> Interval:
@@ -155,3 +161,24 @@ def logged_span(event: Event) -> tuple[int, int] | None:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return event.ts_ms - value, event.ts_ms
     return None
+
+
+RUN_GAP_MS = 1_500
+RUN_KINDS = ("slow_disk", "slow_pipeline")
+
+
+def slow_runs(intervals: list[Interval]) -> list[Interval]:
+    """Back-to-back slow-IO warnings of one host and kind (one per packet) as one run: they stall one write together."""
+    others = [iv for iv in intervals if iv.kind not in RUN_KINDS]
+    return others + [_run(run) for run in _runs([iv for iv in intervals if iv.kind in RUN_KINDS], RUN_GAP_MS)]
+
+
+def _run(run: list[Interval]) -> Interval:
+    if len(run) == 1:
+        return run[0]
+    longest = max(run, key=lambda i: i.magnitude_ms)
+    start, end = min(i.start_ms for i in run), max(i.end_ms for i in run)
+    what = longest.kind.replace("_", " ")
+    return Interval(longest.kind, start, end, longest.host, longest.role, end - start,
+                    f"{len(run)} {what} warnings over {(end - start) / 1000:.1f} s (longest {longest.magnitude_ms} ms)",
+                    longest.source)

@@ -35,7 +35,7 @@ def title(code: str, hosts: tuple[str, ...], checkpoint_id: int | None, top: Int
         "DATANODE_JVM_PAUSE": f"DataNode {where} paused" + (f" for {size}" if size else "") + f" during {chk}",
         "NAMENODE_SLOW": f"The NameNode {where} was blocked" + (f" for {size}" if size else "") + f" during {chk}",
         "TASKMANAGER_JVM_PAUSE": f"TaskManager {where} paused" + (f" for {size}" if size else "") + f" during {chk}",
-        "FLINK_TASK_ERROR": (f"{chk[0].upper() + chk[1:]} failed in user code: {user[0][:120]} at {user[1]}" if user
+        "FLINK_TASK_ERROR": (f"{chk[0].upper() + chk[1:]} failed in user code: {_short(user[0])} at {user[1]}" if user
                              else f"{chk[0].upper() + chk[1:]} failed inside Flink, not in storage"),
         "UNEXPLAINED": f"The HDFS logs cover {chk} and show nothing abnormal",
         "INSUFFICIENT_DATA": f"The logs needed to explain {chk} are missing",
@@ -43,6 +43,10 @@ def title(code: str, hosts: tuple[str, ...], checkpoint_id: int | None, top: Int
     if code == "HDFS_SLOW_PIPELINE" and top is not None and top.kind in ("dn_stall", "slow_commands"):
         return f"DataNode {where} stopped acknowledging the write of {chk}"
     return titles[code]
+
+
+def _short(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _scanner_points(top: Interval, window: Window, traits: DatanodeTraits | None) -> str:
@@ -55,13 +59,22 @@ def _scanner_points(top: Interval, window: Window, traits: DatanodeTraits | None
 
 def _stopper_sentence(stopper: Stopper, traits: DatanodeTraits | None) -> str:
     position = stopper.position + 1
-    said = (f"DataNode {stopper.host} (position {position} of the pipeline {', '.join(stopper.replicas)}) received "
-            f"{stopper.block} at {iso_ms(stopper.receiving_ms)} and neither finished it nor passed it on, with no "
-            "JVM pause and no slow I/O logged")
-    if traits is not None and traits.lock_manager:
-        said += (f"; {traits.lock_sentence()}, so a dataset lock held on it cannot be seen in this version "
-                 "and cannot be ruled out")
-    return said + "."
+    where = f"DataNode {stopper.host} (position {position} of the pipeline {', '.join(stopper.replicas)})"
+    if stopper.blocked_ms is not None:
+        said = (f"{where} received {stopper.block} at {iso_ms(stopper.receiving_ms)} and spent "
+                f"{seconds(stopper.blocked_ms)} outside packet work (blocked in createRbw/finalizeBlock), which the "
+                "DataNodes before it, waiting on its acks, did not; no JVM pause and no slow I/O logged")
+    else:
+        said = (f"{where} received {stopper.block} at {iso_ms(stopper.receiving_ms)} and neither finished it nor "
+                "passed it on, with no JVM pause and no slow I/O logged")
+    return said + _invisible_lock(traits) + "."
+
+
+def _invisible_lock(traits: DatanodeTraits | None) -> str:
+    if traits is None or not traits.lock_manager:
+        return ""
+    return (f"; {traits.lock_sentence()}, so a dataset lock held on it cannot be seen in this version "
+            "and cannot be ruled out")
 
 
 def explanation(best: Candidate | None, others: list[Candidate], window: Window, how: str, code: str, *,
@@ -83,10 +96,11 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
         elif top.kind == "dn_stall" and stopper is not None:
             parts.append(_stopper_sentence(stopper, traits))
         else:
+            unseen = _invisible_lock(traits) if top.kind in ("slow_commands", "bad_link") else ""
             parts.append(
                 f"{top.summary} on {top.host} ({iso_ms(top.start_ms)} – {iso_ms(top.end_ms)}) overlaps the stuck "
                 f"write of {seconds(window.end_ms - window.start_ms)}"
-                + (f" (timeout {seconds(window.timeout_ms)})" if window.timeout_ms else "") + "."
+                + (f" (timeout {seconds(window.timeout_ms)})" if window.timeout_ms else "") + unseen + "."
             )
         symptoms = sorted({s.interval.kind for c in others for s in c.scored if s.symptom_of == code})
         if symptoms:
@@ -95,7 +109,7 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
         parts.append(f"On {v.host}, {v.summary}.")
     if named_by_client:
         parts.append(named_by_client)
-    if how:
+    if how and code != "FLINK_TASK_ERROR":
         parts.append(f"DataNodes of the write from {how}.")
     elif code != "FLINK_TASK_ERROR":
         parts.append("No identifier linked the write to DataNodes: matched by time across the cluster.")

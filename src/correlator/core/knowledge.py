@@ -132,6 +132,7 @@ def remediation(
     timeout_ms: int | None = None,
     missing: tuple[str, ...] = (),
     holder: str | None = None,
+    user_frame: str | None = None,
 ) -> tuple[str, ...]:
     """Concrete steps: config keys, patches, versions — most effective first."""
     where = ", ".join(hosts) if hosts else "the DataNodes of the write"
@@ -190,7 +191,8 @@ def remediation(
         )
     if code == "FLINK_TASK_ERROR":
         return (
-            "Fix the operator's snapshot error shown in the failure cause (the checkpoint failed inside Flink)",
+            (f"Fix the exception thrown at {user_frame} (user code; the checkpoint failed inside Flink)" if user_frame
+             else "Fix the operator's snapshot error shown in the failure cause (the checkpoint failed inside Flink)"),
             "Set execution.checkpointing.tolerable-failed-checkpoints > 0 to survive single failures",
         )
     if code == "INSUFFICIENT_DATA":

@@ -67,6 +67,8 @@ class Stopper:
     receiving: BlockWrite
     position: int
     replicas: tuple[str, ...]
+    blocked_ms: int | None = None
+    """Time it spent outside packet work (blocked in ``createRbw`` / ``finalizeBlock``), when that is the sign."""
 
     @property
     def receiving_ms(self) -> int:
@@ -169,31 +171,50 @@ def _stalls(writes: list[BlockWrite], window: Window, skew_ms: int) -> list[Stal
 
 def _stopper(allocations: list[BlockAllocated], writes: list[BlockWrite], window: Window, hosts: dict[str, str],
              skew_ms: int) -> Stopper | None:
-    """The last DataNode of a checkpoint block's pipeline that received it in the window and let it go no further."""
+    """The DataNode of a checkpoint block's pipeline that held the write up, when its own block lines show it.
+
+    Either it received the block and the next DataNode did not receive it for a long time (it never passed it on),
+    or it alone spent long outside packet work: clienttrace's duration runs from the PacketResponder's start to just
+    before ``finalizeBlock``, so (finish - ``Receiving``) - duration is time spent blocked in ``createRbw`` /
+    ``finalizeBlock`` (the dataset lock), which DataNodes upstream, waiting on its acks, do not show.
+    """
+    stall_ms = max(1000, min(window.timeout_ms or window.duration_ms, window.duration_ms) // 2)
     received: dict[tuple[str, str], BlockWrite] = {}
-    finished: set[tuple[str, str]] = set()
+    finished: dict[tuple[str, str], BlockWrite] = {}
     for e in writes:
         bid = block_id(e.block)
-        if bid is None or e.ts_ms > window.end_ms + skew_ms:
+        if bid is None:
             continue
-        if e.duration_ms is None and e.phase == "receiving":
+        if e.phase == "finished" and e.duration_ms is not None:
+            finished.setdefault((e.host, bid), e)
+        elif e.duration_ms is None:
             received.setdefault((e.host, bid), e)
-        elif e.phase == "finished":
-            finished.add((e.host, bid))
     for a in sorted(allocations, key=lambda x: (x.ts_ms, x.block)):
         bid = block_id(a.block)
         order = [resolve(r, hosts) for r in a.replicas]
-        if bid is None or not order:
+        got = [received.get((h, bid or "")) for h in order]
+        first = got[0] if got else None
+        if bid is None or first is None or not window.start_ms - skew_ms <= first.ts_ms <= window.end_ms + skew_ms:
             continue
-        got = [i for i, h in enumerate(order) if (h, bid) in received]
-        if not got:
-            continue
-        last = max(got)
-        if got != list(range(last + 1)):
-            continue
-        host = order[last]
-        passed_on = last + 1 < len(order) and (order[last + 1], bid) in received
-        if passed_on or (host, bid) in finished:
-            continue
-        return Stopper(host, a.block, received[(host, bid)], last, tuple(order))
+        waits: dict[int, int] = {}
+        for k, r in enumerate(got):
+            done = finished.get((order[k], bid))
+            if r is not None and done is not None and done.duration_ms is not None:
+                waits[k] = (done.ts_ms - r.ts_ms) - done.duration_ms
+        blocked = [k for k, w in waits.items() if w >= stall_ms]
+        if len(blocked) == 1 and all(w < stall_ms // 2 for k, w in waits.items() if k != blocked[0]):
+            k = blocked[0]
+            receiving = got[k]
+            assert receiving is not None  # a wait is only computed for a DataNode that received the block
+            return Stopper(order[k], a.block, receiving, k, tuple(order), waits[k])
+        for k, r in enumerate(got):
+            if r is None:
+                break
+            nxt = got[k + 1] if k + 1 < len(got) else None
+            done = finished.get((order[k], bid))
+            late = nxt is None or nxt.ts_ms - r.ts_ms >= stall_ms
+            if k + 1 < len(got) and late and (done is None or done.ts_ms - r.ts_ms >= stall_ms):
+                return Stopper(order[k], a.block, r, k, tuple(order))
+            if late:
+                break
     return None

@@ -136,3 +136,32 @@ def test_first_bad_link_names_the_unreachable_datanode_not_the_first() -> None:
                        "127.0.0.1:9868")
     [v] = run(with_event(lab("3.4.1") + flink(), bad))
     assert (v.root_cause.code, v.root_cause.hosts) == ("HDFS_SLOW_PIPELINE", ("dn3",))
+
+
+def test_last_datanode_blocked_outside_packet_work_is_named() -> None:
+    """Last of the pipeline and locked: every DataNode finishes late, but only it spent the time outside packet work
+    (clienttrace duration short against Receiving → finish); the upstream ones waited on its acks."""
+    block = f"{BP}:{BLK}"
+    writes = []
+    for k, h in enumerate(("dn1", "dn3", "dn2")):
+        writes.append(ev(BlockWrite, T0 + 60 + k, h, "datanode", block=block, src="127.0.0.1:51000", dest=LAB[h]))
+        duration = 5 if h == "dn2" else 30_000
+        writes.append(ev(BlockWrite, T0 + 30_200 - k, h, "datanode", block=block, src="127.0.0.1:51000", dest=LAB[h],
+                         duration_ms=duration, phase="finished"))
+    [v] = run(with_event(lab("3.4.1", order=("dn1", "dn3", "dn2")) + flink(), *writes))
+    assert (v.root_cause.code, v.root_cause.hosts) == ("HDFS_SLOW_PIPELINE", ("dn2",))
+    assert "position 3" in v.root_cause.explanation
+
+
+def test_34_slow_commands_from_the_namenode_point_at_the_locked_datanode() -> None:
+    """Last of the pipeline and locked on 3.4: the block lines cannot tell, but its NameNode commands waited."""
+    block = f"{BP}:{BLK}"
+    writes = []
+    for k, h in enumerate(("dn1", "dn3", "dn2")):
+        writes.append(ev(BlockWrite, T0 + 60 + k, h, "datanode", block=block, src="127.0.0.1:51000", dest=LAB[h]))
+        writes.append(ev(BlockWrite, T0 + 30_200 - k, h, "datanode", block=block, src="127.0.0.1:51000", dest=LAB[h],
+                         duration_ms=20, phase="finished"))
+    writes.append(ev(DnWriteError, T0 + 29_000, "dn2", "datanode", kind="slow_nn_commands", duration_ms=26_281))
+    [v] = run(with_event(lab("3.4.1", order=("dn1", "dn3", "dn2")) + flink(), *writes))
+    assert (v.root_cause.code, v.root_cause.hosts) == ("HDFS_SLOW_PIPELINE", ("dn2",))
+    assert "cannot be seen in this version" in v.root_cause.explanation

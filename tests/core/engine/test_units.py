@@ -125,3 +125,19 @@ class TestDatanodeTraits:
         assert "reports dataset-lock holds and lock waits" in t336.lock_sentence()
         assert "after releasing the lock" in t336.totals_sentence()
         assert "DataSetLockManager" in t341.lock_sentence() and "no dataset-lock hold times" in t341.lock_sentence()
+
+
+def test_back_to_back_slow_writes_form_one_run() -> None:
+    """One slow-IO warning per packet: a run of them covers the stuck write together, gaps split runs."""
+    from correlator.core.evidence import slow_runs
+    from correlator.core.events import SlowIo
+
+    def slow(end: int, host: str = "dn") -> SlowIo:
+        return SlowIo(ts_ms=end, cluster="c", host=host, role="datanode", kind="disk_write", duration_ms=2000)
+
+    ivs = [iv for iv in (interval_of(slow(t)) for t in (2000, 4001, 6002, 20_000)) if iv is not None]
+    ivs += [iv for iv in (interval_of(slow(4000, "other")),) if iv is not None]
+    runs = sorted(slow_runs(ivs), key=lambda i: (i.host, i.start_ms))
+    assert [(r.host, r.start_ms, r.end_ms) for r in runs] == [("dn", 0, 6002), ("dn", 18_000, 20_000),
+                                                              ("other", 2000, 4000)]
+    assert "3 slow disk warnings" in runs[0].summary

@@ -161,3 +161,60 @@ def test_slow_ack_with_plain_downstream_list() -> None:
                  "blockId=1073741825", DN)
     assert (e["kind"], e["duration_ms"], e["downstream"], e["block_id"]) == ("ack_upstream", 2004,
                                                                              ["127.0.0.1:54983"], "1073741825")
+
+
+REAL_336_LOCK = """
+2026-12-01 09:33:11,851 WARN org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetImpl: Lock held time above threshold(100 ms): lock identifier: FsDatasetRWLock lockHeldTimeMs=29996 ms. Suppressed 0 lock warnings. Longest suppressed LockHeldTimeMs=0. The stack trace is: java.base/java.lang.Thread.getStackTrace(Thread.java:1610)
+org.apache.hadoop.util.StringUtils.getStackTrace(StringUtils.java:1100)
+org.apache.hadoop.util.InstrumentedLock.logWarning(InstrumentedLock.java:160)
+org.apache.hadoop.util.InstrumentedLock.check(InstrumentedLock.java:221)
+org.apache.hadoop.util.InstrumentedLock.unlock(InstrumentedLock.java:143)
+org.apache.hadoop.util.AutoCloseableLock.release(AutoCloseableLock.java:84)
+org.apache.hadoop.util.AutoCloseableLock.close(AutoCloseableLock.java:96)
+lab.LabDataNode.holdDatasetLock(LabDataNode.java:141)
+lab.LabDataNode.holdLockOnDemand(LabDataNode.java:113)
+lab.LabDataNode.lambda$main$0(LabDataNode.java:56)
+java.base/java.lang.Thread.run(Thread.java:840)
+
+2026-12-01 09:33:11,856 WARN org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetImpl: Waited above threshold(100 ms) to acquire lock: lock identifier: FsDatasetRWLock waitTimeMs=17324 ms. Suppressed 0 lock wait warnings. Longest suppressed WaitTimeMs=0. The stack trace is: java.base/java.lang.Thread.getStackTrace(Thread.java:1610)
+org.apache.hadoop.util.StringUtils.getStackTrace(StringUtils.java:1100)
+org.apache.hadoop.util.InstrumentedLock.logWaitWarning(InstrumentedLock.java:171)
+org.apache.hadoop.util.InstrumentedLock.check(InstrumentedLock.java:223)
+org.apache.hadoop.util.InstrumentedLock.lock(InstrumentedLock.java:105)
+org.apache.hadoop.util.AutoCloseableLock.acquire(AutoCloseableLock.java:67)
+org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetImpl.getFinalizedBlocks(FsDatasetImpl.java:1971)
+org.apache.hadoop.hdfs.server.datanode.DirectoryScanner.scan(DirectoryScanner.java:483)
+org.apache.hadoop.hdfs.server.datanode.DirectoryScanner.reconcile(DirectoryScanner.java:430)
+org.apache.hadoop.hdfs.server.datanode.DirectoryScanner.run(DirectoryScanner.java:371)
+java.base/java.lang.Thread.run(Thread.java:840)
+"""
+
+
+def test_real_336_lock_held_by_another_thread_and_the_scanner_waiting() -> None:
+    # Hadoop 3.3.6 DataNode (lab run, JDK 17): a thread of a wrapper main held the dataset lock; the scanner waited
+    from correlator.core.evidence import interval_of
+    from correlator.core.events import EVENT_TYPES
+
+    found = events(REAL_336_LOCK, DN)
+    assert [(e["type"], e.get("holder") or e.get("waiter")) for e in found] == [
+        ("dn_lock_held", "LabDataNode.holdDatasetLock"), ("dn_lock_wait", "FsDatasetImpl.getFinalizedBlocks")]
+    kinds = []
+    for e in found:
+        cls = EVENT_TYPES[e["type"]]
+        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in e.items() if k not in ("type", "at")}
+        iv = interval_of(cls(**fields))
+        assert iv is not None
+        kinds.append(iv.kind)
+    assert kinds == ["lock_held", "scanner_wait"]
+
+
+def test_real_336_slow_mirror_and_disk_lines() -> None:
+    # Hadoop 3.3.6 DataNode (lab run with fault-injected delays): DataNode-side lists are plain ip:port
+    found = events("""
+2026-12-01 09:39:25,353 WARN org.apache.hadoop.hdfs.server.datanode.DataNode: Slow BlockReceiver write packet to mirror took 2000ms (threshold=300ms), downstream DNs=[127.0.0.1:39151, 127.0.0.1:49895], blockId=1073741829
+2026-12-01 09:36:59,810 WARN org.apache.hadoop.hdfs.server.datanode.DataNode: Slow flushOrSync took 2000ms (threshold=300ms), isSync:false, flushTotalNanos=2000281115ns, volume=file:/tmp/lab/data/lab-dn2/data/, blockId=1073741829
+""", DN)
+    assert [(e["kind"], e["duration_ms"], e["downstream"], e["block_id"]) for e in found] == [
+        ("mirror_write", 2000, ["127.0.0.1:39151", "127.0.0.1:49895"], "1073741829"),
+        ("flush_or_sync", 2000, [], "1073741829")]
+    assert found[1]["volume"] == "file:/tmp/lab/data/lab-dn2/data/"
