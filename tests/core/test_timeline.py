@@ -93,3 +93,12 @@ def test_hosts_without_logs_get_a_lane_saying_so() -> None:
     tl = build_timeline(v)
     missing = {lane.host: lane.missing for lane in tl.lanes if lane.missing is not None}
     assert set(missing) == set(v.root_cause.hosts) and all(missing.values())
+
+
+def test_a_huge_verdict_draws_a_bounded_picture_keeping_the_cause(seed: Verdict) -> None:
+    t = seed.failure.failed_at_ms
+    noise = tuple(EvidenceItem("slow_io", t, "dn03.example.com", "datanode", "x", f"f:{n}", t - n - 1, t)
+                  for n in range(5000))
+    tl = build_timeline(dataclasses.replace(seed, evidence=noise + seed.evidence))
+    assert len(tl.spans) + len(tl.marks) <= 2 + 120
+    assert any(s.kind == "dn_lock_held" and s.emphasis == "cause" for s in tl.spans)

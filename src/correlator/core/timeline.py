@@ -32,6 +32,8 @@ CAUSE_TYPES: dict[str, frozenset[str]] = {
 """Which evidence types speak for which cause; a code not listed here claims every non-lifecycle type."""
 
 MAX_LANES = 10
+MAX_ITEMS = 120
+"""Evidence drawn per picture at most (the root cause's first): a record from the topic may carry any amount."""
 OTHER = "other"
 
 
@@ -161,9 +163,9 @@ def build_timeline(v: Verdict, zone: str = "UTC", max_lanes: int = MAX_LANES) ->
     if started is not None and f.duration_ms:
         spans.append(Span(tm, "write", started, started + f.duration_ms,
                           f"checkpoint write ran {f.duration_ms / 1000:.1f} s", "failure"))
-    for e in v.evidence:
+    ranked = sorted(((_emphasis(e, v), e) for e in v.evidence), key=lambda p: p[0] != "cause")[:MAX_ITEMS]
+    for emphasis, e in ranked:
         lane = where[(e.host, e.role)]
-        emphasis = _emphasis(e, v)
         if e.start_ms is not None and e.end_ms is not None and e.end_ms > e.start_ms:
             spans.append(Span(lane, e.type, e.start_ms, e.end_ms, e.summary, emphasis, e.ref))
         else:
