@@ -110,9 +110,9 @@ def draw(tl: Timeline) -> Figure:
     slots = _slots(spans)
     view = _num(tl.view_end_ms) - _num(tl.view_start_ms)
     for lane in tl.lanes:
-        if lane.missing is not None:
-            _text(ax, _num(tl.view_start_ms) + view / 2, y_of[lane.index], f"logs missing: {lane.missing}",
-                  ha="center", va="center", fontsize=8, style="italic", color="#7b241c", gid=f"missing-{lane.index}")
+        if lane.note is not None:
+            _text(ax, _num(tl.view_start_ms) + view / 2, y_of[lane.index], lane.note, ha="center", va="center",
+                  fontsize=8, style="italic", color="#7b241c" if lane.missing else "#566573", gid=f"note-{lane.index}")
     for i, s in enumerate(spans):
         row, rows = slots[i]
         height = 0.8 / rows
