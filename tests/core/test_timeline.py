@@ -93,5 +93,26 @@ def test_hosts_without_logs_get_a_lane_saying_so() -> None:
     """INSUFFICIENT_DATA: the pipeline's DataNodes whose logs are missing are drawn as lanes with the reason."""
     [v] = analyze([str(SEED.parent / "insufficient-data")])
     tl = build_timeline(v)
-    missing = {lane.host: lane.missing for lane in tl.lanes if lane.missing is not None}
-    assert set(missing) == set(v.root_cause.hosts) and all(missing.values())
+    missing = {lane.host: lane.note for lane in tl.lanes if lane.missing}
+    assert set(missing) == set(v.root_cause.hosts)
+    assert all(note and note.startswith("logs missing: ") for note in missing.values())
+
+
+def test_pipeline_hosts_that_showed_nothing_get_a_quiet_lane() -> None:
+    """UNEXPLAINED: a DataNode of the write whose log was read and showed nothing is drawn, saying so."""
+    [v] = analyze([str(SEED.parent / "unexplained")])
+    tl = build_timeline(v)
+    assert {lane.host for lane in tl.lanes} >= set(v.root_cause.hosts)
+    [quiet] = [lane for lane in tl.lanes if lane.note == "log read: nothing abnormal"]
+    assert quiet.host == "dn04.example.com" and not quiet.missing
+    assert all(lane.note is None for lane in tl.lanes if lane.host != "dn04.example.com")
+    assert all(s.emphasis != "cause" for s in tl.spans) and all(m.emphasis != "cause" for m in tl.marks)
+
+
+def test_a_huge_verdict_draws_a_bounded_picture_keeping_the_cause(seed: Verdict) -> None:
+    t = seed.failure.failed_at_ms
+    noise = tuple(EvidenceItem("slow_io", t, "dn03.example.com", "datanode", "x", f"f:{n}", t - n - 1, t)
+                  for n in range(5000))
+    tl = build_timeline(dataclasses.replace(seed, evidence=noise + seed.evidence))
+    assert len(tl.spans) + len(tl.marks) <= 2 + 120
+    assert any(s.kind == "dn_lock_held" and s.emphasis == "cause" for s in tl.spans)

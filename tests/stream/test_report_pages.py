@@ -8,6 +8,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,16 +32,16 @@ def worker(kafka_bootstrap: str, unique: str, tmp_path: Path) -> Iterator[Worker
     process.stop()
 
 
-def get(port: int, path: str, timeout_s: float = 60) -> tuple[int, str, bytes]:
+def get(port: int, path: str, timeout_s: float = 60) -> tuple[int, Any, bytes]:
     """GET with retries while the page is not there yet (the feed reads the verdict topic asynchronously)."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
-                return response.status, response.headers.get("Content-Type", ""), response.read()
+                return response.status, response.headers, response.read()
         except urllib.error.HTTPError as exc:
             if exc.code != 404 or time.monotonic() > deadline:
-                return exc.code, exc.headers.get("Content-Type", ""), exc.read()
+                return exc.code, exc.headers, exc.read()
         time.sleep(0.5)
 
 
@@ -55,14 +56,16 @@ def test_a_running_worker_serves_each_verdicts_page(worker: WorkerProcess) -> No
     hostile["failure"]["operator"] = "<script>alert(1)</script>"
     stack.produce_raw("verdicts", [(b"default", json.dumps(hostile).encode())])
 
-    status, kind, body = get(worker.port, f"/verdicts/{verdict['verdict_id']}")
-    assert (status, kind.split(";")[0]) == (200, "text/html")
+    status, headers, body = get(worker.port, f"/verdicts/{verdict['verdict_id']}")
+    assert (status, headers["Content-Type"].split(";")[0]) == (200, "text/html")
+    assert "script-src" not in headers["Content-Security-Policy"] and "default-src 'none'" in headers[
+        "Content-Security-Policy"]
     page = body.decode()
     assert "HDFS_DIRECTORY_SCAN" in page and "<svg" in page and page.count('id="lane-') == 3
     assert 'href="/verdicts"' in page and f'href="/verdicts/{verdict["verdict_id"]}.png"' in page
 
-    status, kind, png = get(worker.port, f"/verdicts/{verdict['verdict_id']}.png")
-    assert (status, kind) == (200, "image/png") and png.startswith(b"\x89PNG")
+    status, headers, png = get(worker.port, f"/verdicts/{verdict['verdict_id']}.png")
+    assert (status, headers["Content-Type"]) == (200, "image/png") and png.startswith(b"\x89PNG")
 
     status, _, body = get(worker.port, f"/verdicts/{page_key(hostile['verdict_id'])}")
     assert status == 200

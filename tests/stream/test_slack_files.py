@@ -130,3 +130,19 @@ def test_a_dead_replicas_upload_lease_is_waited_out(slack: FakeSlack, make_bot: 
     assert bot.timelines.ledger.lease(first["verdict_id"], "dead-replica", 400)
     assert bot.deliver(first, threading.Event()) is Outcome.POSTED
     assert len(slack.shared) == 1 and bot.stats.timelines == 1
+
+
+def test_stopping_before_the_file_is_settled_leaves_the_verdict_to_come_again(
+    slack: FakeSlack, make_bot: Callable[..., SlackBot]
+) -> None:
+    """Posted, but the upload keeps failing when the bot is told to stop: deliver reports not done (the offset stays
+    uncommitted), and the redelivered duplicate gets its one PNG."""
+    first = verdicts()[0]
+    slack.fail_next("upload", 500, times=1000)
+    stop = threading.Event()
+    threading.Timer(1.0, stop.set).start()
+    assert make_bot(owner="a").deliver(first, stop) is None
+    assert slack.posted_verdict_ids() == [first["verdict_id"]] and slack.shared == []
+    slack.clear_failures()  # Slack is back
+    assert make_bot(owner="b").deliver(first, threading.Event()) is Outcome.DUPLICATE
+    assert len(slack.shared) == 1 and slack.posted_verdict_ids() == [first["verdict_id"]]

@@ -123,6 +123,10 @@ class FakeSlack:
             queue = self._failures.setdefault(method, deque())
             queue.extend([(status, retry_after)] * times)
 
+    def clear_failures(self) -> None:
+        with self._lock:
+            self._failures.clear()
+
     # --- what tests read ----------------------------------------------------------------------------------------
     def calls(self, method: str) -> list[Request]:
         with self._lock:

@@ -107,7 +107,8 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
             + (f" · known issue {_e(rc.known_issue)}" if rc.known_issue else "")
             + f" · verdict <code>{_e(v.verdict_id)}</code></p>")
     figure = "" if svg is None else (
-        "<h2>Timeline</h2><figure id=\"timeline\" role=\"img\" aria-label=\"timeline of the failure, one lane per host\">"
+        "<h2>Timeline</h2><figure id=\"timeline\" role=\"img\" "
+        "aria-label=\"timeline of the failure, one lane per host\">"
         f"{inline_svg(svg)}<figcaption class=\"meta\">times in UTC; the logs are in {_e(zone)}</figcaption></figure>")
     facts = [("cluster", v.cluster), ("job", v.job_id), ("checkpoint", v.checkpoint_id),
              ("failure", f.kind.replace("_", " ")), ("failed at", iso_ms(f.failed_at_ms)),

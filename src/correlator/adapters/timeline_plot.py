@@ -19,6 +19,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.text import Text
+from matplotlib.ticker import FuncFormatter
 
 from correlator.core.timeline import Span, Timeline
 
@@ -110,9 +112,9 @@ def draw(tl: Timeline) -> Figure:
     slots = _slots(spans)
     view = _num(tl.view_end_ms) - _num(tl.view_start_ms)
     for lane in tl.lanes:
-        if lane.missing is not None:
-            _text(ax, _num(tl.view_start_ms) + view / 2, y_of[lane.index], f"logs missing: {lane.missing}",
-                  ha="center", va="center", fontsize=8, style="italic", color="#7b241c", gid=f"missing-{lane.index}")
+        if lane.note is not None:
+            _text(ax, _num(tl.view_start_ms) + view / 2, y_of[lane.index], lane.note, ha="center", va="center",
+                  fontsize=8, style="italic", color="#7b241c" if lane.missing else "#566573", gid=f"note-{lane.index}")
     for i, s in enumerate(spans):
         row, rows = slots[i]
         height = 0.8 / rows
@@ -129,9 +131,10 @@ def draw(tl: Timeline) -> Figure:
         if width < view * 0.08:
             continue
         text = f"{s.duration_ms / 1000:.1f} s  {st.label}" + ("  ◀ root cause" if cause else "")
-        _text(ax, _num(s.start_ms) + view * 0.008, bottom + height / 2, text, fontsize=7.5 if rows == 1 else 6.5,
-              weight="bold" if cause else "normal", va="center", ha="left", zorder=4,
-              color="white" if cause or s.emphasis == "failure" else "black")
+        label = _text(ax, _num(s.start_ms) + view * 0.008, bottom + height / 2, text,
+                      fontsize=7.5 if rows == 1 else 6.5, weight="bold" if cause else "normal", va="center",
+                      ha="left", zorder=4, color="white" if cause or s.emphasis == "failure" else "black")
+        label.set_clip_path(rect)  # a label never runs over its neighbour
     for j, m in enumerate(tl.marks):
         st = style(m.kind)
         ax.add_line(Line2D([_num(m.at_ms)], [y_of[m.lane]], marker=st.marker, markersize=9 if m.emphasis == "cause"
@@ -149,7 +152,7 @@ def draw(tl: Timeline) -> Figure:
         label.set_parse_math(False)
     locator = mdates.AutoDateLocator(tz=UTC, minticks=4, maxticks=10)
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M:%S", tz=UTC))
+    ax.xaxis.set_major_formatter(_clock(tl.view_end_ms - tl.view_start_ms))
     day = datetime.fromtimestamp(tl.view_start_ms / 1000, tz=UTC).strftime("%Y-%m-%d")
     ax.set_xlabel(f"{day}  {axis_label(tl.zone, tl.failed_at_ms)}")
     ax.grid(axis="x", color="#d5d8dc", linewidth=0.6, zorder=1)
@@ -169,6 +172,8 @@ def _legend(ax: Axes, tl: Timeline) -> None:
             handles.append(Patch(facecolor=st.color, label=st.label))
         else:
             handles.append(Line2D([], [], marker=st.marker, color=st.color, linestyle="none", label=st.label))
+    if any(s.emphasis == "cause" for s in tl.spans) or any(m.emphasis == "cause" for m in tl.marks):
+        handles.append(Patch(facecolor="white", edgecolor="black", linewidth=2.2, label="outlined: the root cause"))
     if tl.alternatives:
         ranked = ", ".join(f"{code} {conf:.2f}" for code, conf in tl.alternatives)
         handles.append(Patch(facecolor="white", edgecolor="grey", linestyle="--", label=f"ranked lower: {ranked}"))
@@ -177,8 +182,19 @@ def _legend(ax: Axes, tl: Timeline) -> None:
         text.set_parse_math(False)
 
 
-def _text(ax: Axes, x: float, y: float, s: str, **kwargs: object) -> None:
-    ax.text(x, y, s, parse_math=False, clip_on=True, **kwargs)  # type: ignore[arg-type]
+def _text(ax: Axes, x: float, y: float, s: str, **kwargs: object) -> Text:
+    return ax.text(x, y, s, parse_math=False, clip_on=True, **kwargs)  # type: ignore[arg-type]
+
+
+def _clock(view_ms: int) -> FuncFormatter:
+    """HH:MM:SS on the UTC axis, with milliseconds when the whole picture spans only seconds."""
+    precise = view_ms < 20_000
+
+    def fmt(x: float, _pos: int | None = None) -> str:
+        t = mdates.num2date(x, tz=UTC)
+        return t.strftime("%H:%M:%S") + (f".{t.microsecond // 1000:03d}" if precise else "")
+
+    return FuncFormatter(fmt)
 
 
 def render(tl: Timeline, fmt: str) -> bytes:

@@ -28,10 +28,14 @@ CAUSE_TYPES: dict[str, frozenset[str]] = {
     "NAMENODE_SLOW": frozenset({"nn_lock_held", "jvm_pause", "block_allocated"}),
     "TASKMANAGER_JVM_PAUSE": frozenset({"jvm_pause"}),
     "FLINK_TASK_ERROR": frozenset({"checkpoint_declined", "checkpoint_failed", "task_status"}),
+    "UNEXPLAINED": frozenset(),
+    "INSUFFICIENT_DATA": frozenset(),
 }
 """Which evidence types speak for which cause; a code not listed here claims every non-lifecycle type."""
 
 MAX_LANES = 10
+MAX_ITEMS = 120
+"""Evidence drawn per picture at most (the root cause's first): a record from the topic may carry any amount."""
 OTHER = "other"
 
 
@@ -43,8 +47,9 @@ class Lane:
     label: str
     folded: tuple[str, ...] = ()
     """Hosts drawn together in this lane when there were too many to give each its own."""
-    missing: str | None = None
-    """Why this host's logs were not there, for a host the verdict needed and could not read."""
+    note: str | None = None
+    """For a lane without evidence: why its logs were missing, or that they were read and showed nothing."""
+    missing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +110,8 @@ def _lane_keys(v: Verdict) -> list[tuple[str, str]]:
     keys = {(e.host, e.role) for e in v.evidence}
     keys |= {(h, "taskmanager") for h in v.failure.hosts if not any(k[0] == h for k in keys)}
     keys |= {(m.host, m.role) for m in v.missing if m.host in v.root_cause.hosts}
+    seen = {h for h, _ in keys}
+    keys |= {(c.host, c.role) for c in v.covered if c.host in v.root_cause.hosts and c.host not in seen}
     if not keys:
         keys.add(("jobmanager", "jobmanager"))
     return sorted(keys, key=_lane_order)
@@ -120,10 +127,11 @@ def _lanes(v: Verdict, max_lanes: int) -> tuple[list[Lane], dict[tuple[str, str]
         folded = [k for k in keys if k not in keep]
     else:
         keep, folded = keys, []
-    why = {(m.host, m.role): m.why or "no logs" for m in v.missing}
-    has_evidence = {(e.host, e.role) for e in v.evidence}
+    why = {(m.host, m.role): "logs missing: " + (m.why or "no logs") for m in v.missing}
+    has_evidence = {(e.host, e.role) for e in v.evidence} | {(h, r) for h, r in keep if h in v.failure.hosts}
     lanes = [Lane(i, host, role, f"{role_name(role)} {host}",
-                  missing=why.get((host, role)) if (host, role) not in has_evidence else None)
+                  note=None if (host, role) in has_evidence else why.get((host, role), "log read: nothing abnormal"),
+                  missing=(host, role) in why and (host, role) not in has_evidence)
              for i, (host, role) in enumerate(keep)]
     where = {k: i for i, k in enumerate(keep)}
     if folded:
@@ -161,9 +169,9 @@ def build_timeline(v: Verdict, zone: str = "UTC", max_lanes: int = MAX_LANES) ->
     if started is not None and f.duration_ms:
         spans.append(Span(tm, "write", started, started + f.duration_ms,
                           f"checkpoint write ran {f.duration_ms / 1000:.1f} s", "failure"))
-    for e in v.evidence:
+    ranked = sorted(((_emphasis(e, v), e) for e in v.evidence), key=lambda p: p[0] != "cause")[:MAX_ITEMS]
+    for emphasis, e in ranked:
         lane = where[(e.host, e.role)]
-        emphasis = _emphasis(e, v)
         if e.start_ms is not None and e.end_ms is not None and e.end_ms > e.start_ms:
             spans.append(Span(lane, e.type, e.start_ms, e.end_ms, e.summary, emphasis, e.ref))
         else:

@@ -19,14 +19,18 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from correlator.adapters.report_html import Links, index_page, page_key, verdict_page
+from correlator.adapters.report_html import CSP, Links, index_page, page_key, verdict_page
 from correlator.config import Settings
 from correlator.core.verdict import Verdict, verdict_from_dict
 
 log = logging.getLogger("correlator.report_pages")
 
 RECENT_MAX = 500
+DRAWN_MAX = 64
+"""Drawn pictures kept (SVG ~100 kB, PNG ~60 kB each); older ones are drawn again when asked for."""
 LOOKBACK_MS = 7 * 86_400_000
+HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
+           "Referrer-Policy": "no-referrer"}
 LINKS = Links(page=lambda key: f"/verdicts/{key}", png=lambda key: f"/verdicts/{key}.png", index="/verdicts")
 
 
@@ -36,7 +40,7 @@ class RecentVerdicts:
     def __init__(self, limit: int = RECENT_MAX) -> None:
         self.limit = limit
         self._verdicts: OrderedDict[str, Verdict] = OrderedDict()
-        self._drawn: dict[tuple[str, str], bytes] = {}
+        self._drawn: OrderedDict[tuple[str, str], bytes] = OrderedDict()
         self._lock = threading.Lock()
 
     def add(self, verdict: Verdict) -> None:
@@ -60,11 +64,15 @@ class RecentVerdicts:
     def drawn(self, key: str, fmt: str, draw: Callable[[], bytes]) -> bytes:
         with self._lock:
             cached = self._drawn.get((key, fmt))
+            if cached is not None:
+                self._drawn.move_to_end((key, fmt))
         if cached is None:
             cached = draw()
             with self._lock:
                 if key in self._verdicts:
                     self._drawn[(key, fmt)] = cached
+                    while len(self._drawn) > DRAWN_MAX:
+                        self._drawn.popitem(last=False)
         return cached
 
 
@@ -149,19 +157,20 @@ def register(app: Any, settings: Settings, recent: RecentVerdicts | None = None)
 
     @app.page("/verdicts")
     async def verdicts_index(web: Any, request: Any) -> Any:
-        return web.html(index_page(recent.newest_first(), LINKS, heading="recent verdicts"),
-                        headers={"Cache-Control": "no-store"})
+        return web.html(index_page(recent.newest_first(), LINKS, heading="recent verdicts"), headers=dict(HEADERS))
 
     @app.page("/verdicts/{name}")
     async def verdict_view(web: Any, request: Any, name: str) -> Any:
         key, _, ext = name.partition(".")
         verdict = recent.get(key)
         if verdict is None or ext not in ("", "png", "svg"):
-            return web.html(index_page([], LINKS, heading="no such recent verdict"), status=404)
+            return web.html(index_page([], LINKS, heading="no such recent verdict"), status=404,
+                            headers=dict(HEADERS))
         if ext:
             body = await picture(key, verdict, ext)
-            return web.bytes(body, content_type="image/png" if ext == "png" else "image/svg+xml")
+            return web.bytes(body, content_type="image/png" if ext == "png" else "image/svg+xml",
+                             headers=dict(HEADERS))
         svg = await picture(key, verdict, "svg")
-        return web.html(verdict_page(verdict, svg, LINKS, zone=settings.tz))
+        return web.html(verdict_page(verdict, svg, LINKS, zone=settings.tz), headers=dict(HEADERS))
 
     return recent

@@ -24,6 +24,7 @@ from typing import Any
 from correlator.adapters.redis_incidents import BeginStatus, RedisIncidentStore, StoreUnavailable, Thread
 from correlator.adapters.slack import Posted, SlackPoster, SlackRejected, SlackUnavailable
 from correlator.adapters.slack_blocks import parent_message, reply_message
+from correlator.adapters.slack_files import TimelineFiles, UploadBusy
 from correlator.core.incidents import (
     Action,
     Incident,
@@ -34,8 +35,6 @@ from correlator.core.incidents import (
     resolve,
 )
 from correlator.core.verdict import verdict_from_dict
-
-from correlator.adapters.slack_files import TimelineFiles, UploadBusy
 
 log = logging.getLogger("correlator.slackbot")
 SCHEMA = "correlator.verdict/v1"
@@ -142,21 +141,22 @@ class SlackBot:
                 continue
             if outcome is not None:
                 self.stats.count(outcome)
-                if outcome is not Outcome.SKIPPED and self.timelines is not None:
-                    self._attach_timeline(verdict, occ.verdict_id, stop)
+                if self.timelines is not None and not self._attach_timeline(self.timelines, verdict, stop):
+                    return None  # stopped before the file was settled: the verdict comes again, as a duplicate
             return outcome
         return None
 
-    def _attach_timeline(self, verdict: Mapping[str, Any], verdict_id: str, stop: threading.Event) -> None:
+    def _attach_timeline(self, timelines: TimelineFiles, verdict: Mapping[str, Any], stop: threading.Event) -> bool:
         """The verdict's timeline PNG into its thread (also on a duplicate: the post may have been recorded by a
-        replica that stopped before uploading). Retried through outages; given up only when Slack refuses."""
-        assert self.timelines is not None
+        replica that stopped before uploading). Retried through outages; given up only when Slack refuses.
+        False only when ``stop`` came first."""
+        verdict_id = str(verdict.get("verdict_id"))
         backoff = self.config.backoff_initial_s
         while not stop.is_set():
             try:
-                if self.timelines.attach(verdict) is not None:
+                if timelines.attach(verdict) is not None:
                     self.stats.timelines += 1
-                return
+                return True
             except UploadBusy:
                 stop.wait(self.config.busy_wait_s)
             except (StoreUnavailable, SlackUnavailable) as exc:
@@ -166,10 +166,11 @@ class SlackBot:
                 backoff = min(backoff * 2, self.config.backoff_max_s)
             except SlackRejected as exc:  # e.g. no files:write scope: the messages matter more than the picture
                 log.warning("timeline of verdict %s not attached: %s", verdict_id, exc)
-                return
+                return True
             except (ValueError, KeyError, TypeError) as exc:  # a verdict the picture cannot be drawn from
                 log.error("timeline of verdict %s cannot be drawn: %s", verdict_id, exc)
-                return
+                return True
+        return False
 
     def _deliver_once(self, verdict: Mapping[str, Any], occ: Occurrence, stop: threading.Event) -> Outcome | None:
         begun = self.store.begin(occ.verdict_id, occ.key, self.owner, self.config.lease_ms, self.clock_ms())
