@@ -11,7 +11,9 @@ from correlator.cli import RuntimeFailure
 from correlator.cli.options import settings_options
 from correlator.config import Settings
 from correlator.core.records import ParseError
+from correlator.cli.analyze import report
 from correlator.offline.files import iter_events
+from correlator.offline.summary import Summary
 
 
 @click.command()
@@ -20,10 +22,14 @@ from correlator.offline.files import iter_events
               help="report records that could not be parsed on stderr")
 @settings_options("tz", "cluster")
 def parse(paths: tuple[str, ...], errors: bool, settings: Settings) -> None:
-    """Print one event JSON object per line for log files, directories (recursively) or - (stdin)."""
+    """Print one event JSON object per line for log files, directories (recursively) or - (stdin).
+
+    Exit 1 when no log record was recognised at all (binary or unknown files, nothing but over-long lines).
+    """
     out = sys.stdout.buffer
+    summary = Summary()
     try:
-        for item in iter_events(list(paths), tz=settings.tz, cluster=settings.cluster):
+        for item in iter_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary):
             if isinstance(item, ParseError):
                 if errors:
                     click.echo(f"parse error {item.reason} at {item.ref}: {item.detail}", err=True)
@@ -35,3 +41,4 @@ def parse(paths: tuple[str, ...], errors: bool, settings: Settings) -> None:
         return
     finally:
         out.flush()
+    report(summary, "parse")

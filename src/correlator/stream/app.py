@@ -57,7 +57,7 @@ class TopicsMissing(RuntimeError):
 
 
 def partition_counts(settings: Settings, names: Iterable[str]) -> dict[str, int]:
-    metadata = AdminClient(settings.kafka_client()).list_topics(timeout=15)
+    metadata = AdminClient(settings.kafka_client(**{"log_level": 0})).list_topics(timeout=10)
     missing = [n for n in names if n not in metadata.topics]
     if missing:
         raise TopicsMissing(f"topics {', '.join(missing)} do not exist (run: correlator topics apply)")
