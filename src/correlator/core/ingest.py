@@ -116,6 +116,9 @@ class Ingest:
             self._safe_record(closed, out)
         return out
 
+    def restart_idle(self, now_ms: int) -> None:
+        self._stitcher.restart_idle(now_ms)
+
     def flush_all(self) -> list[Output]:
         out: list[Output] = []
         for closed in self._stitcher.close_all():
