@@ -132,8 +132,17 @@ class Settings(BaseSettings):
         return conf
 
     def kafka_client(self, **extra: Any) -> dict[str, Any]:
-        """Complete confluent-kafka configuration: servers, security, then caller-specific keys."""
-        return {"bootstrap.servers": self.bootstrap_servers, **self.kafka_security(), **extra}
+        """Complete confluent-kafka configuration: servers, security, then caller-specific keys. Our topics are
+        never auto-created by a client, and librdkafka logs through our (de-duplicating) logger."""
+        from correlator.adapters.logs import LIBRDKAFKA
+
+        return {
+            "bootstrap.servers": self.bootstrap_servers,
+            "allow.auto.create.topics": False,
+            "logger": LIBRDKAFKA,
+            **self.kafka_security(),
+            **extra,
+        }
 
 
 def env_var(field_name: str) -> str:

@@ -146,7 +146,7 @@ class TestSlackFailures:
         assert elapsed >= 1.0
         assert stats.posted == 6
         assert_one_thread(slack, verdicts())
-        statuses = [(r.method, r.status) for r in slack.requests]
+        statuses = [(r.method, r.status) for r in slack.requests if r.method.startswith("chat.")]
         assert statuses[:2] == [("chat.postMessage", 429), ("chat.postMessage", 200)]
         assert statuses.count(("chat.update", 500)) == 2
         assert len(slack.parents()[0].updates) == 5
@@ -378,3 +378,28 @@ class TestCommand:
         result = CliRunner().invoke(cli, ["slack", "--verdicts-file", str(RECURRING)],
                                     env={"CORRELATOR_SLACK_TOKEN": "x", "CORRELATOR_REDIS_URL": redis_url})
         assert result.exit_code == 2
+
+
+class TestRedisDataLost:
+    def test_redelivered_and_new_verdicts_after_redis_lost_everything(
+        self, slack: FakeSlack, make_bot: Callable[..., SlackBot], redis_url: str, unique: str
+    ) -> None:
+        """Redis forgets every incident (a restart without persistence) while verdicts are redelivered: the channel's
+        metadata finds the thread, so no verdict is posted twice and later ones reply in the same thread."""
+        every = verdicts()
+        bot = make_bot()
+        stop = threading.Event()
+        for verdict in every[:3]:
+            assert bot.deliver(verdict, stop) is Outcome.POSTED
+        client = redis.Redis.from_url(redis_url)
+        lost = [k for k in client.scan_iter(f"bot-{unique}*")]
+        assert lost and client.delete(*lost) == len(lost)
+        client.close()
+        cold = make_bot()
+        for verdict in every:
+            assert cold.deliver(verdict, stop) is Outcome.POSTED
+        assert_one_thread(slack, every)
+        (parent,) = slack.parents()
+        assert parent.metadata["event_payload"]["count"] == 6  # the recovered incident kept counting
+        for verdict in every:
+            assert cold.deliver(verdict, stop) is Outcome.DUPLICATE

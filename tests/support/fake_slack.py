@@ -35,13 +35,19 @@ class Posted:
     blocks: list[dict[str, Any]]
     thread_ts: str | None
     metadata: dict[str, Any] | None
+    """As the message is now (chat.update replaces it when given)."""
     updates: list[dict[str, Any]] = field(default_factory=list)
     files: list[dict[str, Any]] = field(default_factory=list)
     """Set on the message a completed upload shares (as Slack lists it in the thread)."""
+    posted_metadata: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        self.posted_metadata = self.metadata
 
     @property
     def verdict_id(self) -> str | None:
-        return ((self.metadata or {}).get("event_payload") or {}).get("verdict_id")
+        """The verdict this message was posted for."""
+        return ((self.posted_metadata or {}).get("event_payload") or {}).get("verdict_id")
 
 
 @dataclass
@@ -268,4 +274,5 @@ class FakeSlack:
         message.updates.append(body)
         message.text = body.get("text", message.text)
         message.blocks = body.get("blocks") or message.blocks
+        message.metadata = body.get("metadata") or message.metadata  # as Slack: left as-is when not given
         return {"ok": True, "channel": message.channel, "ts": message.ts}

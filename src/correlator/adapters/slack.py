@@ -141,6 +141,21 @@ class SlackPoster:
                 return Posted(channel, str(message["ts"]))
         return None
 
+    def find_incident(self, incident_id: str, oldest_s: float) -> tuple[Posted, dict[str, Any]] | None:
+        """The newest parent message of ``incident_id`` since ``oldest_s`` and its metadata payload (which carries
+        the incident as it was last rendered); ``None`` when the channel has none."""
+        response = self._send(
+            self._client.conversations_history, channel=self.channel, oldest=f"{oldest_s:.6f}",
+            include_all_metadata=True, limit=1000,
+        )
+        channel = str(response.get("channel") or self.channel)
+        newest: tuple[float, Posted, dict[str, Any]] | None = None
+        for message in response.get("messages") or []:
+            payload = (message.get("metadata") or {}).get("event_payload") or {}
+            if payload.get("incident_id") == incident_id and (newest is None or float(message["ts"]) > newest[0]):
+                newest = (float(message["ts"]), Posted(channel, str(message["ts"])), payload)
+        return None if newest is None else (newest[1], newest[2])
+
     def update(self, channel: str, ts: str, message: Message) -> None:
         self._send(
             self._client.chat_update,

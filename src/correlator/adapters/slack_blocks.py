@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from correlator.core.events import iso_ms
-from correlator.core.incidents import RESOLVED, Incident, recurrence_summary
+from correlator.core.incidents import RESOLVED, Incident, incident_to_dict, recurrence_summary
 
 HEADER_MAX = 150
 SECTION_MAX = 3000
@@ -142,6 +142,7 @@ def _metadata(verdict: Mapping[str, Any], incident: Incident) -> dict[str, Any]:
             "incident_id": incident.key.id,
             "epoch": incident.epoch,
             "count": incident.count,
+            "incident": incident_to_dict(incident),
         },
     }
 

@@ -14,7 +14,8 @@ from correlator.cli.options import settings_options
 from correlator.config import Settings
 from correlator.core.verdict import verdict_to_dict
 from correlator.core.verdict_text import verdict_text
-from correlator.offline.analyze import collect_events, run_engine
+from correlator.offline.analyze import ordered_events, run_engine
+from correlator.offline.summary import Summary
 
 
 @click.command()
@@ -25,17 +26,22 @@ from correlator.offline.analyze import collect_events, run_engine
               help="Also write an HTML report with a timeline per verdict into this directory (index.html).")
 @settings_options("tz", "cluster", "lookahead_ms", "clock_skew_ms")
 def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, settings: Settings) -> None:
-    """Print one verdict per failed checkpoint, ordered by failure time, for files, directories or - (stdin)."""
+    """Print one verdict per failed checkpoint, ordered by failure time, for files, directories or - (stdin).
+
+    Exit 1 when no log record was recognised at all (binary or unknown files, nothing but over-long lines).
+    """
     progress = _progress()
+    summary = Summary()
     try:
-        events, _ = collect_events(list(paths), tz=settings.tz, cluster=settings.cluster,
-                                   on_item=(lambda _item: progress.update(1)) if progress is not None else None)
+        events = ordered_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary,
+                                on_item=(lambda _item: progress.update(1)) if progress is not None else None)
+        verdicts = run_engine(events, settings.engine_config())
     except FileNotFoundError as exc:
         raise RuntimeFailure(f"no such file or directory: {exc}") from None
     finally:
         if progress is not None:
             progress.close()
-    verdicts = run_engine(events, settings.engine_config())
+    report(summary, "analyze")
     if report_dir is not None:
         _report(verdicts, report_dir, settings.tz)
     out = sys.stdout.buffer
@@ -62,6 +68,14 @@ def _report(verdicts: list[Any], report_dir: Path, zone: str) -> None:
     finally:
         if progress is not None:
             progress.close()
+
+
+def report(summary: Summary, command: str) -> None:
+    """Say what was skipped or rejected; with nothing recognised at all, fail."""
+    if summary.recognised == 0:
+        raise RuntimeFailure(summary.line(command).removeprefix(f"{command}: "))
+    if summary.problems:
+        click.echo(f"correlator: {summary.line(command)}", err=True)
 
 
 def _progress(unit: str = " events", desc: str = "analyzing", total: int | None = None) -> Any:

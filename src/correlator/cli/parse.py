@@ -11,7 +11,9 @@ from correlator.cli import RuntimeFailure
 from correlator.cli.options import settings_options
 from correlator.config import Settings
 from correlator.core.records import ParseError
+from correlator.cli.analyze import report
 from correlator.offline.files import iter_events
+from correlator.offline.summary import Summary
 
 
 @click.command()
@@ -22,10 +24,14 @@ from correlator.offline.files import iter_events
               help="also print source_progress events (each log's own time, used for coverage)")
 @settings_options("tz", "cluster")
 def parse(paths: tuple[str, ...], errors: bool, progress: bool, settings: Settings) -> None:
-    """Print one event JSON object per line for log files, directories (recursively) or - (stdin)."""
+    """Print one event JSON object per line for log files, directories (recursively) or - (stdin).
+
+    Exit 1 when no log record was recognised at all (binary or unknown files, nothing but over-long lines).
+    """
     out = sys.stdout.buffer
+    summary = Summary()
     try:
-        for item in iter_events(list(paths), tz=settings.tz, cluster=settings.cluster):
+        for item in iter_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary):
             if isinstance(item, ParseError):
                 if errors:
                     click.echo(f"parse error {item.reason} at {item.ref}: {item.detail}", err=True)
@@ -39,3 +45,4 @@ def parse(paths: tuple[str, ...], errors: bool, progress: bool, settings: Settin
         return
     finally:
         out.flush()
+    report(summary, "parse")

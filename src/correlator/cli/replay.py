@@ -24,7 +24,8 @@ def replay(paths: tuple[str, ...], speed: float, settings: Settings) -> None:
 
     Lines of all files are merged by their timestamps so the topics look like a live cluster's.
     """
-    from correlator.adapters.shipping import ShippingFailed, merged_lines, ship
+    from correlator.adapters.shipping import ShippingFailed, merged_lines, ship, topic_for
+    from correlator.cli.preflight import require_topics
     from correlator.offline.files import discover
 
     skipped: list[tuple[str, str]] = []
@@ -33,6 +34,7 @@ def replay(paths: tuple[str, ...], speed: float, settings: Settings) -> None:
         click.echo(f"replay: skipping {path}: {why}", err=True)
     if not files:
         raise click.UsageError("no log files found in the given paths")
+    require_topics(settings, {topic_for(f, settings) for f in files})
     try:
         sent = ship(merged_lines(files, settings), settings, speed=speed)
     except ShippingFailed as exc:

@@ -106,6 +106,10 @@ class Engine:
         self._marks.tick(now_ms)
         return self._decide_ready()
 
+    def restart_idle(self, now_ms: int) -> None:
+        """See :meth:`Watermarks.restart_idle`: after an outage no source counts as idle until it is silent anew."""
+        self._marks.restart_idle(now_ms)
+
     def finish(self) -> list[Verdict]:
         self._marks.finish()
         return self._decide_ready()

@@ -64,6 +64,8 @@ class Incident:
     recent_ms: tuple[int, ...]
     hosts: tuple[str, ...]
     resolved_at_ms: int | None = None
+    opened_by: str | None = None
+    """The verdict whose post opened this epoch's thread (its parent message shows the latest one)."""
 
     @property
     def typical_interval_ms(self) -> int | None:
@@ -132,7 +134,7 @@ def _merge_hosts(known: Iterable[str], new: Iterable[str]) -> tuple[str, ...]:
 
 
 def _started(occ: Occurrence, epoch: int) -> Incident:
-    return Incident(occ.key, epoch, OPEN, occ.at_ms, occ.at_ms, 1, (occ.at_ms,), occ.hosts)
+    return Incident(occ.key, epoch, OPEN, occ.at_ms, occ.at_ms, 1, (occ.at_ms,), occ.hosts, opened_by=occ.verdict_id)
 
 
 def observe(current: Incident | None, occ: Occurrence, quiet_ms: int) -> Transition:
@@ -216,6 +218,7 @@ def incident_to_dict(incident: Incident) -> dict[str, Any]:
         "recent_ms": list(incident.recent_ms),
         "hosts": list(incident.hosts),
         "resolved_at_ms": incident.resolved_at_ms,
+        "opened_by": incident.opened_by,
     }
 
 
@@ -230,4 +233,5 @@ def incident_from_dict(data: Mapping[str, Any]) -> Incident:
         recent_ms=tuple(int(t) for t in data["recent_ms"]),
         hosts=tuple(data["hosts"]),
         resolved_at_ms=data.get("resolved_at_ms"),
+        opened_by=data.get("opened_by"),
     )

@@ -119,6 +119,9 @@ class Ingest:
             self._safe_record(closed, out)
         return out
 
+    def restart_idle(self, now_ms: int) -> None:
+        self._stitcher.restart_idle(now_ms)
+
     def flush_all(self) -> list[Output]:
         """End of input: close every open record, and report each source's last line time."""
         out: list[Output] = []

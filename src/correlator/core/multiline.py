@@ -80,6 +80,11 @@ class Stitcher:
         idle = [k for k, p in self.open.items() if p.touched_ms is None or now_ms - p.touched_ms > idle_ms]
         return [_close(self.open.pop(k)) for k in idle]
 
+    def restart_idle(self, now_ms: int) -> None:
+        """Open records wait a full idle bound again (their next line may be in a backlog not read yet)."""
+        for pending in self.open.values():
+            pending.touched_ms = now_ms
+
     def close_all(self) -> list[Closed]:
         closed = [_close(p) for p in self.open.values()]
         self.open.clear()

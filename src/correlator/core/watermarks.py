@@ -55,6 +55,13 @@ class Watermarks:
             if clock.last_arrival_ms is None:
                 clock.last_arrival_ms = self._now_ms
 
+    def restart_idle(self, now_ms: int) -> None:
+        """Processing time that passed while the caller could not read (down, rebalancing, behind, broker gone) is
+        not silence of the sources: every idle clock starts again from ``now_ms``."""
+        self._now_ms = now_ms if self._now_ms is None else max(self._now_ms, now_ms)
+        for clock in self._sources.values():
+            clock.last_arrival_ms = self._now_ms
+
     def warmed_up(self) -> bool:
         """Whether decisions may be taken before the end of input.
 

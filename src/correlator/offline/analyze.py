@@ -1,35 +1,84 @@
 """Offline analysis: log files → events (the shared parser) → the engine → verdicts, in one process.
 
-Events are ordered by event time across files before they reach the engine, as an ideal stream would deliver them,
-so a case is decided with every source's lines in view no matter in which order the files were named.
+Events reach the engine in event-time order across files, as an ideal stream would deliver them, so a case is
+decided with every source's lines in view no matter in which order the files were named. Files are read side by
+side and merged (each through a short reorder window) rather than collected and sorted, so a file of any size
+is analysed in bounded memory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from correlator.core.engine import Engine, EngineConfig
 from correlator.core.events import Event
 from correlator.core.records import ParseError
 from correlator.core.verdict import Verdict
+from correlator.offline.summary import Summary
+
+REORDER_MS = 600_000
+"""Within one file, events are emitted in order once the file has moved this far past them (multi-line records
+close late; GC lines lag their JVM's log)."""
+
+
+def ordered_events(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "default",
+                   on_item: Callable[[Event | ParseError], None] | None = None,
+                   summary: Summary | None = None) -> Iterator[Event]:
+    """Every event of the inputs in event-time order (stable within a file, then by file order)."""
+    from correlator.adapters.scanners import fastest_scanner
+    from correlator.core.ingest import Ingest, IngestConfig
+    from correlator.offline.files import discover, read_file
+    from correlator.offline.reading import Overlong
+
+    summary = summary if summary is not None else Summary()
+    scanner = fastest_scanner()
+    files = discover(paths, summary=summary)
+    summary.files += len(files)
+
+    def one(index: int, log: object) -> Iterator[tuple[int, int, int, Event]]:
+        ingest = Ingest(IngestConfig(tz=tz, default_cluster=cluster), scanner)
+        seen = Overlong()
+        items = read_file(ingest, log, cluster, seen)  # type: ignore[arg-type]
+        yield from _reordered(index, _events(items, ingest.flush_all, on_item))
+        summary.add_ingest(ingest.stats, seen)
+
+    for _, _, _, event in heapq.merge(*(one(i, log) for i, log in enumerate(files))):
+        yield event
+
+
+def _events(items: Iterable[Event | ParseError], flush: Callable[[], list[Event | ParseError]],
+            on_item: Callable[[Event | ParseError], None] | None) -> Iterator[Event]:
+    def every() -> Iterator[Event | ParseError]:
+        yield from items
+        yield from flush()  # the last open record closes only once the file has been read to its end
+
+    for item in every():
+        if on_item is not None:
+            on_item(item)
+        if not isinstance(item, ParseError):
+            yield item
+
+
+def _reordered(index: int, events: Iterable[Event]) -> Iterator[tuple[int, int, int, Event]]:
+    """The file's events sorted by (time, position) within a window of ``REORDER_MS`` behind its newest event."""
+    heap: list[tuple[int, int, int, Event]] = []
+    newest = None
+    for seq, event in enumerate(events):
+        heapq.heappush(heap, (event.ts_ms, index, seq, event))
+        newest = event.ts_ms if newest is None else max(newest, event.ts_ms)
+        while heap and heap[0][0] < newest - REORDER_MS:
+            yield heapq.heappop(heap)
+    while heap:
+        yield heapq.heappop(heap)
 
 
 def collect_events(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "default",
                    on_item: Callable[[Event | ParseError], None] | None = None) -> tuple[list[Event], int]:
     """Every event of the inputs in event-time order (stable within a source), and the number of parse errors."""
-    from correlator.offline.files import iter_events
-
-    events: list[Event] = []
-    errors = 0
-    for item in iter_events(paths, tz=tz, cluster=cluster):
-        if on_item is not None:
-            on_item(item)
-        if isinstance(item, ParseError):
-            errors += 1
-        else:
-            events.append(item)
-    events.sort(key=lambda e: e.ts_ms)
-    return events, errors
+    summary = Summary()
+    events = list(ordered_events(paths, tz=tz, cluster=cluster, on_item=on_item, summary=summary))
+    return events, sum(summary.errors.values())
 
 
 def run_engine(events: Iterable[Event], config: EngineConfig | None = None) -> list[Verdict]:
@@ -43,7 +92,6 @@ def run_engine(events: Iterable[Event], config: EngineConfig | None = None) -> l
 
 
 def analyze(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "default",
-            config: EngineConfig | None = None) -> list[Verdict]:
+            config: EngineConfig | None = None, summary: Summary | None = None) -> list[Verdict]:
     """Verdicts for every failed checkpoint found in the given files/directories, ordered by failure time."""
-    events, _ = collect_events(paths, tz=tz, cluster=cluster)
-    return run_engine(events, config)
+    return run_engine(ordered_events(paths, tz=tz, cluster=cluster, summary=summary), config)

@@ -16,6 +16,8 @@ from correlator.adapters.scanners import fastest_scanner
 from correlator.core.prefilter import Scanner
 from correlator.core.records import ParseError
 from correlator.core.sources import facts_from_path, input_side, sniff_family
+from correlator.offline.reading import Overlong, bounded_lines, line_blocks
+from correlator.offline.summary import Summary
 
 SNIFF_BYTES = 64 * 1024
 STDIN = "-"
@@ -36,12 +38,14 @@ Skipped = list[tuple[str, str]]
 """(path, why) of files that are not logs."""
 
 
-def discover(paths: Sequence[str], skipped: Skipped | None = None) -> list[LogFile]:
+def discover(paths: Sequence[str], skipped: Skipped | None = None, summary: Summary | None = None) -> list[LogFile]:
     """Files in the given order; directories recursively in name order; ``-`` is stdin.
 
-    Files that are not logs (binary, JSON that is not one shipper record per line, text with no Flink, Hadoop or GC
-    line in its head) are left out, each with its reason appended to ``skipped``.
+    Files that are not logs (empty, unreadable, binary, JSON that is not one shipper record per line, text with no
+    Flink, Hadoop or GC line in its head) are left out: counted by kind in ``summary``, with their path and reason
+    appended to ``skipped``.
     """
+    summary = summary if summary is not None else Summary()
     files: list[str] = []
     for path in paths:
         if path == STDIN:
@@ -59,28 +63,36 @@ def discover(paths: Sequence[str], skipped: Skipped | None = None) -> list[LogFi
         described = _describe(path)
         if isinstance(described, LogFile):
             found.append(described)
-        elif skipped is not None:
-            skipped.append((path, described))
+            continue
+        kind, why = described
+        summary.skipped[kind] += 1
+        if skipped is not None:
+            skipped.append((path, why))
     return _adopt_gc_roles(found)
 
 
-def _describe(path: str) -> LogFile | str:
-    """The log file at ``path``, or why it is none."""
+def _describe(path: str) -> LogFile | tuple[str, str]:
+    """The log file at ``path``, or (kind, why) it is none."""
     if path == STDIN:
         return LogFile(STDIN, "unknown", None, "flink", "flink")
     facts = facts_from_path(path)
-    with open(path, "rb") as handle:
-        head = handle.read(SNIFF_BYTES)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError as exc:
+        return "unreadable", f"unreadable ({exc.strerror or exc})"
+    if not head.strip():
+        return "empty", "empty"
     if looks_binary(head):
-        return "binary (NUL bytes or control characters)"
+        return "binary", "binary (NUL bytes or control characters)"
     text = head.decode("utf-8", errors="replace")
     family = sniff_family(text) or facts.family
     if family is None:
-        return "no Flink, Hadoop or JVM GC log line in its first 64 KiB"
+        return "unrecognised layout", "no Flink, Hadoop or JVM GC log line in its first 64 KiB"
     if family == "envelope":
         why = _not_envelope_lines(text)
         if why:
-            return why
+            return "not shipper records", why
     if facts.family == "gc" and family not in ("envelope",):
         family = "gc"
     return LogFile(path, facts.host or "unknown", facts.role, family, input_side(family, facts.role, text))
@@ -121,18 +133,23 @@ def iter_events(
     tz: str = "UTC",
     cluster: str = "default",
     scanner: Scanner | None = None,
+    summary: Summary | None = None,
 ) -> Iterator[Event | ParseError]:
     """Every event and parse error of the given files, each file in order, through one :class:`Ingest`."""
+    summary = summary if summary is not None else Summary()
     ingest = Ingest(IngestConfig(tz=tz, default_cluster=cluster), scanner or fastest_scanner())
-    for log in discover(paths):
-        yield from read_file(ingest, log, cluster)
+    seen = Overlong()
+    for log in discover(paths, summary=summary):
+        summary.files += 1
+        yield from read_file(ingest, log, cluster, seen)
     yield from ingest.flush_all()
+    summary.add_ingest(ingest.stats, seen)
 
 
 BLOCK_BYTES = 4 * 1024 * 1024
 
 
-def read_file(ingest: Ingest, log: LogFile, cluster: str) -> Iterator[Event | ParseError]:
+def read_file(ingest: Ingest, log: LogFile, cluster: str, seen: Overlong | None = None) -> Iterator[Event | ParseError]:
     """Envelope files go record by record like the topic; plain logs go in line-aligned blocks (fast path)."""
     host = None if log.host == "unknown" else log.host
     family = None if log.family == "envelope" else log.family
@@ -140,25 +157,15 @@ def read_file(ingest: Ingest, log: LogFile, cluster: str) -> Iterator[Event | Pa
     handle: BinaryIO = sys.stdin.buffer if log.path == STDIN else open(log.path, "rb")  # noqa: SIM115
     try:
         if log.family == "envelope":
-            for number, raw in enumerate(handle, start=1):
+            for number, raw in enumerate(bounded_lines(handle, ingest.config.max_line_bytes * 4, seen), start=1):
                 value = raw.rstrip(b"\r\n")
                 if value.strip():
                     yield from ingest.feed(value, ref=f"{log.path}:{number}", hint=SourceHint(cluster=cluster))
             return
         line = 1
-        carry = b""
-        while True:
-            chunk = handle.read(BLOCK_BYTES)
-            if not chunk:
-                break
-            data = carry + chunk
-            cut = data.rfind(b"\n") + 1
-            block, carry = data[:cut], data[cut:]
-            if block:
-                yield from ingest.feed_block(block, file_ref=log.path, first_line=line, hint=hint)
-                line += block.count(b"\n")
-        if carry:
-            yield from ingest.feed_block(carry + b"\n", file_ref=log.path, first_line=line, hint=hint)
+        for block in line_blocks(handle, BLOCK_BYTES, ingest.config.max_line_bytes, seen):
+            yield from ingest.feed_block(block, file_ref=log.path, first_line=line, hint=hint)
+            line += block.count(b"\n")
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()

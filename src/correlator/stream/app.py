@@ -29,8 +29,10 @@ from correlator.core.events import Event
 from correlator.core.limits import out_of_range
 from correlator.core.records import ParseError, parse_error
 from correlator.core.verdict import Verdict
+from correlator.stream import no_autocreate  # noqa: F401  (on import: aiokafka never auto-creates topics)
 from correlator.stream import wire
 from correlator.stream.guard import Guard, Health
+from correlator.stream.liveness import Probe
 from correlator.stream.metrics import UnknownSources, WorkerMetrics
 from correlator.stream.report_pages import register as register_report_pages
 from correlator.stream.transport import bytes_topic, faust_app, raw_logs_topic
@@ -58,7 +60,7 @@ class TopicsMissing(RuntimeError):
 
 
 def partition_counts(settings: Settings, names: Iterable[str]) -> dict[str, int]:
-    metadata = AdminClient(settings.kafka_client()).list_topics(timeout=15)
+    metadata = AdminClient(settings.kafka_client(**{"log_level": 0})).list_topics(timeout=10)
     missing = [n for n in names if n not in metadata.topics]
     if missing:
         raise TopicsMissing(f"topics {', '.join(missing)} do not exist (run: correlator topics apply)")
@@ -118,6 +120,9 @@ def create_app(
     ingest_lock = asyncio.Lock()
     correlate_lock = asyncio.Lock()
     lags: dict[tuple[str, int], int] = {}
+    processed: dict[tuple[str, int], int] = {}
+    probe = Probe(settings, counts, settings.worker_id)
+    outage: dict[str, Any] = {"since_restart": True, "status": None}
 
     def persist(table: faust.Table, partition: int, key: bytes, blob: bytes) -> None:
         """Write one snapshot to the changelog partition of the input it summarises (not the 'current event')."""
@@ -137,6 +142,7 @@ def create_app(
         cached = cluster_states.get(cluster)
         if cached is None:
             state = ClusterState.load(cluster, engine_config, engine_table.get(cluster.encode()))
+            state.partition = partition
             cluster_states[cluster] = (partition, state)
             return state
         return cached[1]
@@ -183,16 +189,13 @@ def create_app(
         for tp, offset in last.items():
             if tp not in assigned:  # revoked while this batch was processed
                 continue
+            processed[(tp.topic, tp.partition)] = max(offset, processed.get((tp.topic, tp.partition), -1))
             highwater = app.consumer.highwater(tp)
             if highwater is None:
                 continue
             lag = max(0, highwater - offset - 1)
             lags[(tp.topic, tp.partition)] = lag
             metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(lag)
-
-    def caught_up() -> bool:
-        """Idleness means 'nothing more is coming'; while this worker still has a backlog, nothing is idle."""
-        return all(lag == 0 for lag in lags.values())
 
     async def ingest_batch(batch: list[Any]) -> None:
         async with ingest_lock:
@@ -274,9 +277,44 @@ def create_app(
         raw_states.clear()
         cluster_states.clear()
 
+    def load_owned_clusters() -> None:
+        """Clusters whose snapshot this worker owns but no event has touched since it (re)started still have
+        cases to decide."""
+        owned = {tp.partition for tp in app.consumer.assignment() if tp.topic == settings.topic_events}
+        for key in list(engine_table.keys()):
+            cluster = key.decode("utf-8", "replace")
+            if cluster not in cluster_states:
+                state = ClusterState.load(cluster, engine_config, engine_table.get(key))
+                if state.partition in owned:
+                    cluster_states[cluster] = (state.partition, state)
+
+    def restart_idle_clocks(now: int) -> None:
+        for state in raw_states.values():
+            state.ingest.restart_idle(now)
+        for _, state in cluster_states.values():
+            state.engine.restart_idle(now)
+
     @app.timer(options.tick_s)
     async def tick() -> None:
-        if health.failed is not None or not caught_up():
+        """Idleness means 'nothing more is coming': it only counts while this worker is live and caught up, and
+        after any outage (restart, rebalance, broker gone, backlog) every idle clock starts again."""
+        if health.failed is not None or app.consumer is None:
+            return
+        assigned = {(tp.topic, tp.partition) for tp in app.consumer.assignment()}
+        status = await asyncio.to_thread(probe.check, assigned, dict(processed))
+        outage["status"] = status
+        metrics.live.set(1 if status.live and status.caught_up else 0)
+        if status.fatal is not None:
+            health.fail(status.fatal)
+            return
+        if not (status.live and status.caught_up) or app.rebalancing:
+            outage["since_restart"] = True
+            return
+        if outage["since_restart"]:
+            async with ingest_lock, correlate_lock:
+                load_owned_clusters()
+                restart_idle_clocks(now_ms())
+            outage["since_restart"] = False
             return
         await guard.run("timer", tick_once, forget_all)
 
@@ -285,6 +323,8 @@ def create_app(
         raw_states.clear()
         cluster_states.clear()
         lags.clear()
+        processed.clear()
+        outage["since_restart"] = True
 
     app.on_partitions_revoked.connect(forget_partitions)
     app.on_partitions_assigned.connect(forget_partitions)
@@ -297,8 +337,13 @@ def create_app(
         body: dict[str, Any] = {
             "ready": ready, "assigned_partitions": assigned, "max_lag": max_lag, "rebalancing": app.rebalancing
         }
+        status = outage["status"]
+        if status is not None and not status.live:
+            ready = False
+            body["reason"] = status.behind
         if health.failed is not None:
             body["reason"] = health.failed
+        body["ready"] = ready
         return web.json(body, status=200 if ready else 503)
 
     @app.page("/metrics")

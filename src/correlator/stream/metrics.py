@@ -37,6 +37,8 @@ class WorkerMetrics:
                                     registry=r)
         self.crashes = Counter("correlator_stage_crashes", "Stages that failed past their retries (the worker stops)",
                                ["stage"], registry=r)
+        self.live = Gauge("correlator_live", "1 while the broker answers and every input partition is read to its end "
+                          "(only then does processing-time idleness count)", registry=r)
         self.state_bytes = Gauge("correlator_state_bytes", "Size of the persisted state snapshot", ["table", "key"],
                                  registry=r)
 

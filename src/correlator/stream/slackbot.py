@@ -16,12 +16,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from correlator.adapters.redis_incidents import BeginStatus, RedisIncidentStore, StoreUnavailable, Thread
+from correlator.adapters.redis_incidents import Begun, BeginStatus, RedisIncidentStore, StoreUnavailable, Thread
 from correlator.adapters.slack import Posted, SlackPoster, SlackRejected, SlackUnavailable
 from correlator.adapters.slack_blocks import parent_message, reply_message
 from correlator.adapters.slack_files import TimelineFiles, UploadBusy
@@ -30,6 +30,7 @@ from correlator.core.incidents import (
     Incident,
     Occurrence,
     VerdictShapeError,
+    incident_from_dict,
     observe,
     occurrence,
     resolve,
@@ -63,6 +64,9 @@ class BotConfig:
     sweep_every_s: float = 60.0
     clock_margin_ms: int = 300_000
     """Slack's and the replicas' clocks may differ: look this much before a dead replica's attempt for its post."""
+    cold_lookback_ms: int = 7 * 86_400_000
+    """With no Redis record of a verdict's incident (Redis cold or its data lost), how far back the channel is
+    searched for the incident's thread before a new one is opened."""
 
 
 @dataclass(slots=True)
@@ -110,6 +114,9 @@ class SlackBot:
         self.owner = owner or default_owner()
         self.clock_ms = clock_ms
         self.stats = Stats()
+        self._recovered: set[str] = set()
+        """Incidents resumed from their Slack thread: Redis lost them, so any of their verdicts may be in Slack
+        already; each is looked up in the thread before it is posted."""
 
     def __repr__(self) -> str:
         return f"SlackBot(owner={self.owner!r}, store={self.store!r}, poster={self.poster!r})"
@@ -179,6 +186,20 @@ class SlackBot:
             return Outcome.DUPLICATE
         if begun.status is BeginStatus.BUSY:
             raise IncidentBusy(begun.holder)
+        if begun.incident is None:
+            recovered = self._recover_from_slack(occ, begun, verdict, stop)
+            if isinstance(recovered, Outcome) or recovered is None:
+                return recovered
+            begun = recovered
+        elif occ.key.id in self._recovered and begun.thread is not None and begun.attempted_ms is None:
+            try:
+                found = self.poster.find_posted(occ.verdict_id, (begun.thread.channel, begun.thread.ts), 0)
+            except BaseException:
+                self._release_quietly(occ.key)
+                raise
+            if found is not None:  # counted in the incident the thread carried: record, neither post nor count
+                return Outcome.POSTED if self._record(occ.verdict_id, begun.incident, begun.thread, verdict, stop) \
+                    else None
         transition = observe(begun.incident, occ, self.config.quiet_ms)
         incident = transition.incident
         try:
@@ -207,6 +228,46 @@ class SlackBot:
         log.info("verdict %s posted (%s, incident %s #%d)", occ.verdict_id, transition.action.value,
                  incident.key.id, incident.count)
         return Outcome.POSTED
+
+    def _recover_from_slack(
+        self, occ: Occurrence, begun: Begun, verdict: Mapping[str, Any], stop: threading.Event
+    ) -> Begun | Outcome | None:
+        """Redis knows nothing of this verdict's incident: it may be new, or Redis lost its data. The channel knows:
+        the incident's newest thread carries the incident in its metadata. A verdict found there already is only
+        recorded (``POSTED``, as for a post a dead replica made); otherwise the recovered incident and thread let it reply instead of opening a
+        second thread. Slack lookups that fail raise ``SlackUnavailable`` like a post would (the bot retries)."""
+        oldest_s = (self.clock_ms() - self.config.cold_lookback_ms) / 1000
+        try:
+            found = self.poster.find_incident(occ.key.id, oldest_s)
+        except SlackRejected as exc:  # e.g. no history scope: a second thread is the lesser evil than no post
+            log.warning("cannot look up incident %s in the channel (%s)", occ.key.id, exc)
+            self._release_quietly(occ.key)
+            return begun
+        except BaseException:
+            self._release_quietly(occ.key)
+            raise
+        if found is None:
+            return begun
+        parent, payload = found
+        thread = Thread(parent.channel, parent.ts)
+        try:
+            incident = incident_from_dict(payload["incident"])
+        except (KeyError, TypeError, ValueError):
+            return begun  # a parent from an older bot: nothing to resume from
+        try:
+            already = incident.opened_by == occ.verdict_id or self.poster.find_posted(
+                occ.verdict_id, (thread.channel, thread.ts), oldest_s) is not None
+        except BaseException:
+            self._release_quietly(occ.key)
+            raise
+        log.info("incident %s recovered from its Slack thread (Redis had no record)", occ.key.id)
+        self._recovered.add(occ.key.id)
+        if already:
+            if not self._record(occ.verdict_id, incident, thread, verdict, stop):
+                return None
+            log.info("verdict %s was already in Slack; recorded, not posted again", occ.verdict_id)
+            return Outcome.POSTED
+        return replace(begun, incident=incident, thread=thread, last_verdict=begun.last_verdict or dict(verdict))
 
     def _earlier_post(self, verdict_id: str, thread: Thread | None, attempted_ms: int) -> Posted | None:
         """After a replica died between Slack's answer and Redis, find its post instead of posting twice."""

@@ -85,6 +85,8 @@ class ClusterState:
     offset: int = -1
     positions: dict[str, tuple[int, int]] = field(default_factory=dict)
     duplicates: int = 0
+    partition: int = -1
+    """The events partition the cluster's records (and so its snapshot) live on; -1 until known."""
 
     @classmethod
     def load(cls, cluster: str, config: EngineConfig, blob: bytes | None) -> ClusterState:
@@ -92,7 +94,8 @@ class ClusterState:
             return cls(cluster, Engine(config))
         data = _unpack(blob)
         positions = {k: (int(v[0]), int(v[1])) for k, v in data["positions"].items()}
-        return cls(cluster, Engine.restore(config, data["engine"]), data["offset"], positions, data["duplicates"])
+        return cls(cluster, Engine.restore(config, data["engine"]), data["offset"], positions, data["duplicates"],
+                   int(data.get("partition", -1)))
 
     def dump(self) -> bytes:
         return _pack(
@@ -100,6 +103,7 @@ class ClusterState:
                 "offset": self.offset,
                 "positions": {k: list(v) for k, v in self.positions.items()},
                 "duplicates": self.duplicates,
+                "partition": self.partition,
                 "engine": self.engine.snapshot(),
             }
         )

@@ -1,0 +1,58 @@
+"""What an offline run read, so that it never ends silently: files skipped and why, lines, records, rejections.
+
+A run that recognised no log record at all is a failure (exit 1): binary files, an empty directory, an unknown
+layout or lines beyond the length limit must not look like "no failed checkpoints".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from correlator.offline.reading import Overlong
+
+
+@dataclass
+class Summary:
+    files: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    """Files not read, by why: ``binary``, ``unrecognised layout``, ``empty``, ``unreadable``."""
+    lines: int = 0
+    too_long: int = 0
+    events: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    bytes_read: int = 0
+
+    def add_ingest(self, stats: dict[str, Any], overlong: Overlong) -> None:
+        """One ingest's counters; lines too long are counted where they were read (the fast path skips noise)."""
+        errors = stats.get("errors", {})
+        self.lines += int(stats.get("lines", 0))
+        self.too_long += max(overlong.lines, int(errors.get("line_too_long", 0)))
+        self.bytes_read += overlong.bytes_read
+        self.events += sum(stats.get("events", {}).values())
+        self.errors.update(errors)
+
+    @property
+    def recognised(self) -> int:
+        """Lines read from files of a known layout, within the length limit (noise included: it is a log)."""
+        return max(0, self.lines - self.too_long)
+
+    @property
+    def problems(self) -> bool:
+        return bool(self.skipped or self.too_long or self.recognised == 0)
+
+    def line(self, command: str) -> str:
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+        parts = [f"{self.files} file{'s' if self.files != 1 else ''} read"]
+        if skipped:
+            parts.append(f"{sum(self.skipped.values())} skipped ({skipped})")
+        parts.append(f"{self.recognised} log lines recognised")
+        if self.too_long:
+            parts.append(f"{self.too_long} lines too long")
+        parts.append(f"{self.events} events")
+        rejected = {r: n for r, n in self.errors.items() if r != "line_too_long"}
+        if rejected:
+            parts.append("rejected: " + ", ".join(f"{n} {r}" for r, n in sorted(rejected.items())))
+        verdict = "no log record recognised" if self.recognised == 0 else "done"
+        return f"{command}: {verdict}: " + "; ".join(parts)

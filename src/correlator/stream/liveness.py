@@ -1,0 +1,77 @@
+"""Is the worker live and caught up, and are its topics still the ones it started on?
+
+Processing-time idleness ("this source said nothing for two minutes") is only evidence while the worker is reading:
+connected, assigned, and at the end of every input partition. The probe asks the broker itself each tick — the
+consumer's cached high watermarks go stale exactly when the broker is gone. It also notices what must stop the
+worker rather than leave it waiting forever: a source topic that vanished, changed its partition count, or was
+recreated (its end offset fell below what the worker already processed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from correlator.config import Settings
+
+PROBE_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    live: bool
+    """The broker answered."""
+    caught_up: bool
+    """Every assigned input partition has been processed to its end."""
+    fatal: str | None = None
+    """A reason to stop: the topics are no longer those the worker started on."""
+    behind: str = ""
+
+
+class Probe:
+    """One metadata + watermark + committed-offset round trip per call (run it off the event loop)."""
+
+    def __init__(self, settings: Settings, partitions: Mapping[str, int], group: str) -> None:
+        self.partitions = dict(partitions)
+        self.bootstrap = settings.bootstrap_servers
+        self._consumer = Consumer(settings.kafka_client(**{
+            "group.id": group, "enable.auto.commit": False, "log_level": 0,
+            "socket.timeout.ms": int(PROBE_TIMEOUT_S * 1000),
+        }))
+
+    def check(self, assigned: set[tuple[str, int]], processed: Mapping[tuple[str, int], int]) -> Status:
+        """``assigned``: this worker's input partitions; ``processed``: the last offset handled per partition."""
+        try:
+            metadata = self._consumer.list_topics(timeout=PROBE_TIMEOUT_S)
+        except KafkaException as exc:
+            return Status(False, False, behind=f"cannot reach Kafka at {self.bootstrap}: {exc.args[0].str()}")
+        for topic, count in self.partitions.items():
+            found = metadata.topics.get(topic)
+            if found is None or found.error is not None:
+                return Status(True, False, fatal=f"topic {topic} no longer exists (broker data lost or topic deleted)")
+            if len(found.partitions) != count:
+                return Status(True, False, fatal=f"topic {topic} has {len(found.partitions)} partitions, had {count}")
+        mine = sorted(tp for tp in assigned if tp[0] in self.partitions)
+        unseen = [TopicPartition(t, p) for t, p in mine if (t, p) not in processed]
+        try:
+            ends = {tp: self._consumer.get_watermark_offsets(TopicPartition(*tp), timeout=PROBE_TIMEOUT_S,
+                                                             cached=False) for tp in mine}
+            committed = {(c.topic, c.partition): c.offset
+                         for c in (self._consumer.committed(unseen, timeout=PROBE_TIMEOUT_S) if unseen else [])}
+        except KafkaException as exc:
+            return Status(False, False, behind=f"cannot reach Kafka at {self.bootstrap}: {exc.args[0].str()}")
+        behind = []
+        for tp, (low, high) in ends.items():
+            done = processed.get(tp)
+            if done is not None and done >= high:
+                return Status(True, False, fatal=f"{tp[0]}/{tp[1]} ends at offset {high} but offset {done} was "
+                                                 "already processed (topic recreated or truncated)")
+            position = done + 1 if done is not None else committed.get(tp, -1)
+            if high > low and position < high:
+                behind.append(f"{tp[0]}/{tp[1]}")
+        return Status(True, not behind and bool(mine), behind=", ".join(behind[:3]))
+
+    def close(self) -> None:
+        self._consumer.close()

@@ -1,0 +1,115 @@
+"""What every fault test shares: the clean-run expectation, the replay, the verdict check and the report table."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from correlator.offline.analyze import analyze
+from correlator.simulate import generate
+from tests.support.worker import Stack, WorkerProcess
+
+SCENARIOS = {"fault-a": "recurring", "fault-b": "two-jobs"}
+"""Two clusters, six failed checkpoints (the clean run: analyze, which the worker equals — tests/stream)."""
+
+
+@dataclass
+class Row:
+    fault: str
+    records_in: int
+    verdicts: int
+    expected: int
+    duplicates: int
+    dead_letters: dict[str, int] = field(default_factory=dict)
+    recovery_s: float | None = None
+
+
+ROWS: list[Row] = []
+
+
+def table() -> list[str]:
+    head = f"{'fault':<34} {'records in':>10} {'verdicts':>9} {'dups':>5} {'recovery s':>10}  dead letters by reason"
+    lines = [head, "-" * len(head)]
+    for r in ROWS:
+        dead = ", ".join(f"{k} {v}" for k, v in sorted(r.dead_letters.items())) or "-"
+        recovery = f"{r.recovery_s:.1f}" if r.recovery_s is not None else "-"
+        lines.append(f"{r.fault:<34} {r.records_in:>10} {f'{r.verdicts}/{r.expected}':>9} {r.duplicates:>5} "
+                     f"{recovery:>10}  {dead}")
+    return lines
+
+
+def scenarios(tmp_path: Path) -> tuple[dict[str, Path], set[tuple[str, str]], int]:
+    """Log directories by cluster, the clean run's (verdict id, code) pairs, and how many lines they hold."""
+    dirs: dict[str, Path] = {}
+    expected: set[tuple[str, str]] = set()
+    lines = 0
+    for cluster, name in SCENARIOS.items():
+        out = tmp_path / "logs" / cluster
+        generate(name, out)
+        dirs[cluster] = out
+        expected |= {(v.verdict_id, v.root_cause.code) for v in analyze([str(out)], cluster=cluster)}
+        lines += sum(sum(1 for _ in f.open("rb")) for f in out.rglob("*") if f.is_file())
+    return dirs, expected, lines
+
+
+def replay_all(stack: Stack, dirs: dict[str, Path]) -> None:
+    for cluster, path in dirs.items():
+        stack.replay(path, cluster=cluster)
+
+
+def in_background(target: Any, *args: Any) -> threading.Thread:
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            thread.result = target(*args)  # type: ignore[attr-defined]
+        except BaseException as exc:  # noqa: BLE001 - reported by the joiner
+            failures.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.failures = failures  # type: ignore[attr-defined]
+    thread.start()
+    return thread
+
+
+def join(thread: threading.Thread, timeout_s: float = 180) -> None:
+    thread.join(timeout_s)
+    assert not thread.is_alive(), "background step did not finish"
+    assert not thread.failures, thread.failures  # type: ignore[attr-defined]
+
+
+def verdicts(stack: Stack, expected: set[tuple[str, str]], timeout_s: float = 120) -> tuple[list[tuple[str, str]], int]:
+    records = stack.read("verdicts", until=len(expected), timeout_s=timeout_s)
+    got = [(r["verdict_id"], r["root_cause"]["code"]) for r in records]
+    return got, len(got) - len(set(got))
+
+
+def wait_until_events_flow(worker: WorkerProcess, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if 'correlator_records_in_total{topic="correlator.events.' in worker.metrics():
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"no events consumed within {timeout_s}s: {worker.tail()}")
+
+
+def wait_ready(worker: WorkerProcess, timeout_s: float = 120) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout_s:
+        if worker.health().get("ready"):
+            return time.monotonic() - started
+        assert worker.process is not None and worker.process.poll() is None, worker.tail()
+        time.sleep(0.2)
+    raise AssertionError(f"not ready again within {timeout_s}s: {worker.tail()}")
+
+
+def dead_letters_by_reason(stack: Stack, at_least: int, timeout_s: float = 120) -> tuple[Counter[str], list[dict]]:
+    records = stack.read("deadletter", until=at_least, timeout_s=timeout_s)
+    return Counter(r["reason"] for r in records), records

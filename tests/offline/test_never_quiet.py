@@ -1,0 +1,78 @@
+"""analyze and parse never end silently: what was skipped or rejected is said on stderr; nothing recognised is exit 1."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from correlator.cli import cli
+from correlator.offline.reading import Overlong, bounded_lines, line_blocks
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "scenarios"
+HEADER = b"2020-01-02 17:18:53,337 WARN org.apache.hadoop.hdfs.server.datanode.DataNode: Slow BlockReceiver "
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def binary_dir(tmp_path: Path) -> Path:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "datanode.log").write_bytes(os.urandom(50_000))
+    (tmp_path / "bin" / "core").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(4000))
+    return tmp_path / "bin"
+
+
+@pytest.mark.parametrize("command", ["analyze", "parse"])
+class TestNothingRecognised:
+    def test_binary_files(self, command: str, binary_dir: Path) -> None:
+        code, out, err = run(command, str(binary_dir))
+        assert (code, out) == (1, "")
+        assert "no log record recognised" in err and "2 skipped (2 binary)" in err
+
+    def test_empty_directory(self, command: str, tmp_path: Path) -> None:
+        code, _, err = run(command, str(tmp_path))
+        assert code == 1 and "no log record recognised: 0 files read" in err
+
+    def test_unrecognised_layout(self, command: str, tmp_path: Path) -> None:
+        (tmp_path / "notes.txt").write_text("dear diary\nnothing happened today\n")
+        code, _, err = run(command, str(tmp_path))
+        assert code == 1 and "1 skipped (1 unrecognised layout)" in err
+
+    def test_one_line_beyond_every_limit(self, command: str, tmp_path: Path) -> None:
+        """A 9 MB single-line file is cut where it is read (memory stays bounded) and reported as too long."""
+        (tmp_path / "datanode.log").write_bytes(HEADER + b"x" * 9_000_000 + b"\n")
+        code, _, err = run(command, str(tmp_path))
+        assert code == 1 and "1 lines too long" in err.splitlines()[-1]
+
+
+def test_skipped_files_next_to_good_ones_are_reported_but_succeed(binary_dir: Path) -> None:
+    shutil.copytree(GOLDEN / "seed", binary_dir / "seed")
+    code, out, err = run("analyze", str(binary_dir))
+    assert code == 0 and out.count("\n") >= 1
+    assert err.startswith("correlator: analyze: done:") and "2 skipped (2 binary)" in err
+
+
+def test_a_clean_run_says_nothing() -> None:
+    assert run("analyze", str(GOLDEN / "seed"))[2] == ""
+
+
+class TestBoundedReading:
+    def test_blocks_cut_long_lines_and_keep_the_rest(self) -> None:
+        data = b"a\n" + b"x" * 100 + b"\nshort\n" + b"y" * 30 + b"\nend"
+        seen = Overlong()
+        blocks = list(line_blocks(io.BytesIO(data), 16, 4, seen))
+        assert b"".join(blocks).split(b"\n") == [b"a", b"x" * 20, b"short", b"y" * 20, b"end", b""]
+        assert seen.lines == 2 and all(b.endswith(b"\n") for b in blocks)
+
+    def test_lines_cut_at_the_limit(self) -> None:
+        seen = Overlong()
+        lines = list(bounded_lines(io.BytesIO(b"ok\n" + b"z" * 5000 + b"\nnext\n"), 100, seen))
+        assert lines == [b"ok\n", b"z" * 101, b"next\n"] and seen.lines == 1
