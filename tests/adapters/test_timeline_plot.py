@@ -9,7 +9,7 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
-from correlator.adapters.timeline_plot import DEFAULT, draw, render, style, to_ms
+from correlator.adapters.timeline_plot import DEFAULT, draw, render, render_all, style, to_ms
 from correlator.core.timeline import build_timeline
 from correlator.core.verdict import EvidenceItem, Verdict
 from correlator.offline.analyze import analyze
@@ -85,3 +85,10 @@ def test_rendering_is_deterministic(seed: Verdict) -> None:
     tl = build_timeline(seed)
     assert render(tl, "svg") == render(tl, "svg")
     assert render(tl, "png") == render(tl, "png")
+
+
+def test_one_drawing_in_both_formats_is_the_same_as_two(seed: Verdict) -> None:
+    tl = build_timeline(seed)
+    both = render_all(tl)
+    assert both["svg"] == render(tl, "svg")
+    assert both["png"][:24] == render(tl, "png")[:24]  # same PNG header: same size in pixels

@@ -27,7 +27,7 @@ def readme_consumer() -> str:
 
 def test_readme_consumer_prints_each_verdict_once(kafka_bootstrap: str, unique: str) -> None:
     code = readme_consumer()
-    assert len([line for line in code.splitlines() if line.strip() and not line.startswith("#")]) <= 16
+    assert len([line for line in code.splitlines() if line.strip() and not line.startswith("#")]) <= 13
     topic = f"correlator.verdicts.readme-{unique}"
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
     admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)

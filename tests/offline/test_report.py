@@ -83,12 +83,15 @@ def test_chromium_shows_the_report(report: Path, evil_seed: Path) -> None:
         assert p.page.url.endswith(f"{page_key(verdict.verdict_id)}.html")
         svg = p.page.locator("#timeline svg")
         box = svg.bounding_box()
-        assert box is not None and box["width"] > 600 and box["height"] > 150
+        assert svg.is_visible() and box is not None and box["width"] > 600 and box["height"] > 150
         assert p.page.locator("#timeline svg g[id^='lane-']").count() == len(lanes) == 4
         assert p.page.locator("#timeline svg g[id$='-dn_lock_held']").count() == 1
         assert EVIL in p.page.locator("#failure").inner_text()
         assert p.page.locator("script").count() == 0 and p.dialogs == []
         assert p.page.evaluate("document.images.length") == 0  # the picture is inline, nothing to fetch
         p.page.screenshot(path=artefact("report-seed.png"), full_page=True)
+        p.page.locator("nav a", has_text="timeline PNG").click()
+        p.page.wait_for_load_state("load")
+        assert p.page.evaluate("document.images.length && document.images[0].naturalWidth") == 1200
         assert p.errors() == []
     assert Path(artefact("report-seed.png")).stat().st_size > 50_000

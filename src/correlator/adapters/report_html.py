@@ -26,7 +26,7 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:
 color:#1c2833;padding:0 1em}
 h1{font-size:1.3em;margin:.2em 0}h2{font-size:1.05em;margin:1.4em 0 .4em;border-bottom:1px solid #d5d8dc}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25em .5em;border-bottom:1px solid #eaeded;
-vertical-align:top}th{background:#f4f6f7;font-weight:600}td.num{text-align:right}
+vertical-align:top}th{background:#f4f6f7;font-weight:600}td.num{text-align:right;white-space:nowrap}
 code,.ref{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}.ref{word-break:break-all}
 td:first-child{white-space:nowrap}
 .code{display:inline-block;padding:.1em .5em;border-radius:4px;background:#c0392b;color:#fff;font-weight:600}

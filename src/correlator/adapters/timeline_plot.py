@@ -199,9 +199,16 @@ def _clock(view_ms: int) -> FuncFormatter:
 
 def render(tl: Timeline, fmt: str) -> bytes:
     """The picture as ``png`` or ``svg`` bytes; deterministic for the same timeline (no dates in the metadata)."""
-    out = io.BytesIO()
+    return render_all(tl, (fmt,))[fmt]
+
+
+def render_all(tl: Timeline, formats: tuple[str, ...] = ("svg", "png")) -> dict[str, bytes]:
+    """One drawing saved in several formats (drawing is most of the cost)."""
+    out: dict[str, bytes] = {}
     with rc_context({"svg.hashsalt": tl.verdict_id}):
         fig = draw(tl)
-        metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-        fig.savefig(out, format=fmt, metadata=metadata)
-    return out.getvalue()
+        for fmt in formats:
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else {"Software": None})
+            out[fmt] = buffer.getvalue()
+    return out

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from correlator.adapters.report_html import index_page, page_key, verdict_page
-from correlator.adapters.timeline_plot import render
+from correlator.adapters.timeline_plot import render_all
 from correlator.core.timeline import build_timeline
 from correlator.core.verdict import Verdict
 
@@ -22,9 +22,9 @@ def write_report(verdicts: Sequence[Verdict], out_dir: Path, *, zone: str = "UTC
     for verdict in verdicts:
         key = page_key(verdict.verdict_id)
         timeline = build_timeline(verdict, zone=zone)
-        svg = render(timeline, "svg")
-        files = {f"{key}.svg": svg, f"{key}.png": render(timeline, "png"),
-                 f"{key}.html": verdict_page(verdict, svg, zone=zone).encode("utf-8")}
+        pictures = render_all(timeline, ("svg", "png"))
+        files = {f"{key}.svg": pictures["svg"], f"{key}.png": pictures["png"],
+                 f"{key}.html": verdict_page(verdict, pictures["svg"], zone=zone).encode("utf-8")}
         for name, data in files.items():
             (out_dir / name).write_bytes(data)
             written.append(out_dir / name)
