@@ -1,0 +1,112 @@
+"""Outages of the worker and of the broker: the same verdicts as a clean run, or an error exit — never a hang."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import make_stack
+from tests.faults.harness import (
+    ROWS, Row, in_background, join, replay_all, scenarios, verdicts, wait_ready, wait_until_events_flow,
+)
+from tests.support.services import LOCAL, KafkaBroker
+from tests.support.worker import WorkerProcess
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+IDLE_TIMEOUT_MS = 3000
+PAUSE_S = 12.0
+"""Four idle timeouts: long enough for a worker that counted the outage as silence to decide without the data."""
+
+
+def test_kill_9_and_a_pause_longer_than_the_idle_timeout(
+    kafka_bootstrap: str, unique: str, tmp_path: Path, started: list[WorkerProcess]
+) -> None:
+    dirs, expected, lines = scenarios(tmp_path)
+    stack = make_stack(kafka_bootstrap, unique, tmp_path, CORRELATOR_IDLE_TIMEOUT_MS=str(IDLE_TIMEOUT_MS))
+    first = WorkerProcess(stack, "first")
+    started.append(first.start())
+    replay = in_background(replay_all, stack, dirs)
+    wait_until_events_flow(first)
+    first.kill()
+    join(replay)
+    time.sleep(PAUSE_S)
+    second = WorkerProcess(stack, "second")
+    restarted = time.monotonic()
+    started.append(second.start())
+    got, duplicates = verdicts(stack, expected)
+    recovery = time.monotonic() - restarted
+    ROWS.append(Row(f"kill -9, {PAUSE_S:.0f} s pause (idle {IDLE_TIMEOUT_MS} ms)", lines, len(set(got)),
+                    len(expected), duplicates, recovery_s=recovery))
+    assert set(got) == expected
+
+
+def _kafka(broker: KafkaBroker, action: str) -> None:
+    env = {"KAFKA_PORT": str(broker.port), "KAFKA_STATE_DIR": str(broker.state_dir)}
+    import os
+    import sys
+
+    subprocess.run(["bash", str(LOCAL / "kafka.sh"), action], env={**os.environ, "PYTHON": sys.executable, **env},
+                   check=True, timeout=180, capture_output=True)
+
+
+@pytest.fixture
+def broker() -> KafkaBroker:
+    own = KafkaBroker()
+    own.start()
+    yield own
+    own.stop()
+
+
+def test_broker_restart_with_data_kept_mid_replay(
+    broker: KafkaBroker, unique: str, tmp_path: Path, started: list[WorkerProcess]
+) -> None:
+    dirs, expected, lines = scenarios(tmp_path)
+    stack = make_stack(broker.bootstrap, unique, tmp_path)
+    worker = WorkerProcess(stack, "w")
+    started.append(worker.start())
+    (first, path), (second, rest) = dirs.items()
+    replay = in_background(lambda: stack.replay(path, cluster=first))
+    wait_until_events_flow(worker)
+    _kafka(broker, "stop")
+    time.sleep(3)
+    _kafka(broker, "start")
+    time.sleep(2)  # the worker's next probes see the broker back
+    recovery = wait_ready(worker) + 2
+    join(replay)  # its producer waited the outage out
+    stack.replay(rest, cluster=second)
+    got, duplicates = verdicts(stack, expected)
+    ROWS.append(Row("broker restart, data kept, mid-replay", lines, len(set(got)), len(expected), duplicates,
+                    recovery_s=recovery))
+    assert set(got) == expected
+
+
+def test_broker_loss_is_an_error_exit_not_a_hang(
+    broker: KafkaBroker, unique: str, tmp_path: Path, started: list[WorkerProcess]
+) -> None:
+    dirs, expected, lines = scenarios(tmp_path)
+    stack = make_stack(broker.bootstrap, unique, tmp_path)
+    worker = WorkerProcess(stack, "w")
+    started.append(worker.start())
+    replay_all(stack, dirs)
+    got, _ = verdicts(stack, expected)
+    assert set(got) == expected
+    _kafka(broker, "stop")
+    _kafka(broker, "reset")
+    _kafka(broker, "start")
+    back = time.monotonic()
+    assert worker.process is not None
+    code = worker.process.wait(90)
+    recovery = time.monotonic() - back
+    ROWS.append(Row("broker loss (state wiped)", lines, len(set(got)), len(expected), 0,
+                    recovery_s=recovery))
+    assert code == 1, worker.tail()
+    last = worker.tail(3)
+    assert "no longer exists" in last or "partitions, had" in last or "recreated" in last, last
+    from confluent_kafka.admin import AdminClient
+
+    topics = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=10).topics
+    assert stack.topic("logs_flink") not in topics and stack.topic("events") not in topics, "a topic was auto-created"
