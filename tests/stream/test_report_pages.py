@@ -61,7 +61,7 @@ def test_a_running_worker_serves_each_verdicts_page(worker: WorkerProcess) -> No
     assert "script-src" not in headers["Content-Security-Policy"] and "default-src 'none'" in headers[
         "Content-Security-Policy"]
     page = body.decode()
-    assert "HDFS_DIRECTORY_SCAN" in page and "<svg" in page and page.count('id="lane-') == 3
+    assert "HDFS_DIRECTORY_SCAN" in page and "<svg" in page and page.count('id="lane-') == 4
     assert 'href="/verdicts"' in page and f'href="/verdicts/{verdict["verdict_id"]}.png"' in page
 
     status, headers, png = get(worker.port, f"/verdicts/{verdict['verdict_id']}.png")
@@ -83,6 +83,6 @@ def test_a_running_worker_serves_each_verdicts_page(worker: WorkerProcess) -> No
 
     with chromium_page() as p:
         p.page.goto(f"http://127.0.0.1:{worker.port}/verdicts/{verdict['verdict_id']}")
-        assert p.page.locator("#timeline svg g[id^='lane-']").count() == 3
+        assert p.page.locator("#timeline svg g[id^='lane-']").count() == 4
         p.page.screenshot(path=artefact("worker-page-seed.png"), full_page=True)
         assert p.errors() == [] and p.dialogs == []
