@@ -6,6 +6,8 @@ replication factor) are reported, never forced.
 
 from __future__ import annotations
 
+import time
+
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +134,17 @@ def apply(admin: AdminClient, specs: Iterable[TopicSpec], changes: list[Change],
             ]
             resources.append(ConfigResource(ConfigResource.Type.TOPIC, name, incremental_configs=entries))
         _wait(admin.incremental_alter_configs(resources), timeout_s)
+    _until_visible(admin, [by_name[name] for name in {c.topic for c in changes if c.applicable}], timeout_s)
+
+
+def _until_visible(admin: AdminClient, specs: list[TopicSpec], timeout_s: float) -> None:
+    """Return once the brokers' metadata shows what was applied: a broker answers from a cache that lags the
+    controller for a moment, and a caller (or a second ``apply``) must not see the old state and act on it again."""
+    deadline = time.monotonic() + timeout_s
+    while specs and time.monotonic() < deadline:
+        if not [c for c in plan(admin, specs) if c.applicable]:
+            return
+        time.sleep(0.2)
 
 
 def _wait(futures: dict[Any, Any], timeout_s: float) -> None:
