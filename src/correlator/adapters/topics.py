@@ -7,7 +7,6 @@ replication factor) are reported, never forced.
 from __future__ import annotations
 
 import time
-
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
