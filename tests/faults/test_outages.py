@@ -110,3 +110,19 @@ def test_broker_loss_is_an_error_exit_not_a_hang(
 
     topics = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=10).topics
     assert stack.topic("logs_flink") not in topics and stack.topic("events") not in topics, "a topic was auto-created"
+
+
+def test_sigterm_ends_the_worker_within_30_s_while_the_broker_is_gone(
+    broker: KafkaBroker, unique: str, tmp_path: Path, started: list[WorkerProcess]
+) -> None:
+    stack = make_stack(broker.bootstrap, unique, tmp_path)
+    worker = WorkerProcess(stack, "w")
+    started.append(worker.start())
+    _kafka(broker, "stop")
+    time.sleep(3)
+    assert worker.health().get("ready") is False, "a worker without a broker must not say ready"
+    began = time.monotonic()
+    worker.stop(timeout_s=40)
+    took = time.monotonic() - began
+    ROWS.append(Row("SIGTERM with the broker gone", 0, 0, 0, 0, recovery_s=took))
+    assert worker.process is not None and worker.process.returncode is not None and took <= 30, worker.tail()
