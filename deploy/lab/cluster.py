@@ -102,19 +102,17 @@ def fetch(hadoop: str, flink: str) -> Jars:
         sources = list((pom.parent / "src").rglob("*.java"))
         if not jar.exists() or any(s.stat().st_mtime > jar.stat().st_mtime for s in sources):
             _mvn(pom, props, ["package"], CACHE / "log" / f"mvn-build-{build.name}.log")
-    webapps = CACHE / "webapps"
+    webapps = HOME / "webapps"  # a real directory: Jetty prints its canonical path
     for name in ("hdfs", "datanode", "secondary", "journal"):
         web = webapps / "webapps" / name / "WEB-INF"
-        web.mkdir(parents=True, exist_ok=True)
+        web.mkdir(parents=True, exist_ok=True)  # also creates HOME
         (web / "web.xml").write_text('<?xml version="1.0"?>\n<web-app version="3.0"/>\n')
-    HOME.mkdir(parents=True, exist_ok=True)
     link = HOME / "jars"
     if not link.is_symlink() or link.resolve() != CACHE.resolve():
         link.unlink(missing_ok=True)
         link.symlink_to(CACHE.resolve())
     seen = lambda p: link / p.relative_to(CACHE)  # noqa: E731
-    return Jars(seen(hlibs), seen(hbuild / "lab-hdfs-1.jar"), seen(flibs), seen(fbuild / "lab-flink-1.jar"),
-                seen(webapps))
+    return Jars(seen(hlibs), seen(hbuild / "lab-hdfs-1.jar"), seen(flibs), seen(fbuild / "lab-flink-1.jar"), webapps)
 
 
 def _xml(props: dict[str, object]) -> str:
@@ -220,6 +218,7 @@ class Cluster:
     jars: Jars
     run_dir: Path
     flink_major: int
+    flink_extra: dict[str, object] = field(default_factory=dict)
     hosts_dn: tuple[str, ...] = ("lab-dn1", "lab-dn2", "lab-dn3")
     procs: list[Proc] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
@@ -330,6 +329,7 @@ class Cluster:
             ("state.checkpoints.dir" if self.flink_major < 2 else "execution.checkpointing.dir"): ckpt,
             "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 1000,
             "restart-strategy.fixed-delay.delay": "2s", "heartbeat.timeout": 60000,
+            **self.flink_extra,
         }
         (conf / "config.yaml").write_text("".join(f"{k}: {v}\n" for k, v in settings.items()))
         (conf / "log4j.properties").write_text(FLINK_LOG4J)

@@ -40,7 +40,8 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
     jars = fetch(hadoop, flink)
     run_dir = HOME / f"{hadoop}-{flink}" / scenario.name
     shutil.rmtree(run_dir, ignore_errors=True)
-    cluster = Cluster(jars, run_dir, int(flink.split(".")[0]))
+    major = int(flink.split(".")[0])
+    cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major))
     if on_logs is not None:
         on_logs(cluster.logs)
     trigger = run_dir / "snapshot-trigger"
@@ -93,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="repeatable; default: all")
     ap.add_argument("--fixtures", type=Path, help="copy trimmed logs and truth to DIR/<hadoop>-<flink>/<scenario>/")
     args = ap.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the clean-ups: every daemon is stopped by pid
+    for sig in (signal.SIGTERM, signal.SIGINT):  # run the clean-ups (every daemon stopped by pid), even in background
+        signal.signal(sig, lambda n, _f: sys.exit(128 + n))
     try:
         if args.command == "fetch":
             fetch(args.hadoop, args.flink)

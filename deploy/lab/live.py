@@ -28,7 +28,10 @@ from scenarios import SCENARIOS
 RUN = HOME / "live"
 PY = Path(sys.executable)
 VERDICT_WAIT = 150.0
+# A lab run is short and its daemons stop right after the recovery: wait 60 s of event time for late evidence (a
+# paused DataNode logs its pause when it resumes, 30 s on) and let a silent log stop holding decisions after 20 s.
 LOOKAHEAD_MS = 60_000
+IDLE_TIMEOUT_MS = 20_000
 RSYSLOGD = os.environ.get("RSYSLOGD", "/usr/sbin/rsyslogd")
 # The daemons' stock file names, and the host each one names (what a shipper on that host would report).
 FILES = {
@@ -119,6 +122,7 @@ class Stack:
                 "CORRELATOR_TOPIC_EVENTS": t["correlator.events"], "CORRELATOR_TOPIC_VERDICTS": t["correlator.verdicts"],
                 "CORRELATOR_TOPIC_DEADLETTER": t["correlator.deadletter"], "CORRELATOR_TOPICS_DIR": str(ROOT / "topics"),
                 "CORRELATOR_WORKER_ID": f"correlator-{self.suffix}", "CORRELATOR_LOOKAHEAD_MS": str(LOOKAHEAD_MS),
+                "CORRELATOR_IDLE_TIMEOUT_MS": str(IDLE_TIMEOUT_MS),
                 "CORRELATOR_WEB_PORT": str(self.web_port), "CORRELATOR_DATA_DIR": str(self.dir / "worker-data"),
                 "CORRELATOR_LOG_LEVEL": "WARNING"}
 

@@ -52,6 +52,14 @@ class Scenario:
     """`lab-nn`, a DataNode host, or None (user code, control)."""
     expected: Callable[[str], str | None]
     """Hadoop version → the code every failed checkpoint must get (None: no verdict is expected)."""
+    retain_checkpoints: bool = False
+    """Keep old checkpoints, so their blocks outlive the 20 s between two directory scans."""
+
+    def flink_settings(self, flink_major: int) -> dict[str, object]:
+        if not self.retain_checkpoints:
+            return {}
+        key = "state.checkpoints.num-retained" if flink_major < 2 else "execution.checkpointing.num-retained"
+        return {key: 1000}
 
 
 def _lock_code(hadoop: str) -> str:
@@ -67,7 +75,7 @@ SCENARIOS = {s.name: s for s in (
     Scenario("slow-disk", "slow-disk", "lab-dn2", lambda _h: "HDFS_SLOW_DISK"),
     Scenario("slow-pipeline", "slow-pipeline", "lab-dn2", lambda _h: "HDFS_SLOW_PIPELINE"),
     Scenario("task-error", "user-exception", None, lambda _h: "FLINK_TASK_ERROR"),
-    Scenario("scanner-differences", "block-files-removed", "lab-dn3", lambda _h: None),
+    Scenario("scanner-differences", "block-files-removed", "lab-dn3", lambda _h: None, retain_checkpoints=True),
 )}
 
 
