@@ -86,6 +86,12 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
         say(f"{scenario.name}: stopped every process ({time.monotonic() - t0:.0f}s in all)")
 
 
+def exit_on_signals() -> None:
+    """SIGTERM/SIGINT run the clean-ups (every daemon stopped by pid), also when started in the background."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda n, _f: sys.exit(128 + n))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="lab.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("command", choices=["fetch", "run"])
@@ -94,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="repeatable; default: all")
     ap.add_argument("--fixtures", type=Path, help="copy trimmed logs and truth to DIR/<hadoop>-<flink>/<scenario>/")
     args = ap.parse_args(argv)
-    for sig in (signal.SIGTERM, signal.SIGINT):  # run the clean-ups (every daemon stopped by pid), even in background
-        signal.signal(sig, lambda n, _f: sys.exit(128 + n))
+    exit_on_signals()
     try:
         if args.command == "fetch":
             fetch(args.hadoop, args.flink)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster import HOME, ROOT, USER, LabError, free_ports, stop_process
-from lab import DEFAULT_FLINK, DEFAULT_HADOOP, run_scenario, say
+from lab import DEFAULT_FLINK, DEFAULT_HADOOP, exit_on_signals, run_scenario, say
 from scenarios import SCENARIOS
 
 RUN = HOME / "live"
@@ -246,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="repeatable; default: all")
     ap.add_argument("--json", type=Path, help="also write the rows (truth, verdicts, judgement) here")
     args = ap.parse_args(argv)
+    exit_on_signals()
     names = args.scenario or list(SCENARIOS)
     t0 = time.monotonic()
     stack = Stack(RUN)
