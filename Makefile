@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 KAFKA_VERSION ?= 3.9.1
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-unit bench lint up down reset clean
+.PHONY: setup demo test test-unit bench lint up down reset clean lab lab-fixtures lab-shipper
 
 setup: $(STAMP) kafka-jars redis-server
 
@@ -48,6 +48,22 @@ bench: setup
 	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh start
 	@status=0; $(VENV)/bin/correlator bench stream --bootstrap-servers 127.0.0.1:$(BENCH_KAFKA_PORT) || status=$$?; \
 	  KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh stop; exit $$status
+
+# The lab: real HDFS and Flink from Maven jars, real faults, every daemon's log shipped live by Debian's rsyslog
+# (imfile + omkafka) into a real Kafka, the worker deciding; prints truth against verdict per scenario.
+LAB_HADOOP ?= 3.3.6
+LAB_FLINK ?= 1.20.1
+LAB_SCENARIOS ?=
+LAB_ARGS = --hadoop $(LAB_HADOOP) --flink $(LAB_FLINK) $(foreach s,$(LAB_SCENARIOS),--scenario $(s))
+lab: setup lab-shipper
+	$(PY) deploy/lab/live.py $(LAB_ARGS)
+
+lab-shipper:
+	@bash deploy/local/install-shippers.sh
+
+# Re-capture the real logs under tests/data/lab/<hadoop>-<flink>/ (no Kafka; the cluster and faults only).
+lab-fixtures: setup
+	$(PY) deploy/lab/lab.py run $(LAB_ARGS) --fixtures tests/data/lab
 
 lint: $(STAMP)
 	$(VENV)/bin/lint-imports

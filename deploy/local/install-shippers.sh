@@ -10,4 +10,5 @@ command -v apt-get >/dev/null || { echo "shippers: rsyslog, rsyslog-kafka and kc
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
 $SUDO apt-get install -y -qq --no-install-recommends rsyslog rsyslog-kafka kcat >/dev/null
+( $SUDO systemctl stop rsyslog || $SUDO service rsyslog stop ) >/dev/null 2>&1 || true
 have || { echo "shippers: installing rsyslog, rsyslog-kafka and kcat failed" >&2; exit 1; }

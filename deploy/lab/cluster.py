@@ -1,0 +1,343 @@
+"""The lab's cluster: one NameNode, three DataNodes, a Flink JobManager and TaskManager, each its own JVM on loopback.
+
+Jars come from Maven Central through the poms beside this file (cached under `.cache/lab/`); every daemon gets its
+own conf dir, data dir and stock log file name. Nothing here is a stand-in: the NameNode is Hadoop's own main, the
+DataNodes run Hadoop's `DataNode.createDataNode` inside `lab.LabDataNode` (which only adds switchable faults), and
+the Flink processes are Flink's own entry points. Every process is started and stopped by pid.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confs import FLINK_CLI_LOG4J, FLINK_LOG4J, HADOOP_LOG4J, xml
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+CACHE = ROOT / ".cache" / "lab"
+M2 = ROOT / ".cache" / "m2"
+# Where runs live and how the daemons see their jars: a neutral path, so the captured logs (which print data dirs
+# and class paths) name the lab, not the checkout they were made from.
+HOME = Path(os.environ.get("LAB_HOME", "/tmp/correlator-lab"))
+USER = getpass.getuser()
+
+OPENS = [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
+    "java.lang", "java.net", "java.io", "java.nio", "sun.nio.ch", "java.lang.reflect", "java.text", "java.time",
+    "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "java.util.concurrent.locks")]
+EXPORTS = [f"--add-exports={p}=ALL-UNNAMED" for p in (
+    "java.base/sun.net.util", "java.rmi/sun.rmi.registry", "java.security.jgss/sun.security.krb5")]
+JVM_COMMON = ["-XX:+UseG1GC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-Duser.timezone=UTC",
+              "-Djava.net.preferIPv4Stack=true", *OPENS, *EXPORTS]
+
+
+class LabError(RuntimeError):
+    """A step of the lab failed; the message says which and where its log is."""
+
+
+def free_ports(n: int) -> list[int]:
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def stop_process(popen: subprocess.Popen[bytes], grace: float = 20.0) -> None:
+    """SIGCONT (a stopped process cannot exit), SIGTERM, and SIGKILL after `grace` seconds; by pid only."""
+    if popen.poll() is not None:
+        return
+    popen.send_signal(signal.SIGCONT)
+    popen.send_signal(signal.SIGTERM)
+    try:
+        popen.wait(grace)
+    except subprocess.TimeoutExpired:
+        popen.kill()
+        popen.wait(10)
+
+
+def _mvn(pom: Path, props: dict[str, str], goals: list[str], log: Path) -> None:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    cmd = ["mvn", "-B", "-q", *os.environ.get("LAB_MVN_OPTS", "").split(), "-f", str(pom),
+           f"-Dmaven.repo.local={M2}", *(f"-D{k}={v}" for k, v in props.items()), *goals]
+    with log.open("w") as out:
+        if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+            first = next((ln for ln in log.read_text().splitlines() if "ERROR" in ln), "")
+            raise LabError(f"Maven failed for {pom.name} {props} (see {log}): {first}")
+
+
+@dataclass(frozen=True)
+class Jars:
+    hadoop_libs: Path
+    hadoop_lab: Path
+    flink_libs: Path
+    flink_job: Path
+    webapps: Path
+
+
+def fetch(hadoop: str, flink: str) -> Jars:
+    """Resolve and build everything once per version pair (a `.complete` marker makes reruns instant)."""
+    hlibs = CACHE / f"hadoop-{hadoop}" / "libs"
+    flibs = CACHE / f"flink-{flink}-hadoop-{hadoop}" / "libs"
+    hbuild = CACHE / "build" / f"hdfs-{hadoop}"
+    fbuild = CACHE / "build" / f"flink-{flink}-hadoop-{hadoop}"
+    for libs, build, pom, props in (
+        (hlibs, hbuild, HERE / "hdfs" / "pom.xml", {"hadoop.version": hadoop}),
+        (flibs, fbuild, HERE / "flink" / "pom.xml", {"hadoop.version": hadoop, "flink.version": flink}),
+    ):
+        if not (libs / ".complete").exists():
+            _mvn(pom, props, ["dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={libs}"],
+                 CACHE / "log" / f"mvn-{libs.parent.name}.log")
+            (libs / ".complete").touch()
+        jar = build / f"lab-{pom.parent.name}-1.jar"
+        sources = list((pom.parent / "src").rglob("*.java"))
+        if not jar.exists() or any(s.stat().st_mtime > jar.stat().st_mtime for s in sources):
+            _mvn(pom, props, ["package"], CACHE / "log" / f"mvn-build-{build.name}.log")
+    webapps = HOME / "webapps"  # a real directory: Jetty prints its canonical path
+    for name in ("hdfs", "datanode", "secondary", "journal"):
+        web = webapps / "webapps" / name / "WEB-INF"
+        web.mkdir(parents=True, exist_ok=True)  # also creates HOME
+        (web / "web.xml").write_text('<?xml version="1.0"?>\n<web-app version="3.0"/>\n')
+    link = HOME / "jars"
+    if not link.is_symlink() or link.resolve() != CACHE.resolve():
+        link.unlink(missing_ok=True)
+        link.symlink_to(CACHE.resolve())
+    seen = lambda p: link / p.relative_to(CACHE)  # noqa: E731
+    return Jars(seen(hlibs), seen(hbuild / "lab-hdfs-1.jar"), seen(flibs), seen(fbuild / "lab-flink-1.jar"), webapps)
+
+
+@dataclass
+class Proc:
+    name: str
+    host: str
+    log: Path
+    popen: subprocess.Popen[bytes]
+    addr: str | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+
+@dataclass
+class Cluster:
+    """Starts and stops the daemons of one run under `run_dir` (conf/, data/, logs/)."""
+
+    jars: Jars
+    run_dir: Path
+    flink_major: int
+    flink_extra: dict[str, object] = field(default_factory=dict)
+    hosts_dn: tuple[str, ...] = ("lab-dn1", "lab-dn2", "lab-dn3")
+    procs: list[Proc] = field(default_factory=list)
+    ports: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.logs = self.run_dir / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        names = ["nn", "nn_http", "jm_rpc", "rest", "blob", "tm_rpc", "tm_data"]
+        for i in range(len(self.hosts_dn)):
+            names += [f"dn{i}_xfer", f"dn{i}_http", f"dn{i}_ipc"]
+        self.ports = dict(zip(names, free_ports(len(names)), strict=True))
+        self.hdfs_uri = f"hdfs://127.0.0.1:{self.ports['nn']}"
+        self.control = {h: self.run_dir / "control" / h for h in self.hosts_dn}
+
+    # ---- HDFS ----
+    def _hadoop_conf(self, name: str, extra: dict[str, object]) -> Path:
+        conf = self.run_dir / "conf" / name
+        conf.mkdir(parents=True, exist_ok=True)
+        (conf / "core-site.xml").write_text(xml({"fs.defaultFS": self.hdfs_uri,
+                                                  "hadoop.tmp.dir": self.run_dir / "data" / name / "tmp"}))
+        common = {
+            "dfs.replication": 3,
+            "dfs.namenode.rpc-address": f"127.0.0.1:{self.ports['nn']}",
+            "dfs.namenode.http-address": f"127.0.0.1:{self.ports['nn_http']}",
+            "dfs.permissions.enabled": "false",
+            "dfs.namenode.datanode.registration.ip-hostname-check": "false",
+            "dfs.namenode.safemode.extension": 0,
+            "dfs.heartbeat.interval": 1,
+            # Thresholds low enough that the real code reports what it does.
+            "dfs.namenode.write-lock-reporting-threshold-ms": 200,
+            "dfs.namenode.read-lock-reporting-threshold-ms": 200,
+            "dfs.datanode.lock-reporting-threshold-ms": 100,
+            "dfs.lock.suppress.warning.interval": "1s",
+            "dfs.datanode.slow.io.warning.threshold.ms": 300,
+            "dfs.client.slow.io.warning.threshold.ms": 300,
+            "dfs.datanode.directoryscan.interval": 20,
+        }
+        (conf / "hdfs-site.xml").write_text(xml({**common, **extra}))
+        (conf / "log4j.properties").write_text(HADOOP_LOG4J)
+        return conf
+
+    def _hadoop_java(self, conf: Path, log_name: str, main: str, args: list[str], heap: str,
+                     extra: list[str] = ()) -> list[str]:
+        cp = ":".join([str(conf), str(self.jars.webapps), f"{self.jars.hadoop_libs}/*", str(self.jars.hadoop_lab)])
+        return ["java", f"-Xmx{heap}", *JVM_COMMON, f"-Dhadoop.log.dir={self.logs}", f"-Dhadoop.log.file={log_name}",
+                f"-Dhadoop.id.str={USER}", "-Dhadoop.root.logger=INFO,RFA", "-Dhadoop.security.logger=INFO,NullAppender",
+                f"-Dlog4j.configuration=file:{conf}/log4j.properties", *extra, "-cp", cp, main, *args]
+
+    def _spawn(self, name: str, host: str, log: Path, cmd: list[str], env: dict[str, str] | None = None,
+               addr: str | None = None) -> Proc:
+        out = (self.logs / f"{name}.out").open("ab")
+        popen = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 env={**os.environ, **(env or {})}, start_new_session=True, cwd=self.run_dir)
+        proc = Proc(name, host, log, popen, addr)
+        self.procs.append(proc)
+        return proc
+
+    def start_hdfs(self) -> None:
+        nn_conf = self._hadoop_conf("lab-nn", {"dfs.namenode.name.dir": self.run_dir / "data" / "lab-nn" / "name"})
+        fmt = self._hadoop_java(nn_conf, "namenode-format.log", "org.apache.hadoop.hdfs.server.namenode.NameNode",
+                                ["-format", "-nonInteractive", "-force"], "256m")
+        with (self.logs / "namenode-format.out").open("wb") as out:
+            if subprocess.run(fmt, stdout=out, stderr=subprocess.STDOUT, cwd=self.run_dir).returncode != 0:
+                raise LabError(f"NameNode -format failed (see {self.logs}/namenode-format.out)")
+        nn_log = self.logs / f"hadoop-{USER}-namenode-lab-nn.log"
+        self._spawn("namenode", "lab-nn", nn_log, self._hadoop_java(
+            nn_conf, nn_log.name, "org.apache.hadoop.hdfs.server.namenode.NameNode", [], "512m", ["-Dproc_namenode"]))
+        wait_for(nn_log, re.compile(r"IPC Server listener on \d+: starting|IPC Server Responder: starting"), 90,
+                 self.procs[-1])
+        for i, host in enumerate(self.hosts_dn):
+            conf = self._hadoop_conf(host, {
+                "dfs.datanode.data.dir": self.run_dir / "data" / host / "data",
+                "dfs.datanode.address": f"127.0.0.1:{self.ports[f'dn{i}_xfer']}",
+                "dfs.datanode.http.address": f"127.0.0.1:{self.ports[f'dn{i}_http']}",
+                "dfs.datanode.ipc.address": f"127.0.0.1:{self.ports[f'dn{i}_ipc']}",
+            })
+            log = self.logs / f"hadoop-{USER}-datanode-{host}.log"
+            self._spawn(f"datanode-{host}", host, log, self._hadoop_java(
+                conf, log.name, "lab.LabDataNode", [], "384m",
+                ["-Dproc_datanode", f"-Dlab.control={self.control[host]}"]),
+                addr=f"127.0.0.1:{self.ports[f'dn{i}_xfer']}")
+        for p in self.datanodes():
+            wait_for(p.log, re.compile(r"Successfully sent block report"), 120, p)
+
+    def namenode(self) -> Proc:
+        return next(p for p in self.procs if p.name == "namenode")
+
+    def datanodes(self) -> list[Proc]:
+        return [p for p in self.procs if p.name.startswith("datanode-")]
+
+    # ---- Flink ----
+    def _flink_conf(self) -> Path:
+        conf = self.run_dir / "conf" / "flink"
+        conf.mkdir(parents=True, exist_ok=True)
+        hconf = self._hadoop_conf("flink-hadoop", {})
+        ckpt = f"{self.hdfs_uri}/flink/checkpoints"
+        settings = {
+            "jobmanager.rpc.address": "127.0.0.1", "jobmanager.rpc.port": self.ports["jm_rpc"],
+            "jobmanager.bind-host": "127.0.0.1", "rest.address": "127.0.0.1", "rest.bind-address": "127.0.0.1",
+            "rest.port": self.ports["rest"], "blob.server.port": self.ports["blob"],
+            "taskmanager.host": "127.0.0.1", "taskmanager.bind-host": "127.0.0.1",
+            "taskmanager.rpc.port": self.ports["tm_rpc"], "taskmanager.data.port": self.ports["tm_data"],
+            "jobmanager.memory.process.size": "900m", "taskmanager.memory.process.size": "1200m",
+            "taskmanager.numberOfTaskSlots": 2, "parallelism.default": 1,
+            "execution.checkpointing.interval": "5s", "execution.checkpointing.timeout": "10s",
+            "execution.checkpointing.tolerable-failed-checkpoints": 0,
+            "state.backend.type": "hashmap", "fs.hdfs.hadoopconf": hconf,
+            ("state.checkpoints.dir" if self.flink_major < 2 else "execution.checkpointing.dir"): ckpt,
+            "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": 1000,
+            "restart-strategy.fixed-delay.delay": "2s", "heartbeat.timeout": 60000,
+            **self.flink_extra,
+        }
+        (conf / "config.yaml").write_text("".join(f"{k}: {v}\n" for k, v in settings.items()))
+        (conf / "log4j.properties").write_text(FLINK_LOG4J)
+        (conf / "log4j-cli.properties").write_text(FLINK_CLI_LOG4J)
+        (conf / "log4j-console.properties").write_text(FLINK_CLI_LOG4J)
+        self.flink_env = {"FLINK_CONF_DIR": str(conf), "HADOOP_CONF_DIR": str(hconf)}
+        return conf
+
+    def _flink_java(self, conf: Path, log: Path, heap_args: list[str], main: str, args: list[str],
+                    log4j: str = "log4j.properties") -> list[str]:
+        return ["java", *heap_args, *JVM_COMMON, "-Dlog4j2.isThreadContextMapInheritable=true",
+                f"-Dlog.file={log}", f"-Dlog4j.configuration=file:{conf}/{log4j}",
+                f"-Dlog4j.configurationFile=file:{conf}/{log4j}", "-cp", f"{self.jars.flink_libs}/*", main, *args]
+
+    def _resource_params(self, conf: Path, which: str) -> tuple[list[str], list[str]]:
+        """What flink-daemon.sh asks BashJavaUtils for: JVM memory flags and the dynamic memory settings."""
+        cmd = ["java", *JVM_COMMON, f"-Dlog.file={self.logs}/bash-java-utils.log",
+               f"-Dlog4j.configurationFile=file:{conf}/log4j-cli.properties", "-cp", f"{self.jars.flink_libs}/*",
+               "org.apache.flink.runtime.util.bash.BashJavaUtils", which, "--configDir", str(conf)]
+        out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **self.flink_env},
+                             cwd=self.run_dir)
+        results = [ln.split(":", 1)[1] for ln in out.stdout.splitlines() if ln.startswith("BASH_JAVA_UTILS_EXEC_RESULT:")]
+        if out.returncode != 0 or len(results) < 2:
+            raise LabError(f"BashJavaUtils {which} failed: {out.stdout[-500:]} {out.stderr[-500:]}")
+        return results[0].split(), results[1].split()
+
+    def start_flink(self) -> None:
+        conf = self._flink_conf()
+        jm_log = self.logs / f"flink-{USER}-standalonesession-0-lab-jm.log"
+        jvm, dyn = self._resource_params(conf, "GET_JM_RESOURCE_PARAMS")
+        self._spawn("jobmanager", "lab-jm", jm_log, self._flink_java(
+            conf, jm_log, jvm, "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
+            ["--configDir", str(conf), "--executionMode", "cluster", *dyn]), self.flink_env)
+        tm_log = self.logs / f"flink-{USER}-taskexecutor-0-lab-tm.log"
+        jvm, dyn = self._resource_params(conf, "GET_TM_RESOURCE_PARAMS")
+        self._spawn("taskmanager", "lab-tm", tm_log, self._flink_java(
+            conf, tm_log, jvm, "org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
+            ["--configDir", str(conf), *dyn]), self.flink_env)
+        wait_for(jm_log, re.compile(r"Registering TaskManager with ResourceID|Registered TaskManager"), 120,
+                 self.procs[-2])
+
+    def submit(self, trigger: Path) -> str:
+        """`flink run -d` through the real CliFrontend; returns the job id it printed."""
+        conf = Path(self.flink_env["FLINK_CONF_DIR"])
+        log = self.logs / f"flink-{USER}-client-lab-jm.log"
+        cmd = self._flink_java(conf, log, ["-Xmx256m"], "org.apache.flink.client.cli.CliFrontend",
+                               ["run", "-d", "-c", "lab.LabJob", str(self.jars.flink_job), "--trigger", str(trigger)],
+                               "log4j-cli.properties")
+        out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **self.flink_env}, timeout=180,
+                             cwd=self.run_dir)
+        m = re.search(r"JobID ([0-9a-f]{32})", out.stdout)
+        if not m:
+            raise LabError(f"flink run did not submit the job: {out.stdout[-800:]} {out.stderr[-800:]}")
+        return m.group(1)
+
+    def jobmanager(self) -> Proc:
+        return next(p for p in self.procs if p.name == "jobmanager")
+
+    # ---- stopping ----
+    def stop(self) -> None:
+        """SIGCONT (a paused process cannot die cleanly), SIGTERM, then SIGKILL; Flink first, then HDFS."""
+        for p in reversed(self.procs):
+            if p.alive():
+                os.kill(p.pid, signal.SIGCONT)
+                os.kill(p.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for p in reversed(self.procs):
+            try:
+                p.popen.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.kill(p.pid, signal.SIGKILL)
+                p.popen.wait(10)
+
+
+def wait_for(log: Path, pattern: re.Pattern[str], timeout: float, proc: Proc | None = None,
+             after: int = 0) -> re.Match[str]:
+    """Block until `pattern` appears in `log` past byte offset `after`; fail early when `proc` died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists():
+            with log.open("rb") as f:
+                f.seek(after)
+                m = pattern.search(f.read().decode("utf-8", "replace"))
+            if m:
+                return m
+        if proc is not None and not proc.alive():
+            raise LabError(f"{proc.name} exited (code {proc.popen.returncode}); see {log} and its .out")
+        time.sleep(0.2)
+    raise LabError(f"timed out after {timeout:.0f}s waiting for /{pattern.pattern}/ in {log}")

@@ -1,0 +1,133 @@
+package lab;
+
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.Random;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.connector.datagen.source.GeneratorFunction;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.util.Collector;
+
+/**
+ * The lab's job: generated numbers, keyed state of a few MB (checkpointing and its timeout come from the cluster's
+ * configuration), and an operator whose snapshotState throws while a trigger file exists (the user-code fault).
+ * Compiles unchanged against Flink 1.20 and 2.x.
+ *
+ * <p>Arguments: {@code --trigger PATH --keys N --payload BYTES --rate PER_SECOND}.
+ */
+public final class LabJob {
+  private LabJob() {}
+
+  public static void main(String[] args) throws Exception {
+    String trigger = arg(args, "--trigger", "/tmp/lab-snapshot-trigger");
+    int keys = Integer.parseInt(arg(args, "--keys", "4000"));
+    int payload = Integer.parseInt(arg(args, "--payload", "1024"));
+    double rate = Double.parseDouble(arg(args, "--rate", "2000"));
+
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    DataGeneratorSource<Long> source =
+        new DataGeneratorSource<>(new Numbers(), Long.MAX_VALUE, RateLimiterStrategy.perSecond(rate), Types.LONG);
+    env.fromSource(source, WatermarkStrategy.noWatermarks(), "generator")
+        .map(new SnapshotTrigger(trigger))
+        .name("snapshot-trigger")
+        .keyBy(new ByKey(keys))
+        .process(new StateBuilder(payload))
+        .name("keyed-state")
+        .sinkTo(new DiscardingSink<>())
+        .name("discard");
+    env.execute("correlator-lab");
+  }
+
+  private static String arg(String[] args, String name, String otherwise) {
+    for (int i = 0; i + 1 < args.length; i++) {
+      if (args[i].equals(name)) {
+        return args[i + 1];
+      }
+    }
+    return otherwise;
+  }
+
+  static final class Numbers implements GeneratorFunction<Long, Long> {
+    @Override
+    public Long map(Long value) {
+      return value;
+    }
+  }
+
+  static final class ByKey implements KeySelector<Long, Long> {
+    private final int keys;
+
+    ByKey(int keys) {
+      this.keys = keys;
+    }
+
+    @Override
+    public Long getKey(Long value) {
+      return value % keys;
+    }
+  }
+
+  /** Passes records through; its operator state snapshot fails while the trigger file exists. */
+  static final class SnapshotTrigger implements MapFunction<Long, Long>, CheckpointedFunction {
+    private final String trigger;
+
+    SnapshotTrigger(String trigger) {
+      this.trigger = trigger;
+    }
+
+    @Override
+    public Long map(Long value) {
+      return value;
+    }
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext context) {
+      if (Files.exists(Paths.get(trigger))) {
+        throw new IllegalStateException(
+            "lab fault: trigger file " + trigger + " present at checkpoint " + context.getCheckpointId());
+      }
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext context) {}
+  }
+
+  /** One random payload per key, replaced now and then: the keyed state checkpointed to hdfs://. */
+  static final class StateBuilder extends KeyedProcessFunction<Long, Long, Long> {
+    private final int payload;
+    private transient ValueState<byte[]> state;
+    private transient Random random;
+
+    StateBuilder(int payload) {
+      this.payload = payload;
+    }
+
+    @Override
+    public void processElement(Long value, Context ctx, Collector<Long> out) throws Exception {
+      if (state == null) {
+        state = getRuntimeContext().getState(new ValueStateDescriptor<>("payload", byte[].class));
+        random = new Random(ctx.getCurrentKey());
+      }
+      byte[] current = state.value();
+      if (current == null || value % 97 == 0) {
+        current = new byte[payload];
+        random.nextBytes(current);
+        state.update(current);
+      }
+      out.collect(value);
+    }
+  }
+}

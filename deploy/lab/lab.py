@@ -1,0 +1,128 @@
+"""The correlator lab: real HDFS and Flink from Maven jars, real faults, real logs, ground truth per run.
+
+    python deploy/lab/lab.py fetch [--hadoop V] [--flink V]
+    python deploy/lab/lab.py run [--hadoop 3.3.6] [--flink 1.20.1] [--scenario NAME ...] [--fixtures DIR]
+    python deploy/lab/lab.py live ...            (see live.py: through rsyslog, Kafka and the worker)
+
+Every scenario gets a fresh cluster under `$LAB_HOME/<hadoop>-<flink>/<scenario>/` (conf, data, logs, truth.json;
+LAB_HOME defaults to /tmp/correlator-lab);
+with --fixtures the logs (trimmed to the run's relevant span) and the truth are copied to
+`DIR/<hadoop>-<flink>/<scenario>/`. Loopback only; every process is stopped by pid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from cluster import HOME, Cluster, LabError, fetch
+from scenarios import COMPLETED, SCENARIOS, TRIGGERED, Fault, JobLog, Scenario, iso, truth
+from trim import copy_trimmed
+
+DEFAULT_HADOOP = "3.3.6"
+DEFAULT_FLINK = "1.20.1"
+RECOVERY_TIMEOUT = 150.0
+
+
+def say(msg: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} lab: {msg}", flush=True)
+
+
+def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
+                 on_logs: Callable[[Path], None] | None = None) -> tuple[dict[str, object], Path]:
+    """One fresh cluster, one fault (repeated once when it failed no checkpoint); returns the truth and log dir."""
+    jars = fetch(hadoop, flink)
+    run_dir = HOME / f"{hadoop}-{flink}" / scenario.name
+    shutil.rmtree(run_dir, ignore_errors=True)
+    major = int(flink.split(".")[0])
+    cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major))
+    if on_logs is not None:
+        on_logs(cluster.logs)
+    trigger = run_dir / "snapshot-trigger"
+    t0 = time.monotonic()
+    try:
+        cluster.start_hdfs()
+        say(f"{scenario.name}: HDFS up ({time.monotonic() - t0:.0f}s)")
+        cluster.start_flink()
+        job = cluster.submit(trigger)
+        say(f"{scenario.name}: Flink up, job {job} submitted ({time.monotonic() - t0:.0f}s)")
+        jobs = JobLog(cluster.jobmanager().log, cluster)
+        jobs.wait(COMPLETED, 180)
+        jobs.wait(COMPLETED, 60)
+        fault = Fault(scenario, cluster, trigger)
+        attempts: list[dict[str, str]] = []
+        failed: list[dict[str, object]] = []
+        start = end = 0.0
+        for _attempt in range(2):
+            m, _ = jobs.wait(TRIGGERED, 60)
+            start = time.time()
+            fault.start()
+            say(f"{scenario.name}: fault {scenario.kind} on {scenario.target} right after checkpoint {m.group(1)}")
+            try:
+                fault.hold(jobs)
+            finally:
+                fault.end()
+            end = time.time()
+            attempts.append({"start": iso(start), "end": iso(end)})
+            jobs.wait(COMPLETED, RECOVERY_TIMEOUT, not_before=end)
+            failed = jobs.failures(since=start - 0.5)
+            say(f"{scenario.name}: fault ended after {end - start:.1f}s; failed checkpoints: "
+                f"{[f['checkpoint_id'] for f in failed] or 'none'} ({time.monotonic() - t0:.0f}s)")
+            if failed or scenario.expected(hadoop) is None:
+                break
+        jobs.wait(COMPLETED, 60)  # one more after the recovery: every log runs past the failure's aftermath
+        time.sleep(2)
+        result = truth(scenario, hadoop, flink, cluster, start, end, failed, attempts)
+        (run_dir / "truth.json").write_text(json.dumps(result, indent=2) + "\n")
+        return result, cluster.logs
+    finally:
+        cluster.stop()
+        say(f"{scenario.name}: stopped every process ({time.monotonic() - t0:.0f}s in all)")
+
+
+def exit_on_signals() -> None:
+    """SIGTERM/SIGINT run the clean-ups (every daemon stopped by pid), also when started in the background."""
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda n, _f: sys.exit(128 + n))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="lab.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("command", choices=["fetch", "run"])
+    ap.add_argument("--hadoop", default=DEFAULT_HADOOP)
+    ap.add_argument("--flink", default=DEFAULT_FLINK)
+    ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="repeatable; default: all")
+    ap.add_argument("--fixtures", type=Path, help="copy trimmed logs and truth to DIR/<hadoop>-<flink>/<scenario>/")
+    args = ap.parse_args(argv)
+    exit_on_signals()
+    try:
+        if args.command == "fetch":
+            fetch(args.hadoop, args.flink)
+            return 0
+        names = args.scenario or list(SCENARIOS)
+        failures = 0
+        for name in names:
+            try:
+                result, logs = run_scenario(SCENARIOS[name], args.hadoop, args.flink)
+            except LabError as e:
+                say(f"{name}: FAILED: {e}")
+                failures += 1
+                continue
+            if args.fixtures:
+                dest = args.fixtures / f"{args.hadoop}-{args.flink}" / name
+                copy_trimmed(logs, dest, result)
+                say(f"{name}: fixtures in {dest}")
+        return 1 if failures else 0
+    except LabError as e:
+        say(f"FAILED: {e}")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""The lab's faults, each started right after the JobManager logs `Triggering checkpoint`, and the ground truth of a run.
+
+A fault is a real mechanism: `kill -STOP` of a daemon, a DataNode wrapper switch (dataset lock, slow disk, slow
+pipeline), a trigger file that makes user code throw in `snapshotState`, or block files removed behind a DataNode's
+back. Which checkpoints failed is read from the JobManager's log, never assumed: a fault does not always fail one, so
+a fault that failed none is repeated once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cluster import Cluster, LabError, wait_for
+
+FAULT_SECONDS = 30.0
+DELAY_MS = {"slow-disk": 2000, "slow-pipeline": 2000}
+
+TRIGGERED = re.compile(r"Triggering checkpoint (\d+) .*for job ([0-9a-f]{32})")
+COMPLETED = re.compile(r"Completed checkpoint (\d+) for job ([0-9a-f]{32})")
+FAILED = (
+    (re.compile(r"Checkpoint (\d+) of job ([0-9a-f]{32}) expired before completing"), "expired"),
+    (re.compile(r"Decline checkpoint (\d+) by task \S+ of job ([0-9a-f]{32})"), "declined"),
+    (re.compile(r"Failed to trigger or complete checkpoint (\d+) for job ([0-9a-f]{32})"), "failed"),
+    (re.compile(r"Triggering Checkpoint (\d+) for job ([0-9a-f]{32}) failed due to"), "trigger failed"),
+)
+FLINK_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
+
+
+def iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(t * 1000) % 1000:03d}Z"
+
+
+def flink_time(line: str) -> float | None:
+    m = FLINK_STAMP.match(line)
+    if not m:
+        return None
+    return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=UTC).timestamp()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    kind: str
+    target: str | None
+    """`lab-nn`, a DataNode host, or None (user code, control)."""
+    expected: Callable[[str], str | None]
+    """Hadoop version → the code every failed checkpoint must get (None: no verdict is expected)."""
+    retain_checkpoints: bool = False
+    """Keep old checkpoints, so their blocks outlive the 20 s between two directory scans."""
+
+    def flink_settings(self, flink_major: int) -> dict[str, object]:
+        if not self.retain_checkpoints:
+            return {}
+        key = "state.checkpoints.num-retained" if flink_major < 2 else "execution.checkpointing.num-retained"
+        return {key: 1000}
+
+
+def _lock_code(hadoop: str) -> str:
+    # 3.4's DataSetLockManager reports no hold time: what can be known is the DataNode that stopped acking.
+    return "DATANODE_LOCK_HELD" if hadoop.startswith(("2.", "3.0", "3.1", "3.2", "3.3")) else "HDFS_SLOW_PIPELINE"
+
+
+SCENARIOS = {s.name: s for s in (
+    Scenario("control", "none", None, lambda _h: None),
+    Scenario("datanode-pause", "sigstop", "lab-dn2", lambda _h: "DATANODE_JVM_PAUSE"),
+    Scenario("namenode-pause", "sigstop", "lab-nn", lambda _h: "NAMENODE_SLOW"),
+    Scenario("lock-held", "dataset-lock", "lab-dn2", _lock_code),
+    Scenario("slow-disk", "slow-disk", "lab-dn2", lambda _h: "HDFS_SLOW_DISK"),
+    Scenario("slow-pipeline", "slow-pipeline", "lab-dn2", lambda _h: "HDFS_SLOW_PIPELINE"),
+    Scenario("task-error", "user-exception", None, lambda _h: "FLINK_TASK_ERROR"),
+    Scenario("scanner-differences", "block-files-removed", "lab-dn3", lambda _h: None, retain_checkpoints=True),
+)}
+
+
+class JobLog:
+    """Follows the JobManager log line by line from where the last wait stopped."""
+
+    def __init__(self, path: Path, cluster: Cluster) -> None:
+        self.path = path
+        self.cluster = cluster
+        self.offset = 0
+
+    def wait(self, pattern: re.Pattern[str], timeout: float, not_before: float = 0.0) -> tuple[re.Match[str], float]:
+        """The next line matching `pattern` (stamped at or after `not_before`), and its time."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.path.exists():
+                with self.path.open("rb") as f:
+                    f.seek(self.offset)
+                    chunk = f.read()
+                end = chunk.rfind(b"\n") + 1
+                pos = 0
+                for raw in chunk[:end].splitlines(keepends=True):
+                    pos += len(raw)
+                    line = raw.decode("utf-8", "replace")
+                    m = pattern.search(line)
+                    t = flink_time(line)
+                    if m and t is not None and t >= not_before:
+                        self.offset += pos
+                        return m, t
+                self.offset += end
+            if not self.cluster.jobmanager().alive():
+                raise LabError(f"the JobManager exited; see {self.path}")
+            time.sleep(0.2)
+        raise LabError(f"timed out after {timeout:.0f}s waiting for /{pattern.pattern}/ in {self.path}")
+
+    def failures(self, since: float) -> list[dict[str, object]]:
+        """Checkpoints the JobManager logged as failed at or after `since` (epoch seconds), first reason each."""
+        seen: dict[tuple[str, int], dict[str, object]] = {}
+        for line in self.path.read_text("utf-8", "replace").splitlines():
+            t = flink_time(line)
+            if t is None or t < since:
+                continue
+            for pattern, reason in FAILED:
+                m = pattern.search(line)
+                if m:
+                    key = (m.group(2), int(m.group(1)))
+                    seen.setdefault(key, {"job_id": key[0], "checkpoint_id": key[1], "reason": reason,
+                                          "at": iso(t)})
+        return sorted(seen.values(), key=lambda f: (str(f["at"]), str(f["checkpoint_id"]).zfill(9)))
+
+
+class Fault:
+    """Starts and ends one scenario's fault on a running cluster."""
+
+    def __init__(self, scenario: Scenario, cluster: Cluster, trigger: Path) -> None:
+        self.s = scenario
+        self.cluster = cluster
+        self.trigger = trigger
+
+    def target_proc(self):  # noqa: ANN201 - a cluster.Proc
+        return next(p for p in self.cluster.procs if p.host == self.s.target)
+
+    def start(self) -> None:
+        kind = self.s.kind
+        if kind == "sigstop":
+            os.kill(self.target_proc().pid, signal.SIGSTOP)
+        elif kind == "dataset-lock":
+            self._switch("lock", "0")
+        elif kind in ("slow-disk", "slow-pipeline"):
+            self._switch(kind, str(DELAY_MS[kind]))
+        elif kind == "user-exception":
+            self.trigger.write_text("throw\n")
+        elif kind == "block-files-removed":
+            self._remove_block_files()
+
+    def hold(self, jobs: JobLog) -> None:
+        """How long the fault lasts: 30 s, or until the user exception was declined, or the scan that found it."""
+        if self.s.kind == "user-exception":
+            jobs.wait(re.compile(r"Decline checkpoint \d+ by task|Failed to trigger or complete checkpoint"), 60)
+        elif self.s.kind == "block-files-removed":
+            proc = self.target_proc()
+            wait_for(proc.log, re.compile(r"missing block files: [1-9]|[1-9]\d* differences"), 90, proc,
+                     proc.log.stat().st_size)
+        else:
+            time.sleep(FAULT_SECONDS)
+
+    def end(self) -> None:
+        kind = self.s.kind
+        if kind == "sigstop":
+            os.kill(self.target_proc().pid, signal.SIGCONT)
+        elif kind == "dataset-lock":
+            self._unswitch("lock")
+        elif kind in ("slow-disk", "slow-pipeline"):
+            self._unswitch(kind)
+        elif kind == "user-exception":
+            self.trigger.unlink(missing_ok=True)
+
+    def _switch(self, name: str, content: str) -> None:
+        d = self.cluster.control[self.s.target]  # type: ignore[index]
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".{name}"
+        tmp.write_text(content)
+        tmp.rename(d / name)
+
+    def _unswitch(self, name: str) -> None:
+        (self.cluster.control[self.s.target] / name).unlink(missing_ok=True)  # type: ignore[index]
+
+    def _remove_block_files(self) -> None:
+        """Delete finalized block data files (not their .meta) on the target DataNode, as a disk mishap would."""
+        data = self.cluster.run_dir / "data" / str(self.s.target) / "data"
+        blocks = sorted(p for p in data.rglob("blk_*") if p.parent.name.startswith("subdir")
+                        and not p.name.endswith(".meta"))
+        if not blocks:
+            raise LabError(f"no finalized block files under {data} to remove")
+        for p in blocks[: max(1, len(blocks) // 2)]:
+            p.unlink()
+
+
+def truth(scenario: Scenario, hadoop: str, flink: str, cluster: Cluster, start: float, end: float,
+          failed: list[dict[str, object]], attempts: list[dict[str, str]]) -> dict[str, object]:
+    target = next((p for p in cluster.procs if p.host == scenario.target), None)
+    code = scenario.expected(hadoop)
+    hosts = [scenario.target] if scenario.target else []
+    return {
+        "scenario": scenario.name, "hadoop": hadoop, "flink": flink,
+        "fault": {"kind": scenario.kind, "host": scenario.target, "addr": target.addr if target else None,
+                  "start": iso(start), "end": iso(end)},
+        "attempts": attempts,
+        "failed_checkpoints": failed,
+        "expected": [] if code is None else [
+            {"job_id": f["job_id"], "checkpoint_id": f["checkpoint_id"], "code": code, "hosts": hosts}
+            for f in failed],
+    }

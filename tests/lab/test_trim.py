@@ -1,0 +1,40 @@
+"""Trimming a captured log keeps whole records and never edits a line (the lab's test data stays real)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "deploy" / "lab"))
+
+import trim  # noqa: E402
+
+
+def _log(n: int, start: datetime) -> bytes:
+    out = []
+    for i in range(n):
+        t = datetime.fromtimestamp(start.timestamp() + i, UTC).strftime("%Y-%m-%d %H:%M:%S,000")
+        out.append(f"{t} INFO org.example.Thing: record {i} {'x' * 200}\n")
+        if i % 10 == 0:
+            out.append(f"java.io.IOException: failure {i}\n\tat org.example.Thing.run(Thing.java:{i})\n")
+    return "".join(out).encode()
+
+
+def test_a_small_log_is_kept_whole() -> None:
+    data = _log(10, datetime(2026, 1, 1, tzinfo=UTC))
+    assert trim.trimmed(data, since=0) == data
+
+
+def test_a_large_log_keeps_its_head_and_the_window_as_whole_unedited_records() -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    data = _log(2000, start)
+    assert len(data) > trim.LIMIT
+    since = start.timestamp() + 1500
+    out = trim.trimmed(data, since)
+    lines, kept = data.splitlines(keepends=True), out.splitlines(keepends=True)
+    assert set(kept) <= set(lines) and kept == sorted(kept, key=lines.index)  # a subsequence of the original lines
+    assert b"record 0 " in out and b"record 59 " in out and b"record 60 " not in out
+    assert b"record 1499 " not in out and b"record 1500 " in out and b"record 1999 " in out
+    assert b"failure 1500\n\tat org.example.Thing.run(Thing.java:1500)\n" in out  # the stack stays with its record
+    assert b"failure 1490" not in out
