@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from correlator.core.prefilter import TRIGGERS, ReScanner, Scanner, grep_pattern
+from correlator.core.prefilter import PHRASES, ReScanner, Scanner, grep_pattern
 
 _JOB = "1a3bc71ac57f33961637adf340e9c28f"
 _CP = "org.apache.flink.runtime.checkpoint.CheckpointCoordinator    [] - "
@@ -130,7 +130,7 @@ def measure_ours(path: str, size: int, lines: int, scanner: Scanner | None = Non
 
 def measure_naive(path: str, limit_bytes: int) -> Rate:
     """Every trigger phrase as its own ``re`` pattern, tried on every line (on a prefix: the loop is slow)."""
-    patterns = [re.compile(re.escape(p)) for p in TRIGGERS]
+    patterns = [re.compile(re.escape(p)) for p in PHRASES]
     size = lines = found = 0
     start = time.perf_counter()
     with open(path, encoding="utf-8", errors="replace") as handle:
@@ -168,7 +168,7 @@ def measure_scanners(path: str, limit_bytes: int) -> list[Rate]:
     lines = data.count(b"\n")
     from correlator.adapters.scanners import available_scanners
 
-    return [_timed(f"prefilter scan only: {s.name}", len(data), lines, lambda s=s: len(s.offsets(data)))
+    return [_timed(f"prefilter scan only: {s.name}", len(data), lines, lambda s=s: len(s.hits(data)))
             for s in [ReScanner(), *available_scanners()]]
 
 

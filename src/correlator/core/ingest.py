@@ -7,7 +7,7 @@ Nothing escapes :meth:`Ingest.feed` as an exception: bad input becomes a :class:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -15,10 +15,11 @@ from correlator.core.envelopes import Decoded, EnvelopeError, decode
 from correlator.core.events import Event
 from correlator.core.multiline import RECORD_START_BYTES, Closed, Stitcher, is_record_start
 from correlator.core.parse import Rejected, SourceState, parse_record
-from correlator.core.prefilter import ReScanner, Scanner
+from correlator.core.prefilter import TRIGGER, WRITE, WRITE_FROM, ReScanner, Scanner
 from correlator.core.records import ParseError, parse_error, safe_excerpt
 from correlator.core.sources import facts_from_path
 from correlator.core.timestamps import LocalClock
+from correlator.core.writes import Line, WriteTracker
 
 Output = Event | ParseError
 
@@ -42,6 +43,8 @@ class IngestConfig:
     max_line_bytes: int = 1_048_576
     min_gc_pause_ms: int = 0
     max_record_lines: int = 2000
+    slow_write_ms: int = 1000
+    """A block write that ends within this of its start is routine: counted, not emitted."""
 
 
 @dataclass(slots=True)
@@ -64,6 +67,7 @@ class Ingest:
         self._stitcher = Stitcher(max_lines=config.max_record_lines)
         self._sources: dict[str, SourceState] = {}
         self._stats = _Stats()
+        self.writes = WriteTracker(self.clock, config.slow_write_ms)
 
     # --- public API ------------------------------------------------------------------------------------------
 
@@ -113,12 +117,18 @@ class Ingest:
         out: list[Output] = []
         for closed in self._stitcher.close_idle(now_ms, self.config.idle_flush_ms):
             self._safe_record(closed, out)
+        lines: list[Line] = []
+        self.writes.flush_idle(now_ms, self.config.idle_flush_ms, lines)
+        self._parse_lines(lines, out)
         return out
 
     def flush_all(self) -> list[Output]:
         out: list[Output] = []
         for closed in self._stitcher.close_all():
             self._safe_record(closed, out)
+        lines: list[Line] = []
+        self.writes.flush_all(lines)
+        self._parse_lines(lines, out)
         return out
 
     @property
@@ -129,6 +139,7 @@ class Ingest:
             "records": s.records,
             "noise": s.noise,
             "invalid_utf8": s.invalid_utf8,
+            "routine_writes": self.writes.routine,
             "events": dict(s.events),
             "errors": dict(s.errors),
         }
@@ -139,6 +150,7 @@ class Ingest:
             "open": self._stitcher.snapshot(),
             "sources": {k: asdict(v) for k, v in self._sources.items()},
             "stats": self.stats,
+            "writes": self.writes.snapshot(),
         }
 
     @classmethod
@@ -146,6 +158,7 @@ class Ingest:
         ingest = cls(config, scanner)
         ingest._stitcher = Stitcher.restore(dict(data.get("open", {})), config.max_record_lines)
         ingest._sources = {k: SourceState(**v) for k, v in dict(data.get("sources", {})).items()}
+        ingest.writes.restore(data.get("writes", {}))
         stats = data.get("stats", {})
         ingest._stats = _Stats(
             lines=int(stats.get("lines", 0)),
@@ -194,17 +207,43 @@ class Ingest:
         if len(line) > self.config.max_line_bytes:
             out.append(self._error("line_too_long", f"line of {len(line)} characters", ref, line))
             return
+        kind = self.scanner.classify(line)
+        start = is_record_start(line)
+        if kind == WRITE and start:
+            self._write_line(key, origin, line, ref, now_ms, out)
+            return
         closed = self._stitcher.add(
-            key,
-            line,
-            ref=ref,
-            origin=origin,
-            start=is_record_start(line),
-            candidate=self.scanner.matches(line),
-            now_ms=now_ms,
+            key, line, ref=ref, origin=origin, start=start, candidate=kind == TRIGGER, now_ms=now_ms
         )
         if closed is not None:
             self._safe_record(closed, out)
+
+    def _write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+                    out: list[Output]) -> None:
+        """A block-write line: it ends the source's open record, then the tracker decides whether it matters."""
+        pending = self._stitcher.open.get(key)
+        if pending is not None and pending.candidate:
+            closed = self._stitcher.close(key)
+            if closed is not None:
+                self._safe_record(closed, out)
+        self._stats.records += 1
+        lines: list[Line] = []
+        self.writes.line(key, origin, line, ref, now_ms, lines)
+        if not lines:
+            self._stats.noise += 1
+        self._parse_lines(lines, out)
+
+    def _parse_lines(self, lines: list[Line], out: list[Output]) -> None:
+        for item in lines:
+            self._safe_record(Closed((item.text,), item.ref, item.origin, True), out)
+
+    def observe_clock(self, key: str, ts_ms: int | None, out: list[Output]) -> None:
+        """A source's log reached ``ts_ms`` (its last line): writes open too long by then become events."""
+        if ts_ms is None:
+            return
+        lines: list[Line] = []
+        self.writes.observe_key(key, ts_ms, lines)
+        self._parse_lines(lines, out)
 
     def _origin(self, decoded: Decoded, hint: SourceHint) -> dict[str, Any]:
         file = decoded.file or hint.file
@@ -238,6 +277,8 @@ class Ingest:
             out.append(self._error(exc.reason, exc.detail, closed.ref, closed.lines[0]))
             return
         self._collect(events, out)
+        if state.last_ts_ms is not None and self.writes.clock_ms(_key(closed.origin)) is not None:
+            self.observe_clock(_key(closed.origin), state.last_ts_ms, out)
 
     def _collect(self, events: list[Event], out: list[Output]) -> None:
         for event in events:
@@ -250,14 +291,24 @@ class Ingest:
 
 
 class _BlockReader:
-    """Walks one block: skip noise between hits, feed each hit's whole record (and the line that closes it)."""
+    """Walks one block: skip noise between hits, feed each hit's whole record (and the line that closes it).
 
-    def __init__(self, ingest: Ingest, block: bytes, file_ref: str, first_line: int, hint: SourceHint, out: list[Output]):
+    Block-write lines go to the write tracker one by one (most are counted there); after the block, the source's
+    clock is the time of its last line. Refs are ``file_ref:line``, or ``file_ref@offset`` when each line of the block
+    is one Kafka record and ``offsets`` lists their offsets.
+    """
+
+    def __init__(self, ingest: Ingest, block: bytes, file_ref: str, first_line: int, hint: SourceHint,
+                 out: list[Output], *, offsets: Sequence[int] | None = None, origin: dict[str, Any] | None = None,
+                 now_ms: int | None = None):
         self.ingest = ingest
         self.block = block
         self.file_ref = file_ref
+        self.first_line = first_line
         self.line_no = first_line
-        self.origin = ingest._origin(Decoded(text=""), hint)
+        self.offsets = offsets
+        self.now_ms = now_ms
+        self.origin = origin if origin is not None else ingest._origin(Decoded(text=""), hint)
         self.key = _key(self.origin)
         self.out = out
         self.pos = 0
@@ -267,8 +318,11 @@ class _BlockReader:
         if self.key in self.ingest._stitcher.open:
             while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
                 self._feed_to(self._line_end(self.pos))
-        for hit in self.ingest.scanner.offsets(block):
+        for hit, index in self.ingest.scanner.hits(block):
             if hit < self.pos:
+                continue
+            if index >= WRITE_FROM:
+                self._write_at(hit)
                 continue
             self._skip_to(self._record_start(hit))
             self._feed_to(self._line_end(hit))
@@ -280,6 +334,35 @@ class _BlockReader:
         if self.pos < n:
             self._skip_to(self._record_start(n - 1))
             self._feed_to(n)
+        self._observe_clock()
+
+    def _ref(self, line_no: int) -> str:
+        if self.offsets is None:
+            return f"{self.file_ref}:{line_no}"
+        return f"{self.file_ref}@{self.offsets[line_no - self.first_line]}"
+
+    def _write_at(self, hit: int) -> None:
+        """A block-write line (if the hit starts a record): straight to the tracker, never stitched."""
+        start = self.block.rfind(b"\n", 0, hit) + 1
+        if start < self.pos or RECORD_START_BYTES.match(self.block, start) is None:
+            return
+        self._skip_to(start)
+        end = self._line_end(hit)
+        line = self.block[start:end].rstrip(b"\n").decode("utf-8", errors="replace").removesuffix("\r")
+        self.ingest._stats.lines += 1
+        self.ingest._write_line(self.key, self.origin, line, self._ref(self.line_no), self.now_ms, self.out)
+        self.line_no += 1
+        self.pos = end
+
+    def _observe_clock(self) -> None:
+        """The block's last line dates the source's progress (cheaply: one stamp per block)."""
+        writes = self.ingest.writes
+        if writes.clock_ms(self.key) is None:
+            return
+        end = len(self.block) - 1
+        start = self.block.rfind(b"\n", 0, end) + 1
+        head = self.block[start:start + 32].decode("ascii", errors="replace")
+        self.ingest.observe_clock(self.key, writes.stamp_ms(head), self.out)
 
     def _open_is_candidate(self) -> bool:
         """Whether the record just opened needs its continuation lines too (it holds a hit of its own)."""
@@ -310,7 +393,7 @@ class _BlockReader:
             chunk = chunk[:-1]
         for raw in chunk.split(b"\n"):
             line = raw.decode("utf-8", errors="replace").removesuffix("\r")
-            self.ingest._line(self.key, self.origin, line, f"{self.file_ref}:{self.line_no}", None, self.out)
+            self.ingest._line(self.key, self.origin, line, self._ref(self.line_no), self.now_ms, self.out)
             self.line_no += 1
         self.pos = end
 
