@@ -85,3 +85,30 @@ class TestWriteTracker:
         out = restored.feed_block((finished("09:00:09,000", 7) + "\n").encode(), file_ref="f", first_line=5, hint=HINT)
         assert [w.phase for w in out if isinstance(w, BlockWrite)] == ["receiving", "finished"]
         assert restored.stats["routine_writes"] == 0
+
+
+class TestFeedRecords:
+    def test_a_batch_of_records_gives_what_record_by_record_gives(self) -> None:
+        """One scan over a batch's joined values yields the events (and refs) of feeding each record alone."""
+        lines = FIRST + [receiving("09:00:01,000", 7), finished("09:00:38,500", 7),
+                         "2020-01-02 09:00:39,000 WARN org.apache.hadoop.util.JvmPauseMonitor: Detected pause in JVM "
+                         "or host machine (eg GC): pause of approximately 1520ms", "GC pool 'ParNew' had collection(s)"]
+        values = [line.encode() for line in lines]
+        offsets = list(range(100, 100 + len(values)))
+        headers = {"cluster": b"c", "host": b"dn1", "role": b"datanode"}
+        one = Ingest(IngestConfig())
+        by_record = [o for v, off in zip(values, offsets)
+                     for o in one.feed(v, ref=f"logs.hdfs/0@{off}", headers=headers, key=b"dn1/dn.log")]
+        by_record += one.flush_all()
+        batch = Ingest(IngestConfig())
+        got = batch.feed_records(values, offsets, stream_ref="logs.hdfs/0", key=b"dn1/dn.log", headers=headers)
+        got += batch.flush_all()
+        assert got == by_record
+        assert [e.type for e in got] == ["block_write", "block_write", "block_write", "block_write", "jvm_pause"]
+        assert got[2].ref == "logs.hdfs/0@103"
+
+    def test_envelopes_and_binary_go_record_by_record(self) -> None:
+        """A batch holding a JSON envelope or a binary value is decoded per record: errors keep their reasons."""
+        batch = Ingest(IngestConfig())
+        got = batch.feed_records([b'{"message": 5}', bytes(range(256))], [1, 2], stream_ref="logs.hdfs/0")
+        assert sorted(e.reason for e in got) == ["bad_envelope", "binary"]

@@ -192,8 +192,9 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, d
                               capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"simulate recurring failed: {done.stderr.strip()[-300:]}")
-        contenders = {name: _settings(settings, name, suffix, suffix) for name in ("bare", "naive", "worker")}
-        for name in ("naive", "worker"):  # the bare agent only reads the shared raw topics
+        contenders = {name: _settings(settings, name, suffix, suffix)
+                      for name in ("bare", "naive", "worker", "workers2")}
+        for name in ("naive", "worker", "workers2"):  # the bare agent only reads the shared raw topics
             _create_topics(contenders[name], topics_dir)
         files = discover([str(logs)])
         size = sum(os.path.getsize(f.path) for f in files)
@@ -216,6 +217,8 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, d
         run = _run_worker(contenders["worker"], shipped, workdir, live)
         echo(f"  correlator worker, end to end       : {run.rate:>10,.0f} records/s  {run.cpu_us:6.2f} CPU us/record"
              f"  {run.rate * size / shipped / 1e6:6.1f} MB/s  peak RSS {run.peak_rss_kib / 1024:.0f} MB")
+        two = _scale_out_rate(contenders["workers2"], shipped, workdir, 2)
+        echo(f"  two workers, one group              : {two:>10,.0f} records/s  ({two / run.rate:.2f} x one worker)")
         echo(f"  events per raw record = {run.events / shipped:.4f}   (goal <= 0.02)")
         echo(f"  worker / tuned bare loop = {run.rate / bare:5.2f}   (goal >= 0.5)")
         echo(f"  worker / naive agent     = {run.rate / naive:5.2f}   (goal >= 5)")
@@ -237,16 +240,50 @@ class WorkerRun:
     latency: str
 
 
-def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Path) -> WorkerRun:
+def _free_port() -> int:
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = _env(settings, CORRELATOR_WEB_PORT=str(port), CORRELATOR_DATA_DIR=str(workdir / "worker-data"),
+        return int(s.getsockname()[1])
+
+
+def _start_worker(settings: Settings, workdir: Path, name: str) -> tuple[subprocess.Popen[bytes], int]:
+    port = _free_port()
+    env = _env(settings, CORRELATOR_WEB_PORT=str(port), CORRELATOR_DATA_DIR=str(workdir / f"{name}-data"),
                CORRELATOR_LOG_LEVEL="WARNING", CORRELATOR_IDLE_TIMEOUT_MS=str(LIVE_IDLE_TIMEOUT_MS))
-    log = (workdir / "worker.log").open("wb")
-    process = subprocess.Popen([*CLI, "worker"], env=env, stdout=log, stderr=log)
+    log = (workdir / f"{name}.log").open("wb")
+    return subprocess.Popen([*CLI, "worker"], env=env, stdout=log, stderr=log), port
+
+
+def _scale_out_rate(settings: Settings, expected: int, workdir: Path, count: int) -> float:
+    """Raw records/s of ``count`` workers in one consumer group, from the first record any of them read."""
+    started = [_start_worker(settings, workdir, f"worker{count}-{i}") for i in range(count)]
+    try:
+        first = 0.0
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline:
+            raw = 0.0
+            for process, port in started:
+                if process.poll() is not None:
+                    raise RuntimeError(f"a worker exited: see {workdir}")
+                try:
+                    raw += _sum(_scrape(port), "correlator_records_in_total", "logs.")
+                except OSError:
+                    continue
+            if raw and not first:
+                first = time.monotonic()
+            if raw >= expected:
+                return expected / (time.monotonic() - first)
+            time.sleep(0.1)
+        raise RuntimeError(f"{count} workers did not read the corpus within 15 minutes")
+    finally:
+        for process, _ in started:
+            _terminate(process, 60)
+
+
+def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Path) -> WorkerRun:
+    process, port = _start_worker(settings, workdir, "worker")
     raw_prefix = "correlator_records_in_total"
     try:
         first = end = cpu0 = cpu1 = forwarded = 0.0

@@ -11,17 +11,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from correlator.core.blocks import BlockReader
 from correlator.core.envelopes import Decoded, EnvelopeError, decode
 from correlator.core.events import Event
-from correlator.core.multiline import RECORD_START_BYTES, Closed, Stitcher, is_record_start
+from correlator.core.multiline import Closed, Stitcher, is_record_start
 from correlator.core.parse import Rejected, SourceState, parse_record
-from correlator.core.prefilter import TRIGGER, WRITE, WRITE_FROM, ReScanner, Scanner
+from correlator.core.prefilter import TRIGGER, WRITE, ReScanner, Scanner
 from correlator.core.records import ParseError, parse_error, safe_excerpt
 from correlator.core.sources import facts_from_path
 from correlator.core.timestamps import LocalClock
 from correlator.core.writes import Line, WriteTracker
 
 Output = Event | ParseError
+_PLAIN = bytes(b for b in range(256) if b >= 32 or b in (9, 10, 13))
+"""Bytes a plain log line may hold; any other byte sends a batch down the record-by-record path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +111,55 @@ class Ingest:
         """
         out: list[Output] = []
         try:
-            _BlockReader(self, block, file_ref, first_line, hint, out).run()
+            origin = self._origin(Decoded(text=""), hint)
+            BlockReader(self, block, file_ref, first_line, origin, _key(origin), out).run()
         except Exception as exc:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{file_ref}:{first_line}", block))
+        return out
+
+    def feed_records(
+        self,
+        values: Sequence[bytes],
+        offsets: Sequence[int],
+        *,
+        stream_ref: str,
+        key: bytes | None = None,
+        headers: Mapping[str, bytes] | None = None,
+        now_ms: int | None = None,
+    ) -> list[Output]:
+        """Records of one source (one key and headers) of one topic-partition, in order, in one scan.
+
+        Plain one-line values are joined and walked like a file block: only records around a hit are decoded and
+        parsed. Envelopes, values holding newlines or control bytes, and oversized values go record by record
+        through :meth:`feed`, which knows their error cases. Refs are ``stream_ref@offset``.
+        """
+        if not values:
+            return []
+        joined = b"\n".join(values) + b"\n"
+        plain = (
+            joined.count(b"\n") == len(values)
+            and joined[:1] != b"{"
+            and b"\n{" not in joined
+            and not joined.translate(None, _PLAIN)
+            and max(map(len, values)) <= self.config.max_line_bytes
+        )
+        if not plain:
+            out = []
+            for value, offset in zip(values, offsets):
+                out += self.feed(value, ref=f"{stream_ref}@{offset}", headers=headers, key=key, now_ms=now_ms)
+            return out
+        out = []
+        try:
+            decoded = decode(values[0], headers)
+            origin = self._origin(decoded, SourceHint())
+            if key and not (origin["host"] and origin["file"]):
+                origin["stream"] = key.decode("utf-8", errors="replace")
+            BlockReader(self, joined, stream_ref, 0, origin, _key(origin), out, offsets=offsets, now_ms=now_ms).run()
+        except EnvelopeError as exc:
+            out.append(self._error(exc.reason, exc.detail, f"{stream_ref}@{offsets[0]}", values[0]))
+        except Exception as exc:
+            out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{stream_ref}@{offsets[0]}",
+                                   values[0]))
         return out
 
     def flush_idle(self, now_ms: int) -> list[Output]:
@@ -288,114 +337,6 @@ class Ingest:
     def _error(self, reason: str, detail: str, ref: str, text: str | bytes) -> ParseError:
         self._stats.errors[reason] += 1
         return parse_error(reason, detail, ref, text)
-
-
-class _BlockReader:
-    """Walks one block: skip noise between hits, feed each hit's whole record (and the line that closes it).
-
-    Block-write lines go to the write tracker one by one (most are counted there); after the block, the source's
-    clock is the time of its last line. Refs are ``file_ref:line``, or ``file_ref@offset`` when each line of the block
-    is one Kafka record and ``offsets`` lists their offsets.
-    """
-
-    def __init__(self, ingest: Ingest, block: bytes, file_ref: str, first_line: int, hint: SourceHint,
-                 out: list[Output], *, offsets: Sequence[int] | None = None, origin: dict[str, Any] | None = None,
-                 now_ms: int | None = None):
-        self.ingest = ingest
-        self.block = block
-        self.file_ref = file_ref
-        self.first_line = first_line
-        self.line_no = first_line
-        self.offsets = offsets
-        self.now_ms = now_ms
-        self.origin = origin if origin is not None else ingest._origin(Decoded(text=""), hint)
-        self.key = _key(self.origin)
-        self.out = out
-        self.pos = 0
-
-    def run(self) -> None:
-        block, n = self.block, len(self.block)
-        if self.key in self.ingest._stitcher.open:
-            while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
-                self._feed_to(self._line_end(self.pos))
-        for hit, index in self.ingest.scanner.hits(block):
-            if hit < self.pos:
-                continue
-            if index >= WRITE_FROM:
-                self._write_at(hit)
-                continue
-            self._skip_to(self._record_start(hit))
-            self._feed_to(self._line_end(hit))
-            while self.pos < n:
-                starts = RECORD_START_BYTES.match(block, self.pos) is not None
-                self._feed_to(self._line_end(self.pos))
-                if starts and not self._open_is_candidate():
-                    break
-        if self.pos < n:
-            self._skip_to(self._record_start(n - 1))
-            self._feed_to(n)
-        self._observe_clock()
-
-    def _ref(self, line_no: int) -> str:
-        if self.offsets is None:
-            return f"{self.file_ref}:{line_no}"
-        return f"{self.file_ref}@{self.offsets[line_no - self.first_line]}"
-
-    def _write_at(self, hit: int) -> None:
-        """A block-write line (if the hit starts a record): straight to the tracker, never stitched."""
-        start = self.block.rfind(b"\n", 0, hit) + 1
-        if start < self.pos or RECORD_START_BYTES.match(self.block, start) is None:
-            return
-        self._skip_to(start)
-        end = self._line_end(hit)
-        line = self.block[start:end].rstrip(b"\n").decode("utf-8", errors="replace").removesuffix("\r")
-        self.ingest._stats.lines += 1
-        self.ingest._write_line(self.key, self.origin, line, self._ref(self.line_no), self.now_ms, self.out)
-        self.line_no += 1
-        self.pos = end
-
-    def _observe_clock(self) -> None:
-        """The block's last line dates the source's progress (cheaply: one stamp per block)."""
-        writes = self.ingest.writes
-        if writes.clock_ms(self.key) is None:
-            return
-        end = len(self.block) - 1
-        start = self.block.rfind(b"\n", 0, end) + 1
-        head = self.block[start:start + 32].decode("ascii", errors="replace")
-        self.ingest.observe_clock(self.key, writes.stamp_ms(head), self.out)
-
-    def _open_is_candidate(self) -> bool:
-        """Whether the record just opened needs its continuation lines too (it holds a hit of its own)."""
-        pending = self.ingest._stitcher.open.get(self.key)
-        return pending is not None and pending.candidate
-
-    def _line_end(self, at: int) -> int:
-        end = self.block.find(b"\n", at)
-        return len(self.block) if end < 0 else end + 1
-
-    def _record_start(self, at: int) -> int:
-        """Start of the record holding offset ``at``: back over continuation lines, never before ``pos``."""
-        start = self.block.rfind(b"\n", 0, at) + 1
-        while start > self.pos and RECORD_START_BYTES.match(self.block, start) is None:
-            start = self.block.rfind(b"\n", 0, start - 1) + 1
-        return max(start, self.pos)
-
-    def _skip_to(self, end: int) -> None:
-        skipped = self.block.count(b"\n", self.pos, end)
-        self.line_no += skipped
-        self.ingest._stats.lines += skipped
-        self.ingest._stats.noise += skipped
-        self.pos = end
-
-    def _feed_to(self, end: int) -> None:
-        chunk = self.block[self.pos:end]
-        if chunk.endswith(b"\n"):
-            chunk = chunk[:-1]
-        for raw in chunk.split(b"\n"):
-            line = raw.decode("utf-8", errors="replace").removesuffix("\r")
-            self.ingest._line(self.key, self.origin, line, self._ref(self.line_no), self.now_ms, self.out)
-            self.line_no += 1
-        self.pos = end
 
 
 def _key(origin: Mapping[str, Any]) -> str:

@@ -1,11 +1,12 @@
-"""The Faust application: two short agents and a timer around the core.
+"""The Faust application: the raw-ingest loop beside it, one short agent and a timer around the core.
 
-ingest     raw topics ──> envelope, multi-line, parse (core ``Ingest``) ──> ``correlator.events`` keyed by cluster
-                                                                       └──> ``correlator.deadletter`` with the reason
-correlate  ``correlator.events`` ──> the cluster's ``Engine`` ──> ``correlator.verdicts`` keyed by cluster + job
-timer      processing time ──> idle multi-line records flushed, idle sources advanced
+ingest     raw topics ──> confluent-kafka batches, one scan each (core ``Ingest``) ──> ``correlator.events`` keyed by
+           cluster, ``correlator.deadletter`` with the reason; one transaction with the raw offsets
+           (``correlator.stream.raw_ingest``: the firehose never goes through a Faust agent record by record)
+correlate  ``correlator.events`` (committed records only) ──> the cluster's ``Engine`` ──> ``correlator.verdicts``
+timer      processing time ──> idle sources advanced
 
-State lives in changelog-backed tables (one snapshot per partition or cluster, written once per batch, to the
+The engine state lives in a changelog-backed table (one snapshot per cluster, written once per batch, to the
 partition its input came from) so a crash or a rebalance resumes where the last batch ended.
 """
 
@@ -30,17 +31,16 @@ from correlator.core.records import ParseError, parse_error
 from correlator.core.verdict import Verdict
 from correlator.stream import wire
 from correlator.stream.metrics import WorkerMetrics
-from correlator.stream.transport import bytes_topic, faust_app, raw_logs_topic
-from correlator.stream.state import ClusterState, RawPartitionState
+from correlator.stream.raw_ingest import RawIngest
+from correlator.stream.transport import bytes_topic, faust_app, read_committed
+from correlator.stream.state import ClusterState
 
 
 @dataclass(frozen=True, slots=True)
 class WorkerOptions:
     """Batching: each batch costs one state snapshot, which dominates at small sizes (measured by bench stream)."""
 
-    ingest_batch: int = 2000
     correlate_batch: int = 10_000
-    batch_within_s: float = 0.5
     correlate_within_s: float = 1.0
     tick_s: float = 1.0
     ready_max_lag: int = 10_000
@@ -92,23 +92,17 @@ def create_app(
         producer_max_request_size=SNAPSHOT_LIMIT,
         topic_replication_factor=settings.state_replication,
     )
-    raw_topic = raw_logs_topic(app, settings)
+    read_committed()
     events_topic = bytes_topic(app, settings.topic_events)
     verdicts_topic = bytes_topic(app, settings.topic_verdicts)
     deadletter_topic = bytes_topic(app, settings.topic_deadletter)
-    ingest_tables = {
-        name: app.Table(f"ingest-{name}", partitions=counts[name], key_type=bytes, value_type=bytes,
-                        extra_topic_configs=CHANGELOG_CONFIGS)
-        for name in raw_names
-    }
     engine_table = app.Table(
         "engine", partitions=counts[settings.topic_events], key_type=bytes, value_type=bytes,
         extra_topic_configs=CHANGELOG_CONFIGS,
     )
 
-    raw_states: dict[tuple[str, int], RawPartitionState] = {}
     cluster_states: dict[str, tuple[int, ClusterState]] = {}
-    ingest_lock = asyncio.Lock()
+    raw_ingest = RawIngest(settings, ingest_config, scanner, metrics, now_ms, tick_s=options.tick_s)
     correlate_lock = asyncio.Lock()
     lags: dict[tuple[str, int], int] = {}
 
@@ -117,14 +111,6 @@ def create_app(
         table.send_changelog(partition, key, blob)
         table.data[key] = blob
         metrics.state_bytes.labels(table.name, key.decode(errors="replace")).set(len(blob))
-
-    def raw_state(topic: str, partition: int) -> RawPartitionState:
-        state = raw_states.get((topic, partition))
-        if state is None:
-            key = f"{topic}/{partition}".encode()
-            state = RawPartitionState.load(topic, partition, ingest_config, ingest_tables[topic].get(key), scanner)
-            raw_states[(topic, partition)] = state
-        return state
 
     def cluster_state(cluster: str, partition: int) -> ClusterState:
         cached = cluster_states.get(cluster)
@@ -168,7 +154,7 @@ def create_app(
         for topic, n in Counter(event.message.topic for event in batch).items():
             metrics.records_in.labels(topic).inc(n)
 
-    def observe_lag(batch: list[Any]) -> None:
+    async def observe_lag(batch: list[Any]) -> None:
         last = {event.message.tp: event.message.offset for event in batch}
         assigned = app.consumer.assignment()
         for tp, offset in last.items():
@@ -178,32 +164,22 @@ def create_app(
             if highwater is None:
                 continue
             lag = max(0, highwater - offset - 1)
+            if lag and (await app.consumer.position(tp) or 0) >= highwater:
+                lag = 0  # what lies beyond is transaction markers (or fetched records, whose batch comes next)
             lags[(tp.topic, tp.partition)] = lag
             metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(lag)
 
     def caught_up() -> bool:
         """Idleness means 'nothing more is coming'; while this worker still has a backlog, nothing is idle."""
-        return all(lag == 0 for lag in lags.values())
+        return all(lag == 0 for lag in lags.values()) and raw_ingest.caught_up()
 
-    @app.agent(raw_topic)
-    async def ingest(stream: faust.StreamT[bytes]) -> None:
-        async for batch in stream.take_events(options.ingest_batch, within=options.batch_within_s):
-            async with ingest_lock:
-                touched: set[tuple[str, int]] = set()
-                count_by_topic(batch)
-                for event in batch:
-                    msg = event.message
-                    state = raw_state(msg.topic, msg.partition)
-                    headers = {k: v for k, v in (msg.headers or [])}
-                    produced = state.feed(msg.offset, msg.key, msg.value or b"", headers, now_ms())
-                    if produced is None:
-                        continue
-                    touched.add((msg.topic, msg.partition))
-                    forward(produced, msg)
-                observe_lag(batch)
-                await app.producer.flush()  # outputs are durable before the snapshot that says they were sent
-                for topic, partition in touched:
-                    persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), raw_state(topic, partition).dump())
+    @app.task
+    async def start_raw_ingest() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, raw_ingest.start)
+
+    @app.on_before_shutdown.connect
+    async def stop_raw_ingest(*_: Any, **__: Any) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, raw_ingest.stop)
 
     @app.agent(events_topic)
     async def correlate(stream: faust.StreamT[bytes]) -> None:
@@ -228,7 +204,7 @@ def create_app(
                     if state.duplicates != before:
                         metrics.duplicates.inc()
                     touched.add(cluster)
-                observe_lag(batch)
+                await observe_lag(batch)
                 publish(decided)
                 await app.producer.flush()
                 for cluster in touched:
@@ -241,13 +217,6 @@ def create_app(
         if not caught_up():
             return
         now = now_ms()
-        async with ingest_lock:
-            for (topic, partition), state in list(raw_states.items()):
-                produced = state.flush_idle(now)
-                if produced:
-                    forward(produced, None)
-                    await app.producer.flush()
-                    persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), state.dump())
         async with correlate_lock:
             for cluster, (partition, state) in list(cluster_states.items()):
                 verdicts = state.engine.advance(now)
@@ -258,7 +227,6 @@ def create_app(
 
     async def forget_partitions(*_: Any, **__: Any) -> None:
         """After a rebalance the tables, not the caches, are the truth: reload lazily from them."""
-        raw_states.clear()
         cluster_states.clear()
         lags.clear()
 
@@ -269,8 +237,11 @@ def create_app(
     async def healthz(web: Any, request: Any) -> Any:
         assigned = len(app.consumer.assignment()) if app.consumer else 0
         max_lag = max(lags.values(), default=0)
-        ready = assigned > 0 and not app.rebalancing and max_lag <= options.ready_max_lag
-        body = {"ready": ready, "assigned_partitions": assigned, "max_lag": max_lag, "rebalancing": app.rebalancing}
+        max_lag = max(max_lag, max(raw_ingest.lags.values(), default=0))
+        ready = assigned > 0 and not app.rebalancing and max_lag <= options.ready_max_lag and raw_ingest.healthy
+        body = {"ready": ready, "assigned_partitions": assigned, "max_lag": max_lag, "rebalancing": app.rebalancing,
+                "raw_ingest": {"running": raw_ingest.healthy, "restarts": raw_ingest.failures,
+                               "last_error": raw_ingest.last_error}}
         return web.json(body, status=200 if ready else 503)
 
     @app.page("/metrics")
@@ -278,4 +249,5 @@ def create_app(
         return web.bytes(generate_latest(metrics.registry), content_type=CONTENT_TYPE_LATEST.split(";", 2)[0] + "; version=0.0.4")
 
     app.correlator_metrics = metrics  # type: ignore[attr-defined]
+    app.correlator_raw_ingest = raw_ingest  # type: ignore[attr-defined]
     return app

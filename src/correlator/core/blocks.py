@@ -1,0 +1,120 @@
+"""The block path of :class:`correlator.core.ingest.Ingest`: one scan over many lines, only hits looked at.
+
+A block is complete lines of one source: a slice of a plain log file, or the values of consecutive Kafka records of
+one source joined by newlines. Noise lines between hits are counted, never decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from correlator.core.multiline import RECORD_START_BYTES
+from correlator.core.prefilter import WRITE_FROM
+
+
+class BlockReader:
+    """Walks one block: skip noise between hits, feed each hit's whole record (and the line that closes it).
+
+    Block-write lines go to the write tracker one by one (most are counted there); after the block, the source's
+    clock is the time of its last line. Refs are ``file_ref:line``, or ``file_ref@offset`` when each line of the block
+    is one Kafka record and ``offsets`` lists their offsets.
+    """
+
+    def __init__(self, ingest: Any, block: bytes, file_ref: str, first_line: int, origin: dict[str, Any], key: str,
+                 out: list[Any], *, offsets: Sequence[int] | None = None, now_ms: int | None = None):
+        self.ingest = ingest
+        self.block = block
+        self.file_ref = file_ref
+        self.first_line = first_line
+        self.line_no = first_line
+        self.offsets = offsets
+        self.now_ms = now_ms
+        self.origin = origin
+        self.key = key
+        self.out = out
+        self.pos = 0
+
+    def run(self) -> None:
+        block, n = self.block, len(self.block)
+        if self.key in self.ingest._stitcher.open:
+            while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
+                self._feed_to(self._line_end(self.pos))
+        for hit, index in self.ingest.scanner.hits(block):
+            if hit < self.pos:
+                continue
+            if index >= WRITE_FROM:
+                self._write_at(hit)
+                continue
+            self._skip_to(self._record_start(hit))
+            self._feed_to(self._line_end(hit))
+            while self.pos < n:
+                starts = RECORD_START_BYTES.match(block, self.pos) is not None
+                self._feed_to(self._line_end(self.pos))
+                if starts and not self._open_is_candidate():
+                    break
+        if self.pos < n:
+            self._skip_to(self._record_start(n - 1))
+            self._feed_to(n)
+        self._observe_clock()
+
+    def _ref(self, line_no: int) -> str:
+        if self.offsets is None:
+            return f"{self.file_ref}:{line_no}"
+        return f"{self.file_ref}@{self.offsets[line_no - self.first_line]}"
+
+    def _write_at(self, hit: int) -> None:
+        """A block-write line (if the hit starts a record): straight to the tracker, never stitched."""
+        start = self.block.rfind(b"\n", 0, hit) + 1
+        if start < self.pos or RECORD_START_BYTES.match(self.block, start) is None:
+            return
+        self._skip_to(start)
+        end = self._line_end(hit)
+        line = self.block[start:end].rstrip(b"\n").decode("utf-8", errors="replace").removesuffix("\r")
+        self.ingest._stats.lines += 1
+        self.ingest._write_line(self.key, self.origin, line, self._ref(self.line_no), self.now_ms, self.out)
+        self.line_no += 1
+        self.pos = end
+
+    def _observe_clock(self) -> None:
+        """The block's last line dates the source's progress (cheaply: one stamp per block)."""
+        writes = self.ingest.writes
+        if writes.clock_ms(self.key) is None:
+            return
+        end = len(self.block) - 1
+        start = self.block.rfind(b"\n", 0, end) + 1
+        head = self.block[start:start + 32].decode("ascii", errors="replace")
+        self.ingest.observe_clock(self.key, writes.stamp_ms(head), self.out)
+
+    def _open_is_candidate(self) -> bool:
+        """Whether the record just opened needs its continuation lines too (it holds a hit of its own)."""
+        pending = self.ingest._stitcher.open.get(self.key)
+        return pending is not None and pending.candidate
+
+    def _line_end(self, at: int) -> int:
+        end = self.block.find(b"\n", at)
+        return len(self.block) if end < 0 else end + 1
+
+    def _record_start(self, at: int) -> int:
+        """Start of the record holding offset ``at``: back over continuation lines, never before ``pos``."""
+        start = self.block.rfind(b"\n", 0, at) + 1
+        while start > self.pos and RECORD_START_BYTES.match(self.block, start) is None:
+            start = self.block.rfind(b"\n", 0, start - 1) + 1
+        return max(start, self.pos)
+
+    def _skip_to(self, end: int) -> None:
+        skipped = self.block.count(b"\n", self.pos, end)
+        self.line_no += skipped
+        self.ingest._stats.lines += skipped
+        self.ingest._stats.noise += skipped
+        self.pos = end
+
+    def _feed_to(self, end: int) -> None:
+        chunk = self.block[self.pos:end]
+        if chunk.endswith(b"\n"):
+            chunk = chunk[:-1]
+        for raw in chunk.split(b"\n"):
+            line = raw.decode("utf-8", errors="replace").removesuffix("\r")
+            self.ingest._line(self.key, self.origin, line, self._ref(self.line_no), self.now_ms, self.out)
+            self.line_no += 1
+        self.pos = end
