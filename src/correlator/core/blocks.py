@@ -11,6 +11,10 @@ from typing import Any
 
 from correlator.core.multiline import RECORD_START_BYTES
 from correlator.core.prefilter import WRITE_FROM
+from correlator.core.writes import Line, block_at, duration_at
+
+OPEN_INDEX = WRITE_FROM
+"""Phrase index of ``Receiving BP-`` (``CLOSE_PHRASE`` follows it)."""
 
 
 class BlockReader:
@@ -34,8 +38,19 @@ class BlockReader:
         self.key = key
         self.out = out
         self.pos = 0
+        self.decided_until = 0
+        self._counted = (0, first_line)
 
     def run(self) -> None:
+        self.ingest.materialise = self._materialise
+        try:
+            self._run()
+        finally:
+            self.ingest.writes.settle(self.key, self._materialise)
+            self.ingest.materialise = None
+        self._observe_clock()
+
+    def _run(self) -> None:
         block, n = self.block, len(self.block)
         if self.key in self.ingest._stitcher.open:
             while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
@@ -44,7 +59,7 @@ class BlockReader:
             if hit < self.pos:
                 continue
             if index >= WRITE_FROM:
-                self._write_at(hit)
+                self._write_fast(hit, index == OPEN_INDEX)
                 continue
             self._skip_to(self._record_start(hit))
             self._feed_to(self._line_end(hit))
@@ -55,13 +70,54 @@ class BlockReader:
                     break
         if self.pos < n:
             self._skip_to(self._record_start(n - 1))
-            self._feed_to(n)
-        self._observe_clock()
+            if self.pos < self.decided_until:  # the last line was a write decided on the fast path
+                self._skip_to(n)
+            else:
+                self._feed_to(n)
 
     def _ref(self, line_no: int) -> str:
         if self.offsets is None:
             return f"{self.file_ref}:{line_no}"
         return f"{self.file_ref}@{self.offsets[line_no - self.first_line]}"
+
+    def _write_fast(self, hit: int, opening: bool) -> None:
+        """A routine write line of a source whose address is known: decided from its bytes, nothing decoded.
+
+        ``pos`` does not move (the next trigger's skip counts the line as noise); lines that must become events are
+        made from their byte offset. Anything unusual takes the line-by-line path of ``_write_at``.
+        """
+        block = self.block
+        start = block.rfind(b"\n", 0, hit) + 1
+        if start < self.pos:
+            return
+        tracker = self.ingest.writes
+        source = tracker.addressed(self.key)
+        pending = self.ingest._stitcher.open.get(self.key)
+        ts = tracker.stamp_at(block, start) if source is not None else None
+        if ts is None or (pending is not None and pending.candidate):
+            self._write_at(hit)
+            return
+        end = block.find(b"\n", hit)
+        end = len(block) if end < 0 else end
+        blk = block_at(block, start, end)
+        if blk is None:
+            self._write_at(hit)
+            return
+        source.touched_ms = self.now_ms
+        self.decided_until = end
+        lines: list[Line] = []
+        tracker.decide(source, ts, blk, opening, 0 if opening else duration_at(block, start, end), (None, None, start),
+                       lines, self._materialise)
+        if lines:
+            self.ingest._parse_lines(lines, self.out)
+
+    def _materialise(self, at: int) -> tuple[str, str]:
+        end = self.block.find(b"\n", at)
+        raw = self.block[at:len(self.block) if end < 0 else end]
+        since, line_no = self._counted if at >= self._counted[0] else (0, self.first_line)
+        line_no += self.block.count(b"\n", since, at)
+        self._counted = (at, line_no)  # asked in ascending order mostly: count only the stretch in between
+        return raw.decode("utf-8", errors="replace").removesuffix("\r"), self._ref(line_no)
 
     def _write_at(self, hit: int) -> None:
         """A block-write line (if the hit starts a record): straight to the tracker, never stitched."""

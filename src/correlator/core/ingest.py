@@ -20,7 +20,7 @@ from correlator.core.prefilter import TRIGGER, WRITE, ReScanner, Scanner
 from correlator.core.records import ParseError, parse_error, safe_excerpt
 from correlator.core.sources import facts_from_path
 from correlator.core.timestamps import LocalClock
-from correlator.core.writes import Line, WriteTracker
+from correlator.core.writes import Line, Materialise, WriteTracker
 
 Output = Event | ParseError
 _PLAIN = bytes(b for b in range(256) if b >= 32 or b in (9, 10, 13))
@@ -71,6 +71,8 @@ class Ingest:
         self._sources: dict[str, SourceState] = {}
         self._stats = _Stats()
         self.writes = WriteTracker(self.clock, config.slow_write_ms)
+        self.materialise: Materialise | None = None
+        """Set by the block being read: makes the lines of its open writes that are decided before it ends."""
 
     # --- public API ------------------------------------------------------------------------------------------
 
@@ -291,7 +293,7 @@ class Ingest:
         if ts_ms is None:
             return
         lines: list[Line] = []
-        self.writes.observe_key(key, ts_ms, lines)
+        self.writes.observe_key(key, ts_ms, lines, self.materialise)
         self._parse_lines(lines, out)
 
     def _origin(self, decoded: Decoded, hint: SourceHint) -> dict[str, Any]:

@@ -15,7 +15,7 @@ whose stamp is not of that shape is simply handed back to be parsed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,13 +34,18 @@ class Line:
     origin: dict[str, Any]
 
 
+Materialise = Callable[[int], tuple[str, str]]
+"""The line at a byte offset of the block being read, with its ref."""
+
+
 @dataclass(slots=True)
 class _Source:
     origin: dict[str, Any]
     addressed: bool = False
     clock_ms: int | None = None
-    open: dict[str, tuple[int, str, str]] = field(default_factory=dict)
-    """block id → (start ms, Receiving line, ref), oldest first; none of them emitted yet."""
+    open: dict[str, tuple[int, str | None, str | None, int]] = field(default_factory=dict)
+    """block id → (start ms, Receiving line, ref, byte offset), oldest first; none emitted yet. Line and ref are
+    ``None`` while the line still sits in the block being read (made only if needed, see ``Materialise``)."""
     stalled: dict[str, int] = field(default_factory=dict)
     """block id → start ms of writes whose ``Receiving`` was emitted because they stayed open too long."""
     touched_ms: int | None = None
@@ -57,6 +62,7 @@ class WriteTracker:
         self.routine = 0
         self._sources: dict[str, _Source] = {}
         self._minutes: dict[str, int] = {}
+        self._byte_minutes: dict[bytes, int] = {}
 
     def line(self, key: str, origin: dict[str, Any], text: str, ref: str, now_ms: int | None, out: list[Line]) -> None:
         """One write line (it holds ``OPEN_PHRASE`` or ``CLOSE_PHRASE``) of source ``key``; ``now_ms`` processing time."""
@@ -75,38 +81,59 @@ class WriteTracker:
             if OPEN_PHRASE in text:
                 source.stalled[block] = ts
             return
-        self.observe(source, ts, out)
-        if OPEN_PHRASE in text:
+        opening = OPEN_PHRASE in text
+        self.decide(source, ts, block, opening, 0 if opening else _duration_ms(text), (text, ref, 0), out, None)
+
+    def addressed(self, key: str) -> _Source | None:
+        """The source, if its address is already known (then its routine writes can take the fast path)."""
+        source = self._sources.get(key)
+        return source if source is not None and source.addressed else None
+
+    def decide(self, source: _Source, ts: int, block: str, opening: bool, duration_ms: int,
+               line: tuple[str | None, str | None, int], out: list[Line], materialise: Materialise | None) -> None:
+        """One write line, already taken apart: ``line`` is (text, ref, byte offset), text and ref possibly ``None``."""
+        self.observe(source, ts, out, materialise)
+        if opening:
             if len(source.open) >= self.max_open:
-                self._emit_oldest(source, out)
-            source.open[block] = (ts, text, ref)
+                self._emit_oldest(source, out, materialise)
+            source.open[block] = (ts, *line)
             return
         opened = source.open.pop(block, None)
         if opened is not None:
-            if ts - opened[0] < self.slow_ms and _duration_ms(text) < self.slow_ms:
+            if ts - opened[0] < self.slow_ms and duration_ms < self.slow_ms:
                 self.routine += 1
                 return
-            out.append(Line(opened[1], opened[2], source.origin))
-        elif block not in source.stalled and _duration_ms(text) < self.slow_ms:
+            out.append(_line(source, opened[1:], materialise))
+        elif block not in source.stalled and duration_ms < self.slow_ms:
             self.routine += 1
             return
         source.stalled.pop(block, None)
-        out.append(Line(text, ref, source.origin))
+        out.append(_line(source, line, materialise))
 
-    def observe(self, source: _Source, ts_ms: int, out: list[Line]) -> None:
+    def observe(self, source: _Source, ts_ms: int, out: list[Line], materialise: Materialise | None = None) -> None:
         """The source's log reached ``ts_ms``: writes open longer than ``slow_ms`` by then are emitted."""
         if source.clock_ms is None or ts_ms > source.clock_ms:
             source.clock_ms = ts_ms
         while source.open:
-            block, (start, text, ref) = next(iter(source.open.items()))
+            start = next(iter(source.open.values()))[0]
             if start + self.slow_ms > source.clock_ms:
                 return
-            self._emit_oldest(source, out)
+            self._emit_oldest(source, out, materialise)
 
-    def observe_key(self, key: str, ts_ms: int, out: list[Line]) -> None:
+    def settle(self, key: str, materialise: Materialise) -> None:
+        """The block being read ends: open writes whose line is still in it get their text and ref now."""
+        source = self._sources.get(key)
+        if source is None:
+            return
+        for block, (ts, text, ref, at) in list(source.open.items()):
+            if text is None:
+                text, ref = materialise(at)
+                source.open[block] = (ts, text, ref, at)
+
+    def observe_key(self, key: str, ts_ms: int, out: list[Line], materialise: Materialise | None = None) -> None:
         source = self._sources.get(key)
         if source is not None:
-            self.observe(source, ts_ms, out)
+            self.observe(source, ts_ms, out, materialise)
 
     def clock_ms(self, key: str) -> int | None:
         """The latest time a write line of this source carried (its log's progress)."""
@@ -144,20 +171,40 @@ class WriteTracker:
             return None
         return base + int(seconds) * 1000 + int(millis)
 
-    def _emit_oldest(self, source: _Source, out: list[Line]) -> None:
-        block, (start, text, ref) = next(iter(source.open.items()))
+    def stamp_at(self, data: bytes, at: int) -> int | None:
+        """``stamp_ms`` of the line starting at byte ``at`` of ``data``, without decoding the line."""
+        if data[at + 10:at + 11] != b" " or data[at + 19:at + 20] not in (b",", b"."):
+            return None
+        minute = data[at:at + 16]
+        base = self._byte_minutes.get(minute)
+        if base is None:
+            try:
+                base = self.clock.parse(minute.decode("ascii") + ":00")
+            except (TimestampError, UnicodeDecodeError):
+                return None
+            if len(self._byte_minutes) > 4096:
+                self._byte_minutes.clear()
+            self._byte_minutes[minute] = base
+        seconds, millis = data[at + 17:at + 19], data[at + 20:at + 23]
+        if not (seconds.isdigit() and millis.isdigit()):
+            return None
+        return base + int(seconds) * 1000 + int(millis)
+
+    def _emit_oldest(self, source: _Source, out: list[Line], materialise: Materialise | None = None) -> None:
+        block, (start, text, ref, at) = next(iter(source.open.items()))
         del source.open[block]
         if len(source.stalled) >= self.max_open:
             del source.stalled[next(iter(source.stalled))]
         source.stalled[block] = start
-        out.append(Line(text, ref, source.origin))
+        out.append(_line(source, (text, ref, at), materialise))
 
     def snapshot(self) -> dict[str, Any]:
         return {
             "routine": self.routine,
             "sources": {
                 key: {"origin": s.origin, "addressed": s.addressed, "clock_ms": s.clock_ms, "touched_ms": s.touched_ms,
-                      "open": [[b, *v] for b, v in s.open.items()], "stalled": list(s.stalled.items())}
+                      "open": [[b, ts, text, ref] for b, (ts, text, ref, _) in s.open.items()],
+                      "stalled": list(s.stalled.items())}
                 for key, s in self._sources.items()
             },
         }
@@ -167,9 +214,34 @@ class WriteTracker:
         for key, s in dict(data.get("sources", {})).items():
             self._sources[key] = _Source(
                 dict(s["origin"]), bool(s["addressed"]), s["clock_ms"],
-                {str(b): (int(ts), str(text), str(ref)) for b, ts, text, ref in s["open"]},
+                {str(b): (int(ts), str(text), str(ref), 0) for b, ts, text, ref in s["open"]},
                 {str(b): int(ts) for b, ts in s["stalled"]}, s.get("touched_ms"),
             )
+
+
+def _line(source: _Source, line: tuple[str | None, str | None, int], materialise: Materialise | None) -> Line:
+    text, ref, at = line
+    if text is None or ref is None:
+        text, ref = materialise(at) if materialise is not None else ("", "")
+    return Line(text, ref, source.origin)
+
+
+def block_at(data: bytes, start: int, end: int) -> str | None:
+    """``_block_id`` of the line ``data[start:end]``."""
+    at = data.find(b"blk_", start, end)
+    if at < 0:
+        return None
+    stop = data.find(b"_", at + 4, end)
+    return data[at:stop].decode("ascii", errors="replace") if stop > 0 else None
+
+
+def duration_at(data: bytes, start: int, end: int) -> int:
+    """``_duration_ms`` of the line ``data[start:end]``."""
+    at = data.rfind(b"duration", start, end)
+    if at < 0:
+        return 0
+    digits = data[data.find(b":", at, end) + 1:end].strip()
+    return int(digits) // 1_000_000 if digits.isdigit() else 0
 
 
 def _block_id(text: str) -> str | None:
