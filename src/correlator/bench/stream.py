@@ -224,6 +224,9 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, d
         echo(f"  worker / naive agent     = {run.rate / naive:5.2f}   (goal >= 5)")
         echo(f"  worker / bare Faust      = {run.rate / ceiling:5.2f}")
         echo(f"  verdict latency in a live replay    : {run.latency}")
+        for stage, (seconds, count, largest) in run.snapshots.items():
+            echo(f"  {stage} snapshots: {count:,.0f}, {seconds * 1000 / max(count, 1):.2f} ms each on average,"
+                 f" largest {largest / 1024:.0f} KiB")
 
 
 def _lines(path: str) -> int:
@@ -238,6 +241,8 @@ class WorkerRun:
     peak_rss_kib: int
     events: float
     latency: str
+    snapshots: dict[str, tuple[float, float, float]]
+    """stage → (seconds serialising, snapshots, largest snapshot bytes)."""
 
 
 def _free_port() -> int:
@@ -329,6 +334,11 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
             latency = "no verdict was decided by a live record (decided by the idle timer instead)"
         else:
             latency = f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms (from histogram buckets)"
-        return WorkerRun(rate, (cpu1 - cpu0) * 1e6 / expected, peak, events, latency)
+        snapshots = {stage: (_sum(after, "correlator_snapshot_seconds_sum", f'stage="{stage}"'),
+                             _sum(after, "correlator_snapshot_seconds_count", f'stage="{stage}"'),
+                             max((v for k, v in after.items() if k.startswith("correlator_state_bytes")
+                                  and stage in k), default=0.0))
+                     for stage in ("ingest", "engine")}
+        return WorkerRun(rate, (cpu1 - cpu0) * 1e6 / expected, peak, events, latency, snapshots)
     finally:
         _terminate(process, 60)

@@ -55,7 +55,7 @@ class _Source:
 class WriteTracker:
     """Open writes per source; returns the lines that must become events, counts the rest."""
 
-    def __init__(self, clock: LocalClock, slow_ms: int = 1000, max_open: int = 20_000) -> None:
+    def __init__(self, clock: LocalClock, slow_ms: int = 1000, max_open: int = 5_000) -> None:
         self.clock = clock
         self.slow_ms = slow_ms
         self.max_open = max_open

@@ -112,6 +112,10 @@ def create_app(
         table.data[key] = blob
         metrics.state_bytes.labels(table.name, key.decode(errors="replace")).set(len(blob))
 
+    def timed_dump(state: ClusterState) -> bytes:
+        with metrics.snapshot_seconds.labels("engine").time():
+            return state.dump()
+
     def cluster_state(cluster: str, partition: int) -> ClusterState:
         cached = cluster_states.get(cluster)
         if cached is None:
@@ -210,7 +214,7 @@ def create_app(
                 for cluster in touched:
                     partition, state = cluster_states[cluster]
                     metrics.late_evidence.labels(cluster).set(state.engine.stats.get("late_evidence", 0))
-                    persist(engine_table, partition, cluster.encode(), state.dump())
+                    persist(engine_table, partition, cluster.encode(), timed_dump(state))
 
     @app.timer(options.tick_s)
     async def tick() -> None:
@@ -223,7 +227,7 @@ def create_app(
                 if verdicts:
                     publish([(v, None) for v in verdicts])
                     await app.producer.flush()
-                    persist(engine_table, partition, cluster.encode(), state.dump())
+                    persist(engine_table, partition, cluster.encode(), timed_dump(state))
 
     async def forget_partitions(*_: Any, **__: Any) -> None:
         """After a rebalance the tables, not the caches, are the truth: reload lazily from them."""

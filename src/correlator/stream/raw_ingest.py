@@ -288,7 +288,8 @@ class _Loop:
                 self.producer.poll(0.05)
 
     def _persist(self, state: RawPartitionState) -> None:
-        blob = state.dump()
+        with self.owner.metrics.snapshot_seconds.labels("ingest").time():
+            blob = state.dump()
         key = _key(state.topic, state.partition)
         self._produce(state_topic(self.settings), key, blob, None)
         self.owner.metrics.state_bytes.labels("ingest", key.decode()).set(len(blob))
