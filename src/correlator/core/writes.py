@@ -173,7 +173,7 @@ class WriteTracker:
 
     def stamp_at(self, data: bytes, at: int) -> int | None:
         """``stamp_ms`` of the line starting at byte ``at`` of ``data``, without decoding the line."""
-        if data[at + 10:at + 11] != b" " or data[at + 19:at + 20] not in (b",", b"."):
+        if len(data) < at + 23 or data[at + 10] != 32 or data[at + 19] not in (44, 46):  # " ", "," or "."
             return None
         minute = data[at:at + 16]
         base = self._byte_minutes.get(minute)
@@ -185,10 +185,13 @@ class WriteTracker:
             if len(self._byte_minutes) > 4096:
                 self._byte_minutes.clear()
             self._byte_minutes[minute] = base
-        seconds, millis = data[at + 17:at + 19], data[at + 20:at + 23]
-        if not (seconds.isdigit() and millis.isdigit()):
+        try:
+            seconds, millis = int(data[at + 17:at + 19]), int(data[at + 20:at + 23])
+        except ValueError:
             return None
-        return base + int(seconds) * 1000 + int(millis)
+        if seconds < 0 or millis < 0:
+            return None
+        return base + seconds * 1000 + millis
 
     def _emit_oldest(self, source: _Source, out: list[Line], materialise: Materialise | None = None) -> None:
         block, (start, text, ref, at) = next(iter(source.open.items()))
