@@ -220,23 +220,15 @@ class _Loop:
 
     def _process(self, batch: list[Message]) -> None:
         metrics = self.owner.metrics
-        groups: dict[tuple[str, int], dict[Any, list[Message]]] = {}
+        groups: dict[tuple[str, int], dict[tuple[Any, ...], list[Message]]] = {}
         errors = 0
         for msg in batch:
             if msg.error() is not None:
                 errors += 1
                 continue
-            sources = groups.get((msg.topic(), msg.partition()))
-            if sources is None:
-                sources = groups[(msg.topic(), msg.partition())] = {}
-            source: Any = msg.key()
-            if source is None:  # nothing names the source but the headers
-                source = (None, tuple(msg.headers() or ()))
-            run = sources.get(source)
-            if run is None:
-                sources[source] = [msg]
-            else:
-                run.append(msg)
+            headers = msg.headers()  # part of the source: one host/file key may be shipped for several clusters
+            groups.setdefault((msg.topic(), msg.partition()), {}).setdefault(
+                (msg.key(), tuple(headers) if headers else ()), []).append(msg)
         if errors:
             first = next(m for m in batch if m.error() is not None)
             if first.error().fatal() or first.error().code() not in (KafkaError._PARTITION_EOF,):
@@ -254,10 +246,8 @@ class _Loop:
             floor = state.start_batch(last)
             now = self.owner.now_ms()
             produced = []
-            for source, msgs in sources.items():
-                key = None if isinstance(source, tuple) else source
-                headers = dict(msgs[0].headers() or ())  # a keyed source (host + file) keeps its headers
-                produced += [(item, msgs) for item in state.feed_messages(msgs, key, headers, now, floor)]
+            for (key, headers), msgs in sources.items():
+                produced += [(item, msgs) for item in state.feed_messages(msgs, key, dict(headers), now, floor)]
                 by_topic[topic] += len(msgs)
             self._send(state, produced)
             self._persist(state)
