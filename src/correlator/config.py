@@ -68,6 +68,12 @@ class Settings(BaseSettings):
     idle_timeout_ms: int = Field(120_000, description="processing time after which a silent source stops holding back")
     clock_skew_ms: int = Field(2_000, description="tolerated clock difference between hosts")
     multiline_idle_ms: int = Field(2_000, description="processing time after which a half-received record is closed")
+    slow_write_ms: int = Field(1_000, ge=1, description="a block write that ends within this is routine: counted, not an event")
+
+    # --- Raw ingest (confluent-kafka batches) --------------------------------------------------------------------
+    raw_batch: int = Field(10_000, ge=1, description="raw records per consume() batch of the ingest loop")
+    raw_fetch_queue_backoff_ms: int = Field(10, ge=0, description="librdkafka fetch.queue.backoff.ms of the raw consumer")
+    raw_queued_min_messages: int = Field(200_000, ge=1, description="librdkafka queued.min.messages of the raw consumer")
 
     # --- Service -----------------------------------------------------------------------------------------------
     worker_id: str = Field("correlator", description="Faust application id (consumer group) of the worker")
@@ -95,7 +101,8 @@ class Settings(BaseSettings):
         )
 
     def ingest_config(self) -> IngestConfig:
-        return IngestConfig(tz=self.tz, default_cluster=self.cluster, idle_flush_ms=self.multiline_idle_ms)
+        return IngestConfig(tz=self.tz, default_cluster=self.cluster, idle_flush_ms=self.multiline_idle_ms,
+                            slow_write_ms=self.slow_write_ms)
 
     def sasl_password_value(self) -> str | None:
         """The password from the variable or from the file, read only where a client is built."""

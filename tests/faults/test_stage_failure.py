@@ -15,8 +15,12 @@ from tests.support.worker import Stack, WorkerProcess
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
+@pytest.mark.parametrize(("fault_stage", "stage", "reason"), [
+    ("correlate", "correlate", "correlate stage failed"),
+    ("ingest", "raw_ingest", "raw ingest stage failed"),
+])
 def test_a_failing_stage_stops_the_worker_and_a_restart_skips_nothing(
-    kafka_bootstrap: str, unique: str, tmp_path: Path
+    kafka_bootstrap: str, unique: str, tmp_path: Path, fault_stage: str, stage: str, reason: str
 ) -> None:
     logs = tmp_path / "logs"
     generate("seed", logs)
@@ -26,22 +30,22 @@ def test_a_failing_stage_stops_the_worker_and_a_restart_skips_nothing(
     fault = tmp_path / "fault"
     fault.touch()
     faulty = WorkerProcess(stack, "faulty", command=[sys.executable, "-m", "tests.support.faulty_worker"],
-                           env={"FAULT_FILE": str(fault)})
+                           env={"FAULT_FILE": str(fault), "FAULT_STAGE": fault_stage})
     faulty.start()
     try:
         stack.replay(logs, cluster="default")
-        deadline, health, metrics = time.monotonic() + 60, {}, ""
+        deadline, health, metrics = time.monotonic() + 90, {}, ""
         while time.monotonic() < deadline and faulty.process.poll() is None:
             health = faulty.health() or health
             if "reason" in health:
                 metrics = faulty.metrics()
                 break
             time.sleep(0.2)
-        assert health.get("ready") is False and "correlate stage failed" in health.get("reason", ""), faulty.tail()
-        assert 'correlator_stage_crashes_total{stage="correlate"} 1.0' in metrics
-        assert 'correlator_stage_errors_total{stage="correlate"} 4.0' in metrics
+        assert health.get("ready") is False and reason in health.get("reason", ""), faulty.tail()
+        assert f'correlator_stage_crashes_total{{stage="{stage}"}} 1.0' in metrics
+        assert f'correlator_stage_errors_total{{stage="{stage}"}} 4.0' in metrics
         assert faulty.process.wait(40) == 1
-        assert "correlate stage failed: RuntimeError: injected snapshot fault" in faulty.tail(5)
+        assert f"{reason}: RuntimeError: injected snapshot fault" in faulty.tail(5)
     finally:
         faulty.stop()
     fault.unlink()

@@ -1,15 +1,27 @@
-"""A tiny run of ``correlator bench parse``: it prints the three rates and the ratios (never a full-size run here)."""
+"""A tiny run of ``correlator bench parse``: it prints the rates and the ratios (never a full-size run here)."""
 
 from __future__ import annotations
 
 from click.testing import CliRunner
 
+from correlator.bench.datanode import datanode_lines, routine_share
 from correlator.cli import cli
 
 
 def test_bench_parse_small() -> None:
-    """With a 2 MiB corpus the command prints our rate, the naive loop, grep and both ratios."""
+    """With 2 MiB corpora the command prints both corpora, our rates, the naive loop, grep and the ratios."""
     result = CliRunner().invoke(cli, ["bench", "parse", "--size-mb", "2"])
     assert result.exit_code == 0, result.output
-    for text in ("correlator (offline path", "naive loop", "grep -cE", "ratio ours / naive", "ratio ours / grep"):
+    for text in ("corpus 'datanode'", "corpus 'mixed'", "correlator (offline path", "correlator parse FILE",
+                 "naive loop", "grep -cE", "ratio ours / naive", "ratio ours / grep", "CPU us/line", "peak RSS"):
         assert text in result.output
+
+
+class TestDataNodeCorpus:
+    def test_mostly_routine_block_writes(self) -> None:
+        """At least half of a busy DataNode's lines are routine block-write lines, in time order."""
+        lines = list(datanode_lines(3, 20_000))
+        assert len(lines) == 20_000
+        assert routine_share(lines) >= 0.5
+        assert lines == sorted(lines, key=lambda line: line[:23])
+        assert any("op: HDFS_READ" in line for line in lines)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from correlator.cli import cli
 from correlator.core.events import Event
 from correlator.core.ingest import Ingest, IngestConfig, SourceHint
+from correlator.core import prefilter
 from correlator.core.prefilter import ReScanner
 from correlator.adapters.scanners import available_scanners, fastest_scanner
 from correlator.offline.files import discover, iter_events
@@ -162,10 +163,12 @@ class TestBlockPath:
     def test_scanners_agree(self) -> None:
         """Every available prefilter engine finds the same trigger lines as the stdlib one."""
         data = ("\n".join(POOL * 3) + "\n").encode()
-        reference = {data.rfind(b"\n", 0, o) for o in ReScanner().offsets(data)}
+        reference = {(data.rfind(b"\n", 0, o), i) for o, i in ReScanner().hits(data)}
         for scanner in available_scanners():
-            assert {data.rfind(b"\n", 0, o) for o in scanner.offsets(data)} == reference, scanner.name
-            assert scanner.matches(EXPIRED) and not scanner.matches(NOISE_DN)
+            assert {(data.rfind(b"\n", 0, o), i) for o, i in scanner.hits(data)} == reference, scanner.name
+            assert scanner.classify(EXPIRED) == prefilter.TRIGGER
+            assert scanner.classify(NOISE_DN) == prefilter.NOTHING
+            assert scanner.classify(POOL[-1]) == prefilter.WRITE
 
     def test_iter_events_reads_stdin_dash(self, mixed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """``-`` reads standard input through the same pipeline."""

@@ -151,4 +151,4 @@ class TestOperations:
             time.sleep(0.2)
         time.sleep(2)
         assert worker.stop() == 0
-        assert stack.committed_lag("logs_hdfs", stack.env["CORRELATOR_WORKER_ID"]) == 0
+        assert stack.committed_lag("logs_hdfs", stack.env["CORRELATOR_WORKER_ID"] + "-ingest") == 0

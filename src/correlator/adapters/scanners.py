@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from correlator.core.prefilter import TRIGGERS, ReScanner, Scanner
+from correlator.core.prefilter import NOTHING, PHRASES, TRIGGER, WRITE, WRITE_FROM, ReScanner, Scanner, classify_hits
 
 
 class HyperscanScanner:
@@ -18,7 +18,7 @@ class HyperscanScanner:
 
     name = "hyperscan"
 
-    def __init__(self, phrases: Sequence[str] = TRIGGERS) -> None:
+    def __init__(self, phrases: Sequence[str] = PHRASES) -> None:
         import hyperscan
 
         self._hs = hyperscan
@@ -29,26 +29,29 @@ class HyperscanScanner:
             flags=[0] * len(expressions),
         )
 
-    def offsets(self, block: bytes) -> list[int]:
-        hits: list[int] = []
+    def hits(self, block: bytes) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        add = found.append
 
-        def on_match(_id: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-            hits.append(end - 1)
+        def on_match(index: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
+            add((end - 1, index))
 
         self._db.scan(block, match_event_handler=on_match)
-        hits.sort()
-        return hits
+        found.sort()
+        return found
 
-    def matches(self, text: str) -> bool:
+    def classify(self, text: str) -> int:
+        seen = [NOTHING]
+
+        def on_match(index: int, _start: int, _end: int, _flags: int, _ctx: object) -> bool:
+            seen[0] = TRIGGER if index < WRITE_FROM else WRITE
+            return index < WRITE_FROM  # a trigger decides; a write phrase may still be followed by one
+
         try:
-            self._db.scan(text.encode("utf-8", errors="replace"), match_event_handler=_stop)
+            self._db.scan(text.encode("utf-8", errors="replace"), match_event_handler=on_match)
         except self._hs.ScanTerminated:
-            return True
-        return False
-
-
-def _stop(*_args: object) -> bool:
-    return True
+            return TRIGGER
+        return seen[0]
 
 
 class AhoCorasickScanner:
@@ -56,7 +59,7 @@ class AhoCorasickScanner:
 
     name = "pyahocorasick"
 
-    def __init__(self, phrases: Sequence[str] = TRIGGERS) -> None:
+    def __init__(self, phrases: Sequence[str] = PHRASES) -> None:
         import ahocorasick
 
         self._automaton = ahocorasick.Automaton()
@@ -64,11 +67,11 @@ class AhoCorasickScanner:
             self._automaton.add_word(phrase, index)
         self._automaton.make_automaton()
 
-    def offsets(self, block: bytes) -> list[int]:
-        return [end for end, _ in self._automaton.iter(block.decode("latin-1"))]
+    def hits(self, block: bytes) -> list[tuple[int, int]]:
+        return sorted(self._automaton.iter(block.decode("latin-1")))
 
-    def matches(self, text: str) -> bool:
-        return next(self._automaton.iter(text), None) is not None
+    def classify(self, text: str) -> int:
+        return classify_hits(index for _, index in self._automaton.iter(text))
 
 
 def available_scanners() -> list[Scanner]:

@@ -1,6 +1,11 @@
 """``correlator bench stream``: the worker's end-to-end rate against two baselines, on the same topic, in one run.
 
-1. a bare confluent-kafka consume loop over the raw records (the physical reference: no parsing at all);
+The corpus is DataNode-heavy (``correlator.bench.datanode``: busy DataNodes, mostly routine block writes, one line
+per record keyed by host + file over the raw topics' partitions) plus the 'recurring' scenario, whose failures the
+worker must still decide. Contenders:
+
+1. a bare confluent-kafka consume loop over the raw records (the physical reference: no parsing at all), with
+   librdkafka's defaults and tuned (``TUNED_FETCH``); the tuned one is the baseline;
 2. a bare Faust agent that only counts records (``correlator.bench.bare_faust``): the transport's own ceiling;
 3. a naive per-record Faust agent doing the same work (``correlator.bench.naive_agent``);
 4. the worker, end to end (raw records in, events, verdicts out), and its verdict latency in a live replay.
@@ -17,6 +22,7 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -24,6 +30,7 @@ from confluent_kafka import Consumer
 
 from correlator.adapters import topics as topic_admin
 from correlator.adapters.shipping import merged_lines, ship
+from correlator.bench.datanode import routine_share, write_datanode_logs
 from correlator.config import Settings
 from correlator.offline.files import discover
 
@@ -65,21 +72,30 @@ def _create_topics(settings: Settings, topics_dir: Path) -> None:
     topic_admin.apply(admin, specs, topic_admin.plan(admin, specs))
 
 
-def _bare_loop(settings: Settings, expected: int) -> float:
+TUNED_FETCH = {"fetch.queue.backoff.ms": 10, "queued.min.messages": 200_000}
+"""librdkafka's defaults wait up to a second between fetches once its queue is full; these keep it fed."""
+
+
+def _bare_loop(settings: Settings, expected: int, tuned: bool) -> tuple[float, float, float]:
+    """The physical reference: consume(10000) and touch each value. Returns (records/s, MB/s, CPU us/record)."""
+    extra = TUNED_FETCH if tuned else {}
     consumer = Consumer(settings.kafka_client(**{"group.id": f"bench-bare-{uuid.uuid4().hex[:8]}",
-                                                 "auto.offset.reset": "earliest", "enable.auto.commit": False}))
+                                                 "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                                                 **extra}))
     consumer.subscribe([settings.topic_logs_flink, settings.topic_logs_hdfs])
-    seen, first = 0, 0.0
+    seen, size, first, cpu0 = 0, 0, 0.0, 0.0
     deadline = time.monotonic() + 300
     while seen < expected and time.monotonic() < deadline:
-        batch = consumer.consume(1000, timeout=1.0)
+        batch = consumer.consume(10_000, timeout=1.0)
+        if batch and not first:
+            first, cpu0 = time.monotonic(), time.process_time()
         for msg in batch:
             if msg.error() is None:
-                first = first or time.monotonic()
                 seen += 1
-    elapsed = time.monotonic() - first
+                size += len(msg.value() or b"")
+    elapsed, cpu = time.monotonic() - first, time.process_time() - cpu0
     consumer.close()
-    return seen / elapsed
+    return seen / elapsed, size / 1e6 / elapsed, cpu * 1e6 / max(1, seen)
 
 
 def _faust_baseline(module: str, settings: Settings, expected: int, workdir: Path) -> float:
@@ -147,52 +163,136 @@ def _quantile(before: dict[str, float], after: dict[str, float], q: float) -> fl
     return lower
 
 
-def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo) -> None:
+def _proc_usage(pid: int) -> tuple[float, int]:
+    """CPU seconds (user + system) and peak RSS (KiB) of a running process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    status = Path(f"/proc/{pid}/status").read_text()
+    peak = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
+    return cpu, peak
+
+
+def _corpus(logs: Path, scale: int, datanodes: int, lines_per_datanode: int) -> None:
+    """The 'recurring' scenario (failures to decide) plus busy DataNodes whose lines are mostly routine writes."""
+    done = subprocess.run([*CLI, "simulate", "recurring", "--out", str(logs), "--scale", str(scale)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"simulate recurring failed: {done.stderr.strip()[-300:]}")
+    write_datanode_logs(str(logs / "busy"), datanodes, lines_per_datanode)
+
+
+def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, datanodes: int = 8,
+              lines_per_datanode: int = 75_000) -> None:
     suffix = uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory(prefix="correlator-bench-") as tmp:
         workdir = Path(tmp)
         logs, live = workdir / "logs", workdir / "live"
-        for scenario, out, scenario_scale in (("recurring", logs, scale), ("recurring", live, 1)):
-            done = subprocess.run([*CLI, "simulate", scenario, "--out", str(out), "--scale", str(scenario_scale)],
-                                  capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                raise RuntimeError(f"simulate {scenario} failed: {done.stderr.strip()[-300:]}")
-        contenders = {name: _settings(settings, name, suffix, suffix) for name in ("bare", "naive", "worker")}
-        for name in ("naive", "worker"):  # the bare agent only reads the shared raw topics
+        _corpus(logs, scale, datanodes, lines_per_datanode)
+        done = subprocess.run([*CLI, "simulate", "recurring", "--out", str(live), "--scale", "1"],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"simulate recurring failed: {done.stderr.strip()[-300:]}")
+        contenders = {name: _settings(settings, name, suffix, suffix)
+                      for name in ("bare", "naive", "worker", "workers2")}
+        for name in ("naive", "worker", "workers2"):  # the bare agent only reads the shared raw topics
             _create_topics(contenders[name], topics_dir)
         files = discover([str(logs)])
         size = sum(os.path.getsize(f.path) for f in files)
+        busy = [f for f in files if "/busy/" in f.path]
+        routine = sum(routine_share(Path(f.path).read_text().splitlines()) * _lines(f.path) for f in busy)
         shipped = ship(merged_lines(files, contenders["worker"]), contenders["worker"])
-        echo(f"corpus: {shipped} raw records ({size / 1e6:.1f} MB) from {len(files)} files of scenario 'recurring'"
-             f" x{scale}")
+        echo(f"corpus: {shipped:,} raw records ({size / 1e6:.1f} MB) from {len(files)} files: scenario 'recurring'"
+             f" x{scale} and {datanodes} busy DataNodes; {routine / shipped:.0%} routine block-write lines;"
+             f" {len(files)} keys over the raw topics' partitions")
 
-        bare = _bare_loop(contenders["worker"], shipped)
-        echo(f"  bare confluent-kafka consume loop : {bare:>10,.0f} records/s")
+        default, _, default_cpu = _bare_loop(contenders["worker"], shipped, tuned=False)
+        echo(f"  bare confluent-kafka loop, defaults : {default:>10,.0f} records/s  {default_cpu:6.2f} CPU us/record")
+        bare, bare_mb, bare_cpu = _bare_loop(contenders["worker"], shipped, tuned=True)
+        echo(f"  bare confluent-kafka loop, tuned    : {bare:>10,.0f} records/s  {bare_cpu:6.2f} CPU us/record"
+             f"  {bare_mb:6.1f} MB/s  (the baseline)")
         ceiling = _faust_baseline("correlator.bench.bare_faust", contenders["bare"], shipped, workdir)
-        echo(f"  bare Faust agent (counts only)    : {ceiling:>10,.0f} records/s  (the Faust transport's ceiling)")
+        echo(f"  bare Faust agent (counts only)      : {ceiling:>10,.0f} records/s  (the Faust transport's ceiling)")
         naive = _faust_baseline("correlator.bench.naive_agent", contenders["naive"], shipped, workdir)
-        echo(f"  naive per-record Faust agent      : {naive:>10,.0f} records/s  (30 s budget)")
-        rate, latency = _run_worker(contenders["worker"], shipped, workdir, live)
-        echo(f"  correlator worker, end to end     : {rate:>10,.0f} records/s")
-        echo(f"  worker / bare loop  = {rate / bare:5.2f}   (goal >= 0.5)")
-        echo(f"  worker / naive agent= {rate / naive:5.2f}   (goal >= 5)")
-        echo(f"  worker / bare Faust = {rate / ceiling:5.2f}")
-        echo(f"  verdict latency in a live replay  : {latency}")
+        echo(f"  naive per-record Faust agent        : {naive:>10,.0f} records/s  (30 s budget)")
+        run = _run_worker(contenders["worker"], shipped, workdir, live)
+        echo(f"  correlator worker, end to end       : {run.rate:>10,.0f} records/s  {run.cpu_us:6.2f} CPU us/record"
+             f"  {run.rate * size / shipped / 1e6:6.1f} MB/s  peak RSS {run.peak_rss_kib / 1024:.0f} MB")
+        two = _scale_out_rate(contenders["workers2"], shipped, workdir, 2)
+        echo(f"  two workers, one group              : {two:>10,.0f} records/s  ({two / run.rate:.2f} x one worker)")
+        echo(f"  events per raw record = {run.events / shipped:.4f}   (goal <= 0.02)")
+        echo(f"  worker / tuned bare loop = {run.rate / bare:5.2f}   (goal >= 0.5)")
+        echo(f"  worker / naive agent     = {run.rate / naive:5.2f}   (goal >= 5)")
+        echo(f"  worker / bare Faust      = {run.rate / ceiling:5.2f}")
+        echo(f"  verdict latency in a live replay    : {run.latency}")
+        for stage, (seconds, count, largest) in run.snapshots.items():
+            echo(f"  {stage} snapshots: {count:,.0f}, {seconds * 1000 / max(count, 1):.2f} ms each on average,"
+                 f" largest {largest / 1024:.0f} KiB")
 
 
-def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Path) -> tuple[float, str]:
+def _lines(path: str) -> int:
+    with open(path, "rb") as handle:
+        return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 22), b""))
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRun:
+    rate: float
+    cpu_us: float
+    peak_rss_kib: int
+    events: float
+    latency: str
+    snapshots: dict[str, tuple[float, float, float]]
+    """stage → (seconds serialising, snapshots, largest snapshot bytes)."""
+
+
+def _free_port() -> int:
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = _env(settings, CORRELATOR_WEB_PORT=str(port), CORRELATOR_DATA_DIR=str(workdir / "worker-data"),
+        return int(s.getsockname()[1])
+
+
+def _start_worker(settings: Settings, workdir: Path, name: str) -> tuple[subprocess.Popen[bytes], int]:
+    port = _free_port()
+    env = _env(settings, CORRELATOR_WEB_PORT=str(port), CORRELATOR_DATA_DIR=str(workdir / f"{name}-data"),
                CORRELATOR_LOG_LEVEL="WARNING", CORRELATOR_IDLE_TIMEOUT_MS=str(LIVE_IDLE_TIMEOUT_MS))
-    log = (workdir / "worker.log").open("wb")
-    process = subprocess.Popen([*CLI, "worker"], env=env, stdout=log, stderr=log)
+    log = (workdir / f"{name}.log").open("wb")
+    return subprocess.Popen([*CLI, "worker"], env=env, stdout=log, stderr=log), port
+
+
+def _scale_out_rate(settings: Settings, expected: int, workdir: Path, count: int) -> float:
+    """Raw records/s of ``count`` workers in one consumer group, from the first record any of them read."""
+    started = [_start_worker(settings, workdir, f"worker{count}-{i}") for i in range(count)]
+    try:
+        first = 0.0
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline:
+            raw = 0.0
+            for process, port in started:
+                if process.poll() is not None:
+                    raise RuntimeError(f"a worker exited: see {workdir}")
+                try:
+                    raw += _sum(_scrape(port), "correlator_records_in_total", "logs.")
+                except OSError:
+                    continue
+            if raw and not first:
+                first = time.monotonic()
+            if raw >= expected:
+                return expected / (time.monotonic() - first)
+            time.sleep(0.1)
+        raise RuntimeError(f"{count} workers did not read the corpus within 15 minutes")
+    finally:
+        for process, _ in started:
+            _terminate(process, 60)
+
+
+def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Path) -> WorkerRun:
+    process, port = _start_worker(settings, workdir, "worker")
     raw_prefix = "correlator_records_in_total"
     try:
-        first = end = 0.0
+        first = end = cpu0 = cpu1 = forwarded = 0.0
+        peak = 0
         deadline = time.monotonic() + 900
         while time.monotonic() < deadline:
             if process.poll() is not None:
@@ -206,14 +306,16 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
             events_in = _sum(metrics, raw_prefix, "bench.events.")
             forwarded = _sum(metrics, "correlator_events_total")
             if raw and not first:
-                first = time.monotonic()
+                first, cpu0 = time.monotonic(), _proc_usage(process.pid)[0]
             if raw >= expected and events_in >= forwarded:
                 end = time.monotonic()
+                cpu1, peak = _proc_usage(process.pid)
                 break
             time.sleep(0.1)
         if not end:
             raise RuntimeError("the worker did not process the corpus within 15 minutes")
         rate = expected / (end - first)
+        events = forwarded
 
         before = _scrape(port)
         live = settings.model_copy(update={"cluster": "bench-live"})
@@ -232,6 +334,11 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
             latency = "no verdict was decided by a live record (decided by the idle timer instead)"
         else:
             latency = f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms (from histogram buckets)"
-        return rate, latency
+        snapshots = {stage: (_sum(after, "correlator_snapshot_seconds_sum", f'stage="{stage}"'),
+                             _sum(after, "correlator_snapshot_seconds_count", f'stage="{stage}"'),
+                             max((v for k, v in after.items() if k.startswith("correlator_state_bytes")
+                                  and stage in k), default=0.0))
+                     for stage in ("ingest", "engine")}
+        return WorkerRun(rate, (cpu1 - cpu0) * 1e6 / expected, peak, events, latency, snapshots)
     finally:
         _terminate(process, 60)

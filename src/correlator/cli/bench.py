@@ -11,15 +11,17 @@ def bench() -> None:
 
 
 @bench.command("parse")
-@click.option("--size-mb", type=click.IntRange(1), default=200, show_default=True,
-              help="size of the generated corpus (MiB)")
+@click.option("--size-mb", type=click.IntRange(1), default=100, show_default=True,
+              help="size of each generated corpus (MiB)")
+@click.option("--kind", "kinds", type=click.Choice(["datanode", "mixed"]), multiple=True,
+              default=("datanode", "mixed"), show_default=True, help="generated corpora to run (repeatable)")
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
               help="read this log file instead of generating a corpus")
-def parse_bench(size_mb: int, corpus: str | None) -> None:
+def parse_bench(size_mb: int, corpus: str | None, kinds: tuple[str, ...]) -> None:
     """Parsing rate (lines/s, MB/s) vs a naive per-line re loop and grep -cE over the same trigger phrases."""
     from correlator.bench.parse import run_bench
 
-    run_bench(size_mb, corpus, click.echo)
+    run_bench(size_mb, corpus, click.echo, kinds)
 
 
 def _register_stream() -> None:

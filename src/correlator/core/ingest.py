@@ -7,22 +7,26 @@ Nothing escapes :meth:`Ingest.feed` as an exception: bad input becomes a :class:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from correlator.core.blocks import BlockReader
 from correlator.core.envelopes import Decoded, EnvelopeError, decode
 from correlator.core.events import Event
 from correlator.core.limits import out_of_range
-from correlator.core.multiline import RECORD_START_BYTES, Closed, Stitcher, is_record_start
+from correlator.core.multiline import Closed, Stitcher, is_record_start
 from correlator.core.parse import Rejected, SourceState, parse_record
-from correlator.core.prefilter import ReScanner, Scanner
-from correlator.core.progress import Progress, local_stamp
+from correlator.core.prefilter import TRIGGER, WRITE, ReScanner, Scanner
+from correlator.core.progress import Progress
 from correlator.core.records import ParseError, parse_error, safe_excerpt
 from correlator.core.sources import facts_from_path
 from correlator.core.timestamps import LocalClock
+from correlator.core.writes import Line, Materialise, WriteTracker
 
 Output = Event | ParseError
+_PLAIN = bytes(b for b in range(256) if b >= 32 or b in (9, 10, 13))
+"""Bytes a plain log line may hold; any other byte sends a batch down the record-by-record path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,8 @@ class IngestConfig:
     max_line_bytes: int = 1_048_576
     min_gc_pause_ms: int = 0
     max_record_lines: int = 2000
+    slow_write_ms: int = 1000
+    """A block write that ends within this of its start is routine: counted, not emitted."""
 
 
 @dataclass(slots=True)
@@ -68,6 +74,9 @@ class Ingest:
         self._stats = _Stats()
         self._progress = Progress(self.clock, config.default_cluster)
         self._origins: dict[str, dict[str, Any]] = {}
+        self.writes = WriteTracker(self.clock, config.slow_write_ms)
+        self.materialise: Materialise | None = None
+        """Set by the block being read: makes the lines of its open writes that are decided before it ends."""
 
     # --- public API ------------------------------------------------------------------------------------------
 
@@ -108,25 +117,78 @@ class Ingest:
         """
         out: list[Output] = []
         try:
-            _BlockReader(self, block, file_ref, first_line, hint, out).run()
+            origin = self._origin(Decoded(text=""), hint)
+            BlockReader(self, block, file_ref, first_line, origin, _key(origin), out).run()
         except Exception as exc:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{file_ref}:{first_line}", block))
+        return out
+
+    def feed_records(
+        self,
+        values: Sequence[bytes],
+        offsets: Sequence[int],
+        *,
+        stream_ref: str,
+        key: bytes | None = None,
+        headers: Mapping[str, bytes] | None = None,
+        now_ms: int | None = None,
+    ) -> list[Output]:
+        """Records of one source (one key and headers) of one topic-partition, in order, in one scan.
+
+        Plain one-line values are joined and walked like a file block: only records around a hit are decoded and
+        parsed. Envelopes, values holding newlines or control bytes, and oversized values go record by record
+        through :meth:`feed`, which knows their error cases. Refs are ``stream_ref@offset``.
+        """
+        if not values:
+            return []
+        joined = b"\n".join(values) + b"\n"
+        plain = (
+            joined.count(b"\n") == len(values)
+            and joined[:1] != b"{"
+            and b"\n{" not in joined
+            and not joined.translate(None, _PLAIN)
+            and max(map(len, values)) <= self.config.max_line_bytes
+        )
+        if not plain:
+            out = []
+            for value, offset in zip(values, offsets):
+                out += self.feed(value, ref=f"{stream_ref}@{offset}", headers=headers, key=key, now_ms=now_ms)
+            return out
+        out = []
+        try:
+            decoded = decode(values[0], headers, key)
+            origin = self._origin(decoded, SourceHint())
+            if key and not (origin["host"] and origin["file"]):
+                origin["stream"] = key.decode("utf-8", errors="replace")
+            BlockReader(self, joined, stream_ref, 0, origin, _key(origin), out, offsets=offsets, now_ms=now_ms).run()
+        except EnvelopeError as exc:
+            out.append(self._error(exc.reason, exc.detail, f"{stream_ref}@{offsets[0]}", values[0]))
+        except Exception as exc:
+            out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{stream_ref}@{offsets[0]}",
+                                   values[0]))
         return out
 
     def flush_idle(self, now_ms: int) -> list[Output]:
         out: list[Output] = []
         for closed in self._stitcher.close_idle(now_ms, self.config.idle_flush_ms):
             self._safe_record(closed, out)
+        lines: list[Line] = []
+        self.writes.flush_idle(now_ms, self.config.idle_flush_ms, lines)
+        self._parse_lines(lines, out)
         return out
 
     def restart_idle(self, now_ms: int) -> None:
         self._stitcher.restart_idle(now_ms)
+        self.writes.restart_idle(now_ms)
 
     def flush_all(self) -> list[Output]:
-        """End of input: close every open record, and report each source's last line time."""
+        """End of input: close every open record and write, and report each source's last line time."""
         out: list[Output] = []
         for closed in self._stitcher.close_all():
             self._safe_record(closed, out)
+        lines: list[Line] = []
+        self.writes.flush_all(lines)
+        self._parse_lines(lines, out)
         found: list[Event] = []
         for key, state in sorted(self._sources.items()):
             origin = self._origins.get(key)
@@ -143,6 +205,7 @@ class Ingest:
             "records": s.records,
             "noise": s.noise,
             "invalid_utf8": s.invalid_utf8,
+            "routine_writes": self.writes.routine,
             "events": dict(s.events),
             "errors": dict(s.errors),
         }
@@ -153,6 +216,7 @@ class Ingest:
             "open": self._stitcher.snapshot(),
             "sources": {k: asdict(v) for k, v in self._sources.items()},
             "stats": self.stats,
+            "writes": self.writes.snapshot(),
         }
 
     @classmethod
@@ -160,6 +224,7 @@ class Ingest:
         ingest = cls(config, scanner)
         ingest._stitcher = Stitcher.restore(dict(data.get("open", {})), config.max_record_lines)
         ingest._sources = {k: SourceState(**v) for k, v in dict(data.get("sources", {})).items()}
+        ingest.writes.restore(data.get("writes", {}))
         stats = data.get("stats", {})
         ingest._stats = _Stats(
             lines=int(stats.get("lines", 0)),
@@ -208,17 +273,44 @@ class Ingest:
         if len(line) > self.config.max_line_bytes:
             out.append(self._error("line_too_long", f"line of {len(line)} characters", ref, line))
             return
+        kind = self.scanner.classify(line)
+        start = is_record_start(line)
+        if kind == WRITE and start:
+            self._write_line(key, origin, line, ref, now_ms, out)
+            return
         closed = self._stitcher.add(
-            key,
-            line,
-            ref=ref,
-            origin=origin,
-            start=is_record_start(line),
-            candidate=self.scanner.matches(line),
-            now_ms=now_ms,
+            key, line, ref=ref, origin=origin, start=start, candidate=kind == TRIGGER, now_ms=now_ms
         )
         if closed is not None:
             self._safe_record(closed, out)
+
+    def _write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+                    out: list[Output]) -> None:
+        """A block-write line: it ends the source's open record, then the tracker decides whether it matters."""
+        pending = self._stitcher.open.get(key)
+        if pending is not None and pending.candidate:
+            closed = self._stitcher.close(key)
+            if closed is not None:
+                self._safe_record(closed, out)
+        self._stats.records += 1
+        self._progress_line(line, origin, self._source(origin), ref, out)
+        lines: list[Line] = []
+        self.writes.line(key, origin, line, ref, now_ms, lines)
+        if not lines:
+            self._stats.noise += 1
+        self._parse_lines(lines, out)
+
+    def _parse_lines(self, lines: list[Line], out: list[Output]) -> None:
+        for item in lines:
+            self._safe_record(Closed((item.text,), item.ref, item.origin, True), out)
+
+    def observe_clock(self, key: str, ts_ms: int | None, out: list[Output]) -> None:
+        """A source's log reached ``ts_ms`` (its last line): writes open too long by then become events."""
+        if ts_ms is None:
+            return
+        lines: list[Line] = []
+        self.writes.observe_key(key, ts_ms, lines, self.materialise)
+        self._parse_lines(lines, out)
 
     def _origin(self, decoded: Decoded, hint: SourceHint) -> dict[str, Any]:
         file = decoded.file or hint.file
@@ -259,6 +351,8 @@ class Ingest:
             self._progress.role_known(closed.origin, state, closed.ref, found)
             self._collect(found, out, closed.lines[0])
         self._collect(events, out, closed.lines[0])
+        if state.last_ts_ms is not None and self.writes.clock_ms(_key(closed.origin)) is not None:
+            self.observe_clock(_key(closed.origin), state.last_ts_ms, out)
 
     def _source(self, origin: dict[str, Any]) -> SourceState:
         key = _key(origin)
@@ -289,93 +383,6 @@ class Ingest:
     def _error(self, reason: str, detail: str, ref: str, text: str | bytes) -> ParseError:
         self._stats.errors[reason] += 1
         return parse_error(reason, detail, ref, text)
-
-
-class _BlockReader:
-    """Walks one block: skip noise between hits, feed each hit's whole record (and the line that closes it)."""
-
-    def __init__(self, ingest: Ingest, block: bytes, file_ref: str, first_line: int, hint: SourceHint, out: list[Output]):
-        self.ingest = ingest
-        self.block = block
-        self.file_ref = file_ref
-        self.line_no = first_line
-        self.origin = ingest._origin(Decoded(text=""), hint)
-        self.key = _key(self.origin)
-        self.out = out
-        self.pos = 0
-
-    def run(self) -> None:
-        block, n = self.block, len(self.block)
-        self._edge_progress(first=True)
-        if self.key in self.ingest._stitcher.open:
-            while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
-                self._feed_to(self._line_end(self.pos))
-        for hit in self.ingest.scanner.offsets(block):
-            if hit < self.pos:
-                continue
-            self._skip_to(self._record_start(hit))
-            self._feed_to(self._line_end(hit))
-            while self.pos < n:
-                starts = RECORD_START_BYTES.match(block, self.pos) is not None
-                self._feed_to(self._line_end(self.pos))
-                if starts and not self._open_is_candidate():
-                    break
-        if self.pos < n:
-            self._skip_to(self._record_start(n - 1))
-            self._feed_to(n)
-        self._edge_progress(first=False)
-
-    def _edge_progress(self, *, first: bool, tries: int = 64) -> None:
-        """The block's first and last stamped lines report the source's time even when all between is skipped."""
-        block, n = self.block, len(self.block)
-        at = 0 if first else block.rfind(b"\n", 0, max(0, n - 1)) + 1
-        for _ in range(tries):
-            head = block[at:at + 32].decode("utf-8", errors="replace")
-            if local_stamp(head):
-                state = self.ingest._source(self.origin)
-                self.ingest._progress_line(head, self.origin, state, f"{self.file_ref}:{self.line_no}", self.out)
-                return
-            if first:
-                at = block.find(b"\n", at) + 1
-                if at <= 0 or at >= n:
-                    return
-            else:
-                if at == 0:
-                    return
-                at = block.rfind(b"\n", 0, at - 1) + 1
-
-    def _open_is_candidate(self) -> bool:
-        """Whether the record just opened needs its continuation lines too (it holds a hit of its own)."""
-        pending = self.ingest._stitcher.open.get(self.key)
-        return pending is not None and pending.candidate
-
-    def _line_end(self, at: int) -> int:
-        end = self.block.find(b"\n", at)
-        return len(self.block) if end < 0 else end + 1
-
-    def _record_start(self, at: int) -> int:
-        """Start of the record holding offset ``at``: back over continuation lines, never before ``pos``."""
-        start = self.block.rfind(b"\n", 0, at) + 1
-        while start > self.pos and RECORD_START_BYTES.match(self.block, start) is None:
-            start = self.block.rfind(b"\n", 0, start - 1) + 1
-        return max(start, self.pos)
-
-    def _skip_to(self, end: int) -> None:
-        skipped = self.block.count(b"\n", self.pos, end)
-        self.line_no += skipped
-        self.ingest._stats.lines += skipped
-        self.ingest._stats.noise += skipped
-        self.pos = end
-
-    def _feed_to(self, end: int) -> None:
-        chunk = self.block[self.pos:end]
-        if chunk.endswith(b"\n"):
-            chunk = chunk[:-1]
-        for raw in chunk.split(b"\n"):
-            line = raw.decode("utf-8", errors="replace").removesuffix("\r")
-            self.ingest._line(self.key, self.origin, line, f"{self.file_ref}:{self.line_no}", None, self.out)
-            self.line_no += 1
-        self.pos = end
 
 
 def _key(origin: Mapping[str, Any]) -> str:

@@ -76,6 +76,11 @@ class Stitcher:
             current.touched_ms = now_ms
         return None
 
+    def close(self, key: str) -> Closed | None:
+        """Close the open record of ``key`` now (a line that is not part of it has arrived)."""
+        pending = self.open.pop(key, None)
+        return _close(pending) if pending is not None else None
+
     def close_idle(self, now_ms: int, idle_ms: int) -> list[Closed]:
         idle = [k for k, p in self.open.items() if p.touched_ms is None or now_ms - p.touched_ms > idle_ms]
         return [_close(self.open.pop(k)) for k in idle]

@@ -7,8 +7,10 @@ in adapters and are injected through :class:`Scanner`, keeping the core free of 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
+
+from correlator.core.writes import CLOSE_PHRASE, OPEN_PHRASE
 
 FLINK_TRIGGERS = (
     "Triggering checkpoint ",
@@ -58,8 +60,6 @@ HDFS_TRIGGERS = (
     "Slow flushOrSync took ",
     "Slow manageWriterOsCache took ",
     "Slow PacketResponder send ack",
-    "Receiving BP-",
-    "op: HDFS_WRITE",
     " lock held for ",
     "-lock reports: ",
     "Detected pause in JVM",
@@ -84,37 +84,59 @@ GC_TRIGGERS = (
     'Safepoint "',
 )
 TRIGGERS: tuple[str, ...] = FLINK_TRIGGERS + HDFS_TRIGGERS + GC_TRIGGERS
+WRITE_PHRASES = (OPEN_PHRASE, CLOSE_PHRASE)
+"""Block-write lines: decided by the ``WriteTracker`` (mostly counted), not parsed as triggers."""
+PHRASES: tuple[str, ...] = TRIGGERS + WRITE_PHRASES
+"""Everything a scanner looks for; a hit's phrase index ``>= WRITE_FROM`` is a block-write line."""
+WRITE_FROM = len(TRIGGERS)
+
+NOTHING, TRIGGER, WRITE = 0, 1, 2
 
 
 class Scanner(Protocol):
-    """Finds whether any trigger phrase occurs in a text, and where in a byte block."""
+    """Finds the phrases of :data:`PHRASES` in a line, and where (with which phrase) in a byte block."""
 
-    def matches(self, text: str) -> bool: ...
+    def classify(self, text: str) -> int:
+        """``TRIGGER`` if a trigger phrase occurs, else ``WRITE`` if a block-write phrase does, else ``NOTHING``."""
+        ...
 
-    def offsets(self, block: bytes) -> list[int]:
-        """Start offsets (ascending, possibly with repeats) of trigger occurrences in ``block``."""
+    def hits(self, block: bytes) -> list[tuple[int, int]]:
+        """``(offset, phrase index)`` of every phrase occurrence in ``block``, by ascending offset."""
         ...
 
 
 class ReScanner:
-    """The stdlib engine: one compiled alternation of the escaped phrases, for text and for bytes."""
+    """The stdlib engine: one compiled alternation of the escaped phrases (no groups: they defeat ``re``'s literal
+    search); the phrase a match found is looked up by its text."""
 
     name = "re"
 
-    def __init__(self, phrases: Sequence[str] = TRIGGERS) -> None:
+    def __init__(self, phrases: Sequence[str] = PHRASES) -> None:
         ordered = sorted(set(phrases), key=len, reverse=True)
         alternation = "|".join(re.escape(p) for p in ordered)
+        self._index = {p: phrases.index(p) for p in ordered}
+        self._bytes_index = {p.encode(): i for p, i in self._index.items()}
         self._text = re.compile(alternation)
         self._bytes = re.compile(alternation.encode())
 
-    def matches(self, text: str) -> bool:
-        return self._text.search(text) is not None
+    def classify(self, text: str) -> int:
+        return classify_hits(self._index[m.group()] for m in self._text.finditer(text))
 
-    def offsets(self, block: bytes) -> list[int]:
-        return [m.start() for m in self._bytes.finditer(block)]
+    def hits(self, block: bytes) -> list[tuple[int, int]]:
+        index = self._bytes_index
+        return [(m.start(), index[m.group()]) for m in self._bytes.finditer(block)]
 
 
-def grep_pattern(phrases: Sequence[str] = TRIGGERS) -> str:
+def classify_hits(ids: Iterable[int]) -> int:
+    found = NOTHING
+    for index in ids:
+        if index < WRITE_FROM:
+            return TRIGGER
+        found = WRITE
+    return found
+
+
+def grep_pattern(phrases: Sequence[str] = PHRASES) -> str:
     """The same phrases as one POSIX ERE, for ``grep -E`` baselines."""
     special = set("\\.[]()*+?{}|^$")
     return "|".join("".join("\\" + c if c in special else c for c in p) for p in phrases)

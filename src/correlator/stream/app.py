@@ -1,11 +1,13 @@
-"""The Faust application: two short agents and a timer around the core.
+"""The Faust application: the raw-ingest loop beside it, one short agent and a timer around the core.
 
-ingest     raw topics ──> envelope, multi-line, parse (core ``Ingest``) ──> ``correlator.events`` keyed by cluster
-                                                                       └──> ``correlator.deadletter`` with the reason
-correlate  ``correlator.events`` ──> the cluster's ``Engine`` ──> ``correlator.verdicts`` keyed by cluster + job
-timer      processing time ──> idle multi-line records flushed, idle sources advanced
+ingest     raw topics ──> confluent-kafka batches, one scan each (core ``Ingest``) ──> ``correlator.events`` keyed by
+           cluster, ``correlator.deadletter`` with the reason; one transaction with the raw offsets
+           (``correlator.stream.raw_ingest``: the firehose never goes through a Faust agent record by record)
+correlate  ``correlator.events`` (committed records only) ──> the cluster's ``Engine`` ──> ``correlator.verdicts``
+timer      processing time ──> idle sources advanced (only while live and caught up; idle clocks restart after
+           any outage)
 
-State lives in changelog-backed tables (one snapshot per partition or cluster, written once per batch, to the
+The engine state lives in a changelog-backed table (one snapshot per cluster, written once per batch, to the
 partition its input came from) so a crash or a rebalance resumes where the last batch ended.
 """
 
@@ -32,20 +34,19 @@ from correlator.core.verdict import Verdict
 from correlator.stream import no_autocreate  # noqa: F401  (on import: aiokafka never auto-creates topics)
 from correlator.stream import wire
 from correlator.stream.guard import Guard, Health
-from correlator.stream.liveness import Probe
+from correlator.stream.liveness import Probe, Status
 from correlator.stream.metrics import UnknownSources, WorkerMetrics
+from correlator.stream.raw_ingest import RawIngest, consumer_group
 from correlator.stream.report_pages import register as register_report_pages
-from correlator.stream.transport import bytes_topic, faust_app, raw_logs_topic
-from correlator.stream.state import ClusterState, RawPartitionState
+from correlator.stream.transport import bytes_topic, faust_app, read_committed
+from correlator.stream.state import ClusterState
 
 
 @dataclass(frozen=True, slots=True)
 class WorkerOptions:
     """Batching: each batch costs one state snapshot, which dominates at small sizes (measured by bench stream)."""
 
-    ingest_batch: int = 2000
     correlate_batch: int = 10_000
-    batch_within_s: float = 0.5
     correlate_within_s: float = 1.0
     tick_s: float = 1.0
     ready_max_lag: int = 10_000
@@ -82,7 +83,6 @@ def create_app(
     engine_config = engine_config or settings.engine_config()
     options = options or WorkerOptions()
     metrics = metrics or WorkerMetrics()
-    unknown_sources = UnknownSources(metrics)
     health = health or Health()
     guard = Guard(health, metrics)
     raw_names = (settings.topic_logs_flink, settings.topic_logs_hdfs)
@@ -101,27 +101,24 @@ def create_app(
         producer_max_request_size=SNAPSHOT_LIMIT,
         topic_replication_factor=settings.state_replication,
     )
-    raw_topic = raw_logs_topic(app, settings)
+    read_committed()
     events_topic = bytes_topic(app, settings.topic_events)
     verdicts_topic = bytes_topic(app, settings.topic_verdicts)
     deadletter_topic = bytes_topic(app, settings.topic_deadletter)
-    ingest_tables = {
-        name: app.Table(f"ingest-{name}", partitions=counts[name], key_type=bytes, value_type=bytes,
-                        extra_topic_configs=CHANGELOG_CONFIGS)
-        for name in raw_names
-    }
     engine_table = app.Table(
         "engine", partitions=counts[settings.topic_events], key_type=bytes, value_type=bytes,
         extra_topic_configs=CHANGELOG_CONFIGS,
     )
 
-    raw_states: dict[tuple[str, int], RawPartitionState] = {}
     cluster_states: dict[str, tuple[int, ClusterState]] = {}
-    ingest_lock = asyncio.Lock()
+    raw_ingest = RawIngest(settings, ingest_config, scanner, metrics, now_ms, tick_s=options.tick_s, health=health,
+                           unknown=UnknownSources(metrics))
     correlate_lock = asyncio.Lock()
     lags: dict[tuple[str, int], int] = {}
     processed: dict[tuple[str, int], int] = {}
-    probe = Probe(settings, counts, settings.worker_id)
+    probe = Probe(settings, {settings.topic_events: counts[settings.topic_events]}, settings.worker_id,
+                  transactional=(settings.topic_events,))
+    raw_probe = Probe(settings, {name: counts[name] for name in raw_names}, consumer_group(settings))
     outage: dict[str, Any] = {"since_restart": True, "status": None}
 
     def persist(table: faust.Table, partition: int, key: bytes, blob: bytes) -> None:
@@ -130,13 +127,9 @@ def create_app(
         table.data[key] = blob
         metrics.state_bytes.labels(table.name, key.decode(errors="replace")).set(len(blob))
 
-    def raw_state(topic: str, partition: int) -> RawPartitionState:
-        state = raw_states.get((topic, partition))
-        if state is None:
-            key = f"{topic}/{partition}".encode()
-            state = RawPartitionState.load(topic, partition, ingest_config, ingest_tables[topic].get(key), scanner)
-            raw_states[(topic, partition)] = state
-        return state
+    def timed_dump(state: ClusterState) -> bytes:
+        with metrics.snapshot_seconds.labels("engine").time():
+            return state.dump()
 
     def cluster_state(cluster: str, partition: int) -> ClusterState:
         cached = cluster_states.get(cluster)
@@ -162,8 +155,6 @@ def create_app(
                 )
             else:
                 by_type[item.type] += 1
-                if item.host == "unknown":
-                    unknown_sources.seen(position.topic, position.partition, message.key if message else None)
                 events_topic.send_soon(
                     key=item.cluster.encode(),
                     value=wire.encode_event(item, position),
@@ -183,7 +174,7 @@ def create_app(
         for topic, n in Counter(event.message.topic for event in batch).items():
             metrics.records_in.labels(topic).inc(n)
 
-    def observe_lag(batch: list[Any]) -> None:
+    async def observe_lag(batch: list[Any]) -> None:
         last = {event.message.tp: event.message.offset for event in batch}
         assigned = app.consumer.assignment()
         for tp, offset in last.items():
@@ -194,31 +185,22 @@ def create_app(
             if highwater is None:
                 continue
             lag = max(0, highwater - offset - 1)
+            if lag and (await app.consumer.position(tp) or 0) >= highwater:
+                lag = 0  # what lies beyond is transaction markers (or fetched records, whose batch comes next)
             lags[(tp.topic, tp.partition)] = lag
             metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(lag)
 
-    async def ingest_batch(batch: list[Any]) -> None:
-        async with ingest_lock:
-            touched: set[tuple[str, int]] = set()
-            for event in batch:
-                msg = event.message
-                state = raw_state(msg.topic, msg.partition)
-                headers = {k: v for k, v in (msg.headers or [])}
-                produced = state.feed(msg.offset, msg.key, msg.value or b"", headers, now_ms())
-                if produced is None:
-                    continue
-                touched.add((msg.topic, msg.partition))
-                forward(produced, msg)
-            observe_lag(batch)
-            await app.producer.flush()  # outputs are durable before the snapshot that says they were sent
-            for topic, partition in touched:
-                persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), raw_state(topic, partition).dump())
+    def caught_up() -> bool:
+        """Idleness means 'nothing more is coming'; while this worker still has a backlog, nothing is idle."""
+        return all(lag == 0 for lag in lags.values()) and raw_ingest.caught_up()
 
-    @app.agent(raw_topic)
-    async def ingest(stream: faust.StreamT[bytes]) -> None:
-        async for batch in stream.take_events(options.ingest_batch, within=options.batch_within_s):
-            count_by_topic(batch)
-            await guard.run("ingest", lambda: ingest_batch(batch), raw_states.clear)
+    @app.task
+    async def start_raw_ingest() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, raw_ingest.start)
+
+    @app.on_before_shutdown.connect
+    async def stop_raw_ingest(*_: Any, **__: Any) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, raw_ingest.stop)
 
     async def correlate_batch(batch: list[Any]) -> None:
         async with correlate_lock:
@@ -242,13 +224,13 @@ def create_app(
                 if state.duplicates != before:
                     metrics.duplicates.inc()
                 touched.add(cluster)
-            observe_lag(batch)
+            await observe_lag(batch)
             publish(decided)
             await app.producer.flush()
             for cluster in touched:
                 partition, state = cluster_states[cluster]
                 metrics.late_evidence.labels(cluster).set(state.engine.stats.get("late_evidence", 0))
-                persist(engine_table, partition, cluster.encode(), state.dump())
+                persist(engine_table, partition, cluster.encode(), timed_dump(state))
 
     @app.agent(events_topic)
     async def correlate(stream: faust.StreamT[bytes]) -> None:
@@ -258,24 +240,13 @@ def create_app(
 
     async def tick_once() -> None:
         now = now_ms()
-        async with ingest_lock:
-            for (topic, partition), state in list(raw_states.items()):
-                produced = state.flush_idle(now)
-                if produced:
-                    forward(produced, None)
-                    await app.producer.flush()
-                    persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), state.dump())
         async with correlate_lock:
             for cluster, (partition, state) in list(cluster_states.items()):
                 verdicts = state.engine.advance(now)
                 if verdicts:
                     publish([(v, None) for v in verdicts])
                     await app.producer.flush()
-                    persist(engine_table, partition, cluster.encode(), state.dump())
-
-    def forget_all() -> None:
-        raw_states.clear()
-        cluster_states.clear()
+                    persist(engine_table, partition, cluster.encode(), timed_dump(state))
 
     def load_owned_clusters() -> None:
         """Clusters whose snapshot this worker owns but no event has touched since it (re)started still have
@@ -288,39 +259,49 @@ def create_app(
                 if state.partition in owned:
                     cluster_states[cluster] = (state.partition, state)
 
-    def restart_idle_clocks(now: int) -> None:
-        for state in raw_states.values():
-            state.ingest.restart_idle(now)
-        for _, state in cluster_states.values():
-            state.engine.restart_idle(now)
+    def check_live() -> Status:
+        """Both probes, off the event loop: the correlate side (Faust's group) and raw ingest (its own group)."""
+        assigned = {(tp.topic, tp.partition) for tp in app.consumer.assignment()}
+        status = probe.check(assigned, dict(processed))
+        if status.fatal is not None or not (status.live and status.caught_up):
+            return status
+        if not raw_ingest.assignment_known:
+            return Status(True, False, behind="raw ingest not assigned yet")
+        raw = raw_probe.check(set(raw_ingest.assigned), dict(raw_ingest.processed))
+        return Status(raw.live, raw.live and not raw.behind, raw.fatal, raw.behind)
 
     @app.timer(options.tick_s)
     async def tick() -> None:
         """Idleness means 'nothing more is coming': it only counts while this worker is live and caught up, and
         after any outage (restart, rebalance, broker gone, backlog) every idle clock starts again."""
+        if raw_ingest.failed is not None:
+            health.fail(raw_ingest.failed)
         if health.failed is not None or app.consumer is None:
             return
-        assigned = {(tp.topic, tp.partition) for tp in app.consumer.assignment()}
-        status = await asyncio.to_thread(probe.check, assigned, dict(processed))
+        status = await asyncio.to_thread(check_live)
         outage["status"] = status
-        metrics.live.set(1 if status.live and status.caught_up else 0)
+        live = status.live and status.caught_up and caught_up() and raw_ingest.healthy
+        raw_ingest.live = live
+        metrics.live.set(1 if live else 0)
         if status.fatal is not None:
             health.fail(status.fatal)
             return
-        if not (status.live and status.caught_up) or app.rebalancing:
+        if not live or app.rebalancing:
             outage["since_restart"] = True
             return
         if outage["since_restart"]:
-            async with ingest_lock, correlate_lock:
+            async with correlate_lock:
                 load_owned_clusters()
-                restart_idle_clocks(now_ms())
+                now = now_ms()
+                for _, state in cluster_states.values():
+                    state.engine.restart_idle(now)
+            raw_ingest.restart_idle(now_ms())
             outage["since_restart"] = False
             return
-        await guard.run("timer", tick_once, forget_all)
+        await guard.run("timer", tick_once, cluster_states.clear)
 
     async def forget_partitions(*_: Any, **__: Any) -> None:
         """After a rebalance the tables, not the caches, are the truth: reload lazily from them."""
-        raw_states.clear()
         cluster_states.clear()
         lags.clear()
         processed.clear()
@@ -333,9 +314,13 @@ def create_app(
     async def healthz(web: Any, request: Any) -> Any:
         assigned = len(app.consumer.assignment()) if app.consumer else 0
         max_lag = max(lags.values(), default=0)
-        ready = assigned > 0 and not app.rebalancing and max_lag <= options.ready_max_lag and health.failed is None
+        max_lag = max(max_lag, max(raw_ingest.lags.values(), default=0))
+        ready = (assigned > 0 and not app.rebalancing and max_lag <= options.ready_max_lag and raw_ingest.healthy
+                 and health.failed is None)
         body: dict[str, Any] = {
-            "ready": ready, "assigned_partitions": assigned, "max_lag": max_lag, "rebalancing": app.rebalancing
+            "ready": ready, "assigned_partitions": assigned, "max_lag": max_lag, "rebalancing": app.rebalancing,
+            "raw_ingest": {"running": raw_ingest.healthy, "restarts": raw_ingest.failures,
+                           "last_error": raw_ingest.last_error},
         }
         status = outage["status"]
         if status is not None and not status.live:
@@ -351,5 +336,6 @@ def create_app(
         return web.bytes(generate_latest(metrics.registry), content_type=CONTENT_TYPE_LATEST.split(";", 2)[0] + "; version=0.0.4")
 
     app.correlator_metrics = metrics  # type: ignore[attr-defined]
+    app.correlator_raw_ingest = raw_ingest  # type: ignore[attr-defined]
     app.correlator_pages = register_report_pages(app, settings)  # type: ignore[attr-defined]
     return app

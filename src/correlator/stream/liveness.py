@@ -9,7 +9,7 @@ recreated (its end offset fell below what the worker already processed).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
@@ -33,8 +33,12 @@ class Status:
 class Probe:
     """One metadata + watermark + committed-offset round trip per call (run it off the event loop)."""
 
-    def __init__(self, settings: Settings, partitions: Mapping[str, int], group: str) -> None:
+    def __init__(self, settings: Settings, partitions: Mapping[str, int], group: str,
+                 transactional: Iterable[str] = ()) -> None:
+        """``transactional``: topics written in transactions, whose ends lie past their last record (a commit
+        marker); for them only the fatal checks apply, the caller knows from its consumer whether it caught up."""
         self.partitions = dict(partitions)
+        self.transactional = frozenset(transactional)
         self.bootstrap = settings.bootstrap_servers
         self._consumer = Consumer(settings.kafka_client(**{
             "group.id": group, "enable.auto.commit": False, "log_level": 0,
@@ -68,6 +72,8 @@ class Probe:
             if done is not None and done >= high:
                 return Status(True, False, fatal=f"{tp[0]}/{tp[1]} ends at offset {high} but offset {done} was "
                                                  "already processed (topic recreated or truncated)")
+            if tp[0] in self.transactional:
+                continue
             position = done + 1 if done is not None else committed.get(tp, -1)
             if high > low and position < high:
                 behind.append(f"{tp[0]}/{tp[1]}")

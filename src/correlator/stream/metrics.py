@@ -39,6 +39,10 @@ class WorkerMetrics:
                                ["stage"], registry=r)
         self.live = Gauge("correlator_live", "1 while the broker answers and every input partition is read to its end "
                           "(only then does processing-time idleness count)", registry=r)
+        self.snapshot_seconds = Histogram(
+            "correlator_snapshot_seconds", "Time to serialise one state snapshot, by stage", ["stage"],
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1), registry=r,
+        )
         self.state_bytes = Gauge("correlator_state_bytes", "Size of the persisted state snapshot", ["table", "key"],
                                  registry=r)
 

@@ -7,6 +7,7 @@ core sees each input exactly once even though Kafka delivers at least once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,27 @@ class RawPartitionState:
         self.offset, self.seq = offset, 0
         ref = f"{self.topic}/{self.partition}@{offset}"
         return self._positioned(self.ingest.feed(value, ref=ref, headers=headers, key=key, now_ms=now_ms))
+
+    def start_batch(self, last: int) -> int:
+        """A batch up to raw offset ``last`` begins; its outputs are positioned at ``last``. Returns the old offset,
+        below which records were applied before (a redelivery after a restart) and are skipped."""
+        floor = self.offset
+        if last > self.offset:
+            self.offset, self.seq = last, 0
+        return floor
+
+    def feed_messages(
+        self, msgs: Sequence[Any], key: bytes | None, headers: dict[str, bytes], now_ms: int, floor: int
+    ) -> list[tuple[Event | ParseError, Position]]:
+        """Consecutive records of one source (confluent-kafka messages), scanned together."""
+        fresh = msgs if msgs[0].offset() > floor else [m for m in msgs if m.offset() > floor]
+        if not fresh:
+            return []
+        outputs = self.ingest.feed_records(
+            [m.value() or b"" for m in fresh], [m.offset() for m in fresh],
+            stream_ref=f"{self.topic}/{self.partition}", key=key, headers=headers, now_ms=now_ms,
+        )
+        return self._positioned(outputs)
 
     def flush_idle(self, now_ms: int) -> list[tuple[Event | ParseError, Position]]:
         return self._positioned(self.ingest.flush_idle(now_ms))

@@ -64,3 +64,23 @@ def bytes_topic(app: faust.App, *names: str) -> faust.TopicT:
 
 def raw_logs_topic(app: faust.App, settings: Settings) -> faust.TopicT:
     return bytes_topic(app, settings.topic_logs_flink, settings.topic_logs_hdfs)
+
+
+def read_committed() -> None:
+    """Faust's worker consumer reads committed records only (events come in ingest transactions; an aborted batch
+    is never seen). Faust itself asks for this only in its own exactly-once mode, which would make every Faust send
+    transactional too; so its consumer factory is wrapped once per process instead."""
+    from faust.transport.drivers import aiokafka as driver
+
+    thread = driver.AIOKafkaConsumerThread
+    if getattr(thread, "_correlator_read_committed", False):
+        return
+    create = thread._create_worker_consumer
+
+    def create_read_committed(self: Any, transport: Any) -> Any:
+        consumer = create(self, transport)
+        consumer._isolation_level = "read_committed"  # read by the fetcher aiokafka builds in start()
+        return consumer
+
+    thread._create_worker_consumer = create_read_committed  # type: ignore[method-assign]
+    thread._correlator_read_committed = True  # type: ignore[attr-defined]

@@ -1,0 +1,379 @@
+"""Raw ingest at librdkafka speed: confluent-kafka batches in, events out, exactly once, beside the Faust app.
+
+The firehose never passes through Faust record by record. One thread runs a loop per worker:
+
+    consume(raw_batch) ─> per topic-partition and source: one scan over the joined values (core ``Ingest``)
+        ─> events (keyed by cluster) + dead letters + the touched partitions' ingest snapshots
+        ─> one Kafka transaction that also commits the consumed raw offsets (``send_offsets_to_transaction``)
+
+The ingest state spanning records (multi-line partials, open block writes, source clocks) is a snapshot per raw
+partition in a compacted state topic written in the same transaction, so after a crash or a rebalance a partition
+resumes from a committed offset with exactly the state that offset had: no event lost, none repeated. Readers of the
+events topic read committed records only. Any error aborts the open transaction and restarts the loop from what was
+committed; a stage that keeps failing (``RETRIES`` restarts without a committed batch between them) marks the worker
+failed (not ready; the process exits non-zero) rather than skipping records.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from correlator.config import Settings
+from correlator.core.ingest import IngestConfig
+from correlator.core.prefilter import Scanner
+from correlator.core.records import ParseError
+from correlator.stream import wire
+from correlator.stream.guard import Health
+from correlator.stream.metrics import UnknownSources, WorkerMetrics
+from correlator.stream.state import RawPartitionState
+
+log = logging.getLogger(__name__)
+SNAPSHOT_LIMIT = 64 * 1024 * 1024
+RESTART_BACKOFF_S = 2.0
+TRANSACTION_TIMEOUT_MS = 10_000
+RETRIES = 3
+
+
+def state_topic(settings: Settings) -> str:
+    return f"{settings.worker_id}-ingest-state"
+
+
+def consumer_group(settings: Settings) -> str:
+    return f"{settings.worker_id}-ingest"
+
+
+def consumer_config(settings: Settings, **extra: Any) -> dict[str, Any]:
+    """The raw consumer: its own group, offsets committed only through transactions, fetches tuned for batches."""
+    return settings.kafka_client(**{
+        "group.id": consumer_group(settings),
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "earliest",
+        "fetch.queue.backoff.ms": settings.raw_fetch_queue_backoff_ms,
+        "queued.min.messages": settings.raw_queued_min_messages,
+        **extra,
+    })
+
+
+def producer_config(settings: Settings, instance: str) -> dict[str, Any]:
+    """A stable transactional id per instance: a restarted worker fences its predecessor's open transaction."""
+    return settings.kafka_client(**{
+        "transactional.id": f"{settings.worker_id}-ingest-{instance}",
+        "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS,
+        "partitioner": "murmur2_random",
+        "linger.ms": 5,
+        "compression.type": "lz4",
+        "message.max.bytes": SNAPSHOT_LIMIT + 1024,
+    })
+
+
+def ensure_state_topic(settings: Settings) -> None:
+    admin = AdminClient(settings.kafka_client())
+    name = state_topic(settings)
+    if name in admin.list_topics(timeout=15).topics:
+        return
+    topic = NewTopic(name, num_partitions=1, replication_factor=settings.state_replication, config={
+        "cleanup.policy": "compact", "max.message.bytes": str(SNAPSHOT_LIMIT), "segment.ms": "600000",
+        "min.cleanable.dirty.ratio": "0.1",
+    })
+    for future in admin.create_topics([topic]).values():
+        try:
+            future.result(30)
+        except Exception as exc:  # created meanwhile by another worker
+            if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                raise
+
+
+def read_snapshots(settings: Settings, keys: set[bytes]) -> dict[bytes, bytes]:
+    """The last committed snapshot of each key in the state topic (read to its end, committed records only)."""
+    if not keys:
+        return {}
+    reader = Consumer(settings.kafka_client(**{
+        "group.id": f"{settings.worker_id}-ingest-restore", "enable.auto.commit": False,
+        "isolation.level": "read_committed", "enable.partition.eof": True,
+    }))
+    found: dict[bytes, bytes] = {}
+    try:
+        reader.assign([TopicPartition(state_topic(settings), 0, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            msg = reader.poll(1.0)
+            if msg is None:
+                continue
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    return found
+                raise RuntimeError(f"reading {state_topic(settings)}: {msg.error()}")
+            key = msg.key()
+            if key in keys:
+                found[key] = msg.value()
+        raise RuntimeError(f"reading {state_topic(settings)} did not reach its end within 120 s")
+    finally:
+        reader.close()
+
+
+@dataclass
+class RawIngest:
+    """The ingest loop and what the web pages and the correlate side read of it (lags, health)."""
+
+    settings: Settings
+    config: IngestConfig
+    scanner: Scanner
+    metrics: WorkerMetrics
+    now_ms: Callable[[], int]
+    tick_s: float = 1.0
+    health: Health = field(default_factory=Health)
+    instance: str = ""
+    lags: dict[tuple[str, int], int] = field(default_factory=dict)
+    processed: dict[tuple[str, int], int] = field(default_factory=dict)
+    """The last raw offset committed per assigned partition (what the liveness probe compares with the ends)."""
+    assigned: set[tuple[str, int]] = field(default_factory=set)
+    assignment_known: bool = False
+    """The consumer got its (possibly empty) assignment since the loop (re)started."""
+    live: bool = False
+    """Set by the worker's probe: only while the broker answers and every input is read does idleness count."""
+    failures: int = 0
+    failing: int = 0
+    failed: str | None = None
+    """Why the stage gave up (past its retries): the worker then stops, not ready, exit 1."""
+    """Restarts since the last committed batch."""
+    last_error: str | None = None
+    running: bool = False
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+    _states: dict[tuple[str, int], RawPartitionState] = field(default_factory=dict)
+    _restart_idle_at: int | None = None
+    unknown: UnknownSources | None = None
+
+    def start(self) -> None:
+        """``instance`` (host and web port unless given) names this worker's transactions across its restarts."""
+        self.instance = self.instance or f"{socket.gethostname()}-{self.settings.web_port}"
+        ensure_state_topic(self.settings)
+        self._thread = threading.Thread(target=self._forever, name="raw-ingest", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    @property
+    def healthy(self) -> bool:
+        return self.running and self._thread is not None and self._thread.is_alive()
+
+    def caught_up(self) -> bool:
+        return all(lag == 0 for lag in self.lags.values())
+
+    def restart_idle(self, now_ms: int) -> None:
+        """After an outage every idle clock starts again (applied by the loop's thread before its next tick)."""
+        self._restart_idle_at = now_ms
+
+    def _forever(self) -> None:
+        while not self._stop.is_set() and self.health.failed is None and self.failed is None:
+            try:
+                _Loop(self).run()
+            except Exception as exc:  # the stage restarts from what was committed; the error is reported
+                self.running = False
+                self.failures += 1
+                self.failing += 1
+                self.metrics.stage_errors.labels("raw_ingest").inc()
+                self.last_error = f"{type(exc).__name__}: {exc}"[:300]
+                if self.failing > RETRIES:
+                    self.metrics.crashes.labels("raw_ingest").inc()
+                    self.failed = f"raw ingest stage failed: {self.last_error}"  # the worker's timer stops it
+                    log.error("%s (attempt %d of %d)", self.failed, self.failing, RETRIES + 1)
+                    break
+                log.error("raw ingest failed (attempt %d of %d), restarting from the committed offsets: %s",
+                          self.failing, RETRIES + 1, self.last_error)
+                self._stop.wait(RESTART_BACKOFF_S * 2 ** (self.failing - 1))
+        self.running = False
+
+
+class _Loop:
+    """One life of the loop: a consumer, a transactional producer, the states of the assigned partitions."""
+
+    def __init__(self, owner: RawIngest) -> None:
+        self.owner = owner
+        self.settings = owner.settings
+        self.states = owner._states
+        self.states.clear()
+        self.owner.lags.clear()
+        self.owner.processed.clear()
+        self.owner.assigned.clear()
+        self.owner.assignment_known = False
+        self.producer = Producer(producer_config(self.settings, owner.instance))
+        self.producer.init_transactions(60)
+        self.consumer = Consumer(consumer_config(self.settings))
+        self.last_tick = time.monotonic()
+
+    def run(self) -> None:
+        owner, settings = self.owner, self.settings
+        try:
+            self.consumer.subscribe([settings.topic_logs_flink, settings.topic_logs_hdfs],
+                                    on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._revoked)
+            owner.running = True
+            while not owner._stop.is_set() and owner.health.failed is None and owner.failed is None:
+                batch = self.consumer.consume(settings.raw_batch, timeout=0.5)
+                if batch:
+                    self._process(batch)
+                if time.monotonic() - self.last_tick >= owner.tick_s:
+                    self.last_tick = time.monotonic()
+                    self._tick()
+        finally:
+            owner.running = False
+            try:
+                self.producer.abort_transaction(5)
+            except Exception:  # nothing was open
+                pass
+            self.consumer.close()
+
+    # --- rebalance -------------------------------------------------------------------------------------------
+
+    def _assigned(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        keys = {_key(tp.topic, tp.partition) for tp in partitions}
+        blobs = read_snapshots(self.settings, keys)
+        self.owner.assigned |= {(tp.topic, tp.partition) for tp in partitions}
+        self.owner.assignment_known = True
+        for tp in partitions:
+            blob = blobs.get(_key(tp.topic, tp.partition))
+            state = self.states[(tp.topic, tp.partition)] = RawPartitionState.load(
+                tp.topic, tp.partition, self.owner.config, blob, self.owner.scanner)
+            state.ingest.restart_idle(self.owner.now_ms())  # a restart or rebalance is an outage: wait a full bound
+            if state.offset >= 0:
+                self.owner.processed[(tp.topic, tp.partition)] = state.offset
+
+    def _revoked(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            self.states.pop((tp.topic, tp.partition), None)
+            self.owner.lags.pop((tp.topic, tp.partition), None)
+            self.owner.processed.pop((tp.topic, tp.partition), None)
+            self.owner.assigned.discard((tp.topic, tp.partition))
+
+    # --- one batch, one transaction ----------------------------------------------------------------------------
+
+    def _process(self, batch: list[Message]) -> None:
+        metrics = self.owner.metrics
+        groups: dict[tuple[str, int], dict[tuple[Any, ...], list[Message]]] = {}
+        errors = 0
+        for msg in batch:
+            if msg.error() is not None:
+                errors += 1
+                continue
+            headers = msg.headers()  # part of the source: one host/file key may be shipped for several clusters
+            groups.setdefault((msg.topic(), msg.partition()), {}).setdefault(
+                (msg.key(), tuple(headers) if headers else ()), []).append(msg)
+        if errors:
+            first = next(m for m in batch if m.error() is not None)
+            if first.error().fatal() or first.error().code() not in (KafkaError._PARTITION_EOF,):
+                log.warning("raw consumer reported %d errors, first: %s", errors, first.error())
+        if not groups:
+            return
+        self.producer.begin_transaction()
+        offsets: list[TopicPartition] = []
+        by_topic: Counter[str] = Counter()
+        for (topic, partition), sources in groups.items():
+            state = self.states.get((topic, partition))
+            if state is None:  # revoked between consume and here cannot happen; a foreign partition is skipped
+                continue
+            last = max(msgs[-1].offset() for msgs in sources.values())
+            floor = state.start_batch(last)
+            now = self.owner.now_ms()
+            produced = []
+            for (key, headers), msgs in sources.items():
+                produced += [(item, msgs) for item in state.feed_messages(msgs, key, dict(headers), now, floor)]
+                by_topic[topic] += len(msgs)
+            self._send(state, produced)
+            self._persist(state)
+            offsets.append(TopicPartition(topic, partition, last + 1))
+        self.producer.send_offsets_to_transaction(offsets, self.consumer.consumer_group_metadata(), 30)
+        self.producer.commit_transaction(60)
+        self.owner.failing = 0
+        for topic, n in by_topic.items():
+            metrics.records_in.labels(topic).inc(n)
+        for tp in offsets:
+            self.owner.processed[(tp.topic, tp.partition)] = tp.offset - 1
+        self._observe_lag(offsets)
+
+    def _send(self, state: RawPartitionState, produced: list[tuple[Any, list[Message]]]) -> None:
+        events_topic, deadletter_topic = self.settings.topic_events, self.settings.topic_deadletter
+        metrics = self.owner.metrics
+        by_type: Counter[str] = Counter()
+        for (item, position), msgs in produced:
+            if isinstance(item, ParseError):
+                metrics.dead_letters.labels(item.reason).inc()
+                coordinates = wire.coordinates(item.ref)
+                source = next((m for m in msgs if coordinates and m.offset() == coordinates[2]), None)
+                self._produce(deadletter_topic, source.key() if source else None,
+                              wire.encode_dead_letter(item, position, source.value() if source else None), None)
+            else:
+                by_type[item.type] += 1
+                if item.host == "unknown" and self.owner.unknown is not None:
+                    self.owner.unknown.seen(state.topic, state.partition, msgs[0].key() if msgs else None)
+                timestamp = msgs[0].timestamp()[1] if msgs else None
+                self._produce(events_topic, item.cluster.encode(), wire.encode_event(item, position), timestamp)
+        for kind, n in by_type.items():
+            metrics.events.labels(kind).inc(n)
+
+    def _produce(self, topic: str, key: bytes | None, value: bytes, timestamp: int | None) -> None:
+        while True:
+            try:
+                if timestamp and timestamp > 0:
+                    self.producer.produce(topic, value=value, key=key, timestamp=timestamp)
+                else:
+                    self.producer.produce(topic, value=value, key=key)
+                return
+            except BufferError:
+                self.producer.poll(0.05)
+
+    def _persist(self, state: RawPartitionState) -> None:
+        with self.owner.metrics.snapshot_seconds.labels("ingest").time():
+            blob = state.dump()
+        key = _key(state.topic, state.partition)
+        self._produce(state_topic(self.settings), key, blob, None)
+        self.owner.metrics.state_bytes.labels("ingest", key.decode()).set(len(blob))
+
+    def _observe_lag(self, offsets: list[TopicPartition]) -> None:
+        for tp in offsets:
+            try:
+                _, high = self.consumer.get_watermark_offsets(tp, cached=True)
+            except Exception:  # statistics not yet known for a fresh assignment
+                continue
+            if high is None or high < 0:
+                continue
+            lag = max(0, high - tp.offset)
+            self.owner.lags[(tp.topic, tp.partition)] = lag
+            self.owner.metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(lag)
+
+    def _tick(self) -> None:
+        """Processing time passes: once caught up, half-received records and open writes of silent sources close."""
+        now = self.owner.now_ms()
+        if self.owner._restart_idle_at is not None:
+            for state in self.states.values():
+                state.ingest.restart_idle(self.owner._restart_idle_at)
+            self.owner._restart_idle_at = None
+            return
+        if not (self.owner.live and self.owner.caught_up()):
+            return
+        flushed = [(state, state.flush_idle(now)) for state in self.states.values()]
+        flushed = [(state, produced) for state, produced in flushed if produced]
+        if not flushed:
+            return
+        self.producer.begin_transaction()
+        for state, produced in flushed:
+            self._send(state, [(item, []) for item in produced])
+            self._persist(state)
+        self.producer.commit_transaction(60)
+
+
+def _key(topic: str, partition: int) -> bytes:
+    return f"{topic}/{partition}".encode()
