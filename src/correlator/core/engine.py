@@ -246,12 +246,20 @@ class Engine:
     # --- state ----------------------------------------------------------------------------------------------
 
     def _evict(self) -> None:
-        """Drop evidence, triggers and decided marks older than retention behind each cluster's newest event."""
+        """Drop evidence, triggers and decided marks older than retention behind each cluster's slowest source.
+
+        Not behind its newest event: a source still catching up (a backlogged partition after an outage) may yet
+        open a case whose evidence the others logged long before. A source silent for twice the retention no longer
+        holds anything back (a host gone for good), which keeps the state bounded."""
         horizons: dict[str, int] = {}
+        retention = self.config.retention_ms
         for cluster in self._marks.clusters():
             newest = self._marks.max_event_ms(cluster)
-            if newest is not None:
-                horizons[cluster] = newest - self.config.retention_ms
+            if newest is None:
+                continue
+            clocks = [c.max_ts_ms for src in self._marks.sources(cluster)
+                      if (c := self._marks.clock(src)) is not None and c.max_ts_ms >= newest - 2 * retention]
+            horizons[cluster] = min(clocks, default=newest) - retention
         for key, events in self._cases.items():
             start = min(e.ts_ms for e in events) - self.config.retention_ms
             horizons[key[0]] = min(horizons.get(key[0], start), start)
