@@ -54,6 +54,9 @@ LATE_COUNTED = EVIDENCE_TYPES[:-2]
 LINK_TYPES = (BlockWrite, BlockAllocated)
 """Lines only used to link a write to DataNodes: kept for ``link_retention_ms``."""
 SNAPSHOT_VERSION = 1
+FLINK_ROLES = ("jobmanager", "taskmanager")
+HOLD_LIMIT = 4
+"""Retentions behind a cluster's newest event beyond which no lagging source holds evidence back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,12 +249,23 @@ class Engine:
     # --- state ----------------------------------------------------------------------------------------------
 
     def _evict(self) -> None:
-        """Drop evidence, triggers and decided marks older than retention behind each cluster's newest event."""
+        """Drop evidence, triggers and decided marks older than retention behind the Flink logs of each cluster.
+
+        Evidence only matters to a case, and cases are opened by Flink lines: so evidence waits until every live
+        Flink source has passed it, not the cluster's newest event — a Flink partition still catching up (a backlog
+        after an outage, a topic read later than the HDFS one) may yet open a case whose DataNode evidence was logged
+        long before. Idle sources hold nothing back, and nothing is held beyond ``HOLD_LIMIT`` retentions behind the
+        newest event, which keeps the state bounded."""
         horizons: dict[str, int] = {}
+        retention = self.config.retention_ms
         for cluster in self._marks.clusters():
             newest = self._marks.max_event_ms(cluster)
-            if newest is not None:
-                horizons[cluster] = newest - self.config.retention_ms
+            if newest is None:
+                continue
+            flink = [c.max_ts_ms for src in self._marks.sources(cluster) if src[2] in FLINK_ROLES
+                     and not self._marks.is_idle(src) and (c := self._marks.clock(src)) is not None]
+            floor = newest - HOLD_LIMIT * retention
+            horizons[cluster] = max(floor, min(flink) - retention) if flink else floor
         for key, events in self._cases.items():
             start = min(e.ts_ms for e in events) - self.config.retention_ms
             horizons[key[0]] = min(horizons.get(key[0], start), start)

@@ -28,6 +28,11 @@ class Health:
 
     failed: str | None = None
     on_fatal: Callable[[str], None] | None = None
+    on_error: Callable[[], None] | None = None
+    """Called at a stage's first error: Faust acknowledges a batch's records while collecting it, so from then on
+    no offset may be committed (a restart must see the failed batch again)."""
+    on_recovered: Callable[[], None] | None = None
+    """Called when a retry succeeded: the batch is persisted, committing is safe again."""
 
     def fail(self, reason: str) -> None:
         if self.failed is not None:
@@ -53,8 +58,12 @@ class Guard:
                 break
             try:
                 await work()
+                if attempt and self.health.on_recovered is not None:
+                    self.health.on_recovered()
                 return
             except Exception as exc:
+                if self.health.on_error is not None:
+                    self.health.on_error()
                 self.metrics.stage_errors.labels(stage).inc()
                 reason = f"{stage} stage failed: {type(exc).__name__}: {str(exc)[:200]}"
                 log.error("%s (attempt %d of %d)", reason, attempt + 1, self.retries + 1, exc_info=exc)

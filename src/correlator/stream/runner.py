@@ -72,7 +72,20 @@ def run_worker(settings: Settings, health: Health, *, linger_s: float = 3.0, **a
         exit_after(linger_s + FATAL_STOP_S, 1)  # the drain would wait for the failed batch: do not wait long
         worker.loop.call_later(linger_s, worker._schedule_shutdown, signal.SIGTERM)
 
+    def freeze_commits() -> None:
+        async def no_commit(*_: Any, **__: Any) -> bool:
+            return False
+
+        if app.consumer is not None:
+            app.consumer.commit = no_commit  # type: ignore[method-assign]
+
+    def thaw_commits() -> None:
+        if app.consumer is not None and "commit" in vars(app.consumer):
+            del app.consumer.commit
+
     health.on_fatal = fatal
+    health.on_error = freeze_commits
+    health.on_recovered = thaw_commits
     try:
         worker.execute_from_commandline()
     except SystemExit as exit_:

@@ -172,3 +172,25 @@ class TestNoise:
                job_id="1a3bc71ac57f33961637adf340e9c28f", checkpoint_id=61, reason="org.apache.flink.runtime.checkpoint.decline."
                "CheckpointDeclineTaskNotReadyException: Task Source (1/1) was not running")]
         assert run(sorted(events, key=lambda e: e.ts_ms)) == []
+
+
+class TestBacklogSkew:
+    def test_evidence_waits_for_a_lagging_source(self) -> None:
+        """After an outage the HDFS partitions may replay 45 minutes ahead of the Flink one: the scanner's lock
+        report must still be there when the checkpoint's failure finally arrives."""
+        events = sorted(seed() + [e for e in noise(T0 + 400_000, T0 + 2_700_000) if e.role == "datanode"],
+                        key=lambda e: e.ts_ms)
+        hdfs = [e for e in events if e.role in ("datanode", "namenode")]
+        flink = [e for e in events if e.role not in ("datanode", "namenode")]
+        before = [e for e in flink if e.ts_ms < T0 - 60_000]
+        [v] = run(before + hdfs + flink[len(before):], EngineConfig(evict_every=1))
+        assert (v.checkpoint_id, v.root_cause.code) == (60, "HDFS_DIRECTORY_SCAN")
+
+    def test_evidence_waits_for_a_flink_topic_read_later(self) -> None:
+        """The HDFS topic may be read entirely before the first Flink line arrives at all."""
+        events = sorted(seed() + [e for e in noise(T0 + 400_000, T0 + 2_700_000) if e.role == "datanode"],
+                        key=lambda e: e.ts_ms)
+        hdfs = [e for e in events if e.role in ("datanode", "namenode")]
+        flink = [e for e in events if e.role not in ("datanode", "namenode")]
+        [v] = run(hdfs + flink, EngineConfig(evict_every=1))
+        assert (v.checkpoint_id, v.root_cause.code) == (60, "HDFS_DIRECTORY_SCAN")
