@@ -25,8 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 from correlator.config import Settings
 from correlator.core.ingest import IngestConfig
@@ -35,91 +34,17 @@ from correlator.core.records import ParseError
 from correlator.stream import wire
 from correlator.stream.guard import Health
 from correlator.stream.metrics import UnknownSources, WorkerMetrics
+from correlator.stream.raw_clients import (
+    consumer_config, consumer_group, ensure_state_topic, producer_config, read_snapshots, state_topic,
+)
 from correlator.stream.state import RawPartitionState
+from correlator.stream.stuck_calls import ABANDONED, TransactionStuck, bounded
 
 log = logging.getLogger(__name__)
-SNAPSHOT_LIMIT = 64 * 1024 * 1024
 RESTART_BACKOFF_S = 2.0
-TRANSACTION_TIMEOUT_MS = 10_000
 RETRIES = 3
-
-
-def state_topic(settings: Settings) -> str:
-    return f"{settings.worker_id}-ingest-state"
-
-
-def consumer_group(settings: Settings) -> str:
-    return f"{settings.worker_id}-ingest"
-
-
-def consumer_config(settings: Settings, **extra: Any) -> dict[str, Any]:
-    """The raw consumer: its own group, offsets committed only through transactions, fetches tuned for batches."""
-    return settings.kafka_client(**{
-        "group.id": consumer_group(settings),
-        "enable.auto.commit": False,
-        "enable.auto.offset.store": False,
-        "auto.offset.reset": "earliest",
-        "fetch.queue.backoff.ms": settings.raw_fetch_queue_backoff_ms,
-        "queued.min.messages": settings.raw_queued_min_messages,
-        **extra,
-    })
-
-
-def producer_config(settings: Settings, instance: str) -> dict[str, Any]:
-    """A stable transactional id per instance: a restarted worker fences its predecessor's open transaction."""
-    return settings.kafka_client(**{
-        "transactional.id": f"{settings.worker_id}-ingest-{instance}",
-        "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS,
-        "partitioner": "murmur2_random",
-        "linger.ms": 5,
-        "compression.type": "lz4",
-        "message.max.bytes": SNAPSHOT_LIMIT + 1024,
-    })
-
-
-def ensure_state_topic(settings: Settings) -> None:
-    admin = AdminClient(settings.kafka_client())
-    name = state_topic(settings)
-    if name in admin.list_topics(timeout=15).topics:
-        return
-    topic = NewTopic(name, num_partitions=1, replication_factor=settings.state_replication, config={
-        "cleanup.policy": "compact", "max.message.bytes": str(SNAPSHOT_LIMIT), "segment.ms": "600000",
-        "min.cleanable.dirty.ratio": "0.1",
-    })
-    for future in admin.create_topics([topic]).values():
-        try:
-            future.result(30)
-        except Exception as exc:  # created meanwhile by another worker
-            if "TOPIC_ALREADY_EXISTS" not in str(exc):
-                raise
-
-
-def read_snapshots(settings: Settings, keys: set[bytes]) -> dict[bytes, bytes]:
-    """The last committed snapshot of each key in the state topic (read to its end, committed records only)."""
-    if not keys:
-        return {}
-    reader = Consumer(settings.kafka_client(**{
-        "group.id": f"{settings.worker_id}-ingest-restore", "enable.auto.commit": False,
-        "isolation.level": "read_committed", "enable.partition.eof": True,
-    }))
-    found: dict[bytes, bytes] = {}
-    try:
-        reader.assign([TopicPartition(state_topic(settings), 0, OFFSET_BEGINNING)])
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            msg = reader.poll(1.0)
-            if msg is None:
-                continue
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
-                    return found
-                raise RuntimeError(f"reading {state_topic(settings)}: {msg.error()}")
-            key = msg.key()
-            if key in keys:
-                found[key] = msg.value()
-        raise RuntimeError(f"reading {state_topic(settings)} did not reach its end within 120 s")
-    finally:
-        reader.close()
+OFFSETS_TIMEOUT_S = 30.0
+COMMIT_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -215,6 +140,7 @@ class _Loop:
         self.producer.init_transactions(60)
         self.consumer = Consumer(consumer_config(self.settings))
         self.last_tick = time.monotonic()
+        self.stuck = False
 
     def run(self) -> None:
         owner, settings = self.owner, self.settings
@@ -229,12 +155,17 @@ class _Loop:
                 if time.monotonic() - self.last_tick >= owner.tick_s:
                     self.last_tick = time.monotonic()
                     self._tick()
+        except TransactionStuck:
+            self.stuck = True
+            ABANDONED.append(self.producer)
+            raise
         finally:
             owner.running = False
-            try:
-                self.producer.abort_transaction(5)
-            except Exception:  # nothing was open
-                pass
+            if not self.stuck:  # a stuck producer refuses every other transactional call, or blocks on it
+                try:
+                    self.producer.abort_transaction(5)
+                except Exception:  # nothing was open
+                    pass
             self.consumer.close()
 
     # --- rebalance -------------------------------------------------------------------------------------------
@@ -295,8 +226,10 @@ class _Loop:
             self._send(state, produced)
             self._persist(state)
             offsets.append(TopicPartition(topic, partition, last + 1))
-        self.producer.send_offsets_to_transaction(offsets, self.consumer.consumer_group_metadata(), 30)
-        self.producer.commit_transaction(60)
+        group = self.consumer.consumer_group_metadata()
+        bounded("send_offsets_to_transaction",
+                lambda: self.producer.send_offsets_to_transaction(offsets, group, OFFSETS_TIMEOUT_S), OFFSETS_TIMEOUT_S)
+        self._commit()
         self.owner.failing = 0
         for topic, n in by_topic.items():
             metrics.records_in.labels(topic).inc(n)
@@ -372,7 +305,10 @@ class _Loop:
         for state, produced in flushed:
             self._send(state, [(item, []) for item in produced])
             self._persist(state)
-        self.producer.commit_transaction(60)
+        self._commit()
+
+    def _commit(self) -> None:
+        bounded("commit_transaction", lambda: self.producer.commit_transaction(COMMIT_TIMEOUT_S), COMMIT_TIMEOUT_S)
 
 
 def _key(topic: str, partition: int) -> bytes:

@@ -1,0 +1,93 @@
+"""The raw ingest's Kafka clients: a consumer that commits only through transactions, a transactional producer,
+and the compacted topic that keeps each raw partition's ingest snapshot."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from correlator.config import Settings
+
+SNAPSHOT_LIMIT = 64 * 1024 * 1024
+TRANSACTION_TIMEOUT_MS = 10_000
+
+
+def state_topic(settings: Settings) -> str:
+    return f"{settings.worker_id}-ingest-state"
+
+
+def consumer_group(settings: Settings) -> str:
+    return f"{settings.worker_id}-ingest"
+
+
+def consumer_config(settings: Settings, **extra: Any) -> dict[str, Any]:
+    """The raw consumer: its own group, offsets committed only through transactions, fetches tuned for batches."""
+    return settings.kafka_client(**{
+        "group.id": consumer_group(settings),
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "earliest",
+        "fetch.queue.backoff.ms": settings.raw_fetch_queue_backoff_ms,
+        "queued.min.messages": settings.raw_queued_min_messages,
+        **extra,
+    })
+
+
+def producer_config(settings: Settings, instance: str) -> dict[str, Any]:
+    """A stable transactional id per instance: a restarted worker fences its predecessor's open transaction."""
+    return settings.kafka_client(**{
+        "transactional.id": f"{settings.worker_id}-ingest-{instance}",
+        "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS,
+        "partitioner": "murmur2_random",
+        "linger.ms": 5,
+        "compression.type": "lz4",
+        "message.max.bytes": SNAPSHOT_LIMIT + 1024,
+    })
+
+
+def ensure_state_topic(settings: Settings) -> None:
+    admin = AdminClient(settings.kafka_client())
+    name = state_topic(settings)
+    if name in admin.list_topics(timeout=15).topics:
+        return
+    topic = NewTopic(name, num_partitions=1, replication_factor=settings.state_replication, config={
+        "cleanup.policy": "compact", "max.message.bytes": str(SNAPSHOT_LIMIT), "segment.ms": "600000",
+        "min.cleanable.dirty.ratio": "0.1",
+    })
+    for future in admin.create_topics([topic]).values():
+        try:
+            future.result(30)
+        except Exception as exc:  # created meanwhile by another worker
+            if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                raise
+
+
+def read_snapshots(settings: Settings, keys: set[bytes]) -> dict[bytes, bytes]:
+    """The last committed snapshot of each key in the state topic (read to its end, committed records only)."""
+    if not keys:
+        return {}
+    reader = Consumer(settings.kafka_client(**{
+        "group.id": f"{settings.worker_id}-ingest-restore", "enable.auto.commit": False,
+        "isolation.level": "read_committed", "enable.partition.eof": True,
+    }))
+    found: dict[bytes, bytes] = {}
+    try:
+        reader.assign([TopicPartition(state_topic(settings), 0, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            msg = reader.poll(1.0)
+            if msg is None:
+                continue
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    return found
+                raise RuntimeError(f"reading {state_topic(settings)}: {msg.error()}")
+            key = msg.key()
+            if key in keys:
+                found[key] = msg.value()
+        raise RuntimeError(f"reading {state_topic(settings)} did not reach its end within 120 s")
+    finally:
+        reader.close()

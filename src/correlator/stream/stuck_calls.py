@@ -1,0 +1,43 @@
+"""Blocking librdkafka calls with a deadline of our own, for the calls whose own timeout is not kept."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka import Producer
+
+STUCK_MARGIN_S = 10.0
+ABANDONED: list[Producer] = []
+"""Producers whose transactional call never returned: destroying one would block on that call, so they are kept."""
+
+
+class TransactionStuck(RuntimeError):
+    """A transactional call outlived its own timeout. librdkafka (through 2.16 at least, its issue 5456) never times
+    out a coordinator request that waits on a broker that went down, so ``send_offsets_to_transaction`` can block
+    for ever across a broker restart. The loop then gives up that producer and consumer and starts again: the new
+    producer's ``init_transactions`` fences the old transactional id and aborts its open transaction."""
+
+
+def bounded(name: str, call: Callable[[], Any], timeout_s: float, margin_s: float = STUCK_MARGIN_S) -> Any:
+    """Run a blocking librdkafka call on a thread of its own; raise ``TransactionStuck`` when it outlives its
+    timeout by ``margin_s``."""
+    done = threading.Event()
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = call()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=f"txn-{name}", daemon=True).start()
+    if not done.wait(timeout_s + margin_s):
+        raise TransactionStuck(f"{name} did not return within {timeout_s + margin_s:.0f} s "
+                               f"(its timeout was {timeout_s:.0f} s); starting a new producer")
+    if "error" in box:
+        raise box["error"]
+    return box.get("result")

@@ -1,0 +1,30 @@
+"""A call that outlives its own timeout is given up on; its result or error is handed over otherwise."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from correlator.stream.stuck_calls import TransactionStuck, bounded
+
+
+def test_a_call_that_returns_in_time_gives_its_result() -> None:
+    assert bounded("quick", lambda: 42, timeout_s=1.0, margin_s=0.5) == 42
+
+
+def test_a_call_that_raises_in_time_raises_the_same_error() -> None:
+    def fail() -> None:
+        raise ValueError("broker said no")
+
+    with pytest.raises(ValueError, match="broker said no"):
+        bounded("failing", fail, timeout_s=1.0, margin_s=0.5)
+
+
+def test_a_call_that_never_returns_is_reported_stuck_and_the_caller_goes_on() -> None:
+    release = threading.Event()
+    try:
+        with pytest.raises(TransactionStuck, match="send_offsets_to_transaction did not return within 1 s"):
+            bounded("send_offsets_to_transaction", release.wait, timeout_s=0.5, margin_s=0.5)
+    finally:
+        release.set()
