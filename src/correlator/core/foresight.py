@@ -1,0 +1,38 @@
+"""Foresight: adds the outlook and the what-if figures to each verdict, from the scanner lines and earlier failures.
+
+It sits beside the engine, not inside it: it sees every event (the engine keeps scanner lines only as evidence near a
+failure, while a schedule spans hours) and every verdict the engine decides. Each verdict reads only what was logged
+up to its decision time and the failures of its incident decided so far (cluster, job, cause — as incidents group
+them), so the figures are the same on any rerun.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from correlator.core.events import Event
+from correlator.core.outlook import ScanBook
+from correlator.core.verdict import Verdict
+from correlator.core.whatif import Stall, stall_of, whatif
+
+HISTORY_LIMIT = 64
+
+
+class Foresight:
+    def __init__(self) -> None:
+        self.book = ScanBook()
+        self._stalls: dict[tuple[str, str, str], list[Stall]] = {}
+
+    def observe(self, event: Event) -> None:
+        self.book.observe(event)
+
+    def annotate(self, v: Verdict) -> Verdict:
+        rc = v.root_cause
+        outlook = self.book.outlook(v.cluster, rc.code, rc.hosts, v.failure.failed_at_ms, v.decided_at_ms)
+        stalls = self._stalls.setdefault((v.cluster, v.job_id or "", rc.code), [])
+        if all(s.verdict_id != v.verdict_id for s in stalls):
+            stalls.append(stall_of(v))
+            stalls.sort(key=lambda s: (s.failed_at_ms, s.verdict_id))
+            del stalls[:-HISTORY_LIMIT]
+        upto = [s for s in stalls if s.failed_at_ms <= v.failure.failed_at_ms]
+        return replace(v, outlook=outlook, whatif=whatif(v.remediation, upto, outlook))
