@@ -232,7 +232,7 @@ def _outlook_to_dict(o: Outlook) -> dict[str, Any]:
     }
 
 
-def _outlook_from_dict(d: dict[str, Any] | None) -> Outlook | None:
+def outlook_from_dict(d: dict[str, Any] | None) -> Outlook | None:
     if d is None:
         return None
     return Outlook(d["kind"], parse_iso_ms(d["as_of"]), tuple(
@@ -285,7 +285,7 @@ def verdict_from_dict(d: dict[str, Any]) -> Verdict:
         recurrence=None
         if rec is None
         else Recurrence(rec["count"], rec.get("typical_interval_ms"), parse_iso_ms(rec["first_at"])),
-        outlook=_outlook_from_dict(d.get("outlook")),
+        outlook=outlook_from_dict(d.get("outlook")),
         whatif=tuple(WhatIf(int(w["remediation"]), w["setting"], w["value"], w["metric"], int(w["result"]),
                             int(w["baseline"]), int(w["total"]), w["text"], w.get("assumes", ""))
                      for w in d.get("whatif") or ()),
