@@ -8,7 +8,8 @@ them), so the figures are the same on any rerun.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import astuple, replace
+from typing import Any
 
 from correlator.core.events import Event
 from correlator.core.outlook import ScanBook
@@ -36,3 +37,22 @@ class Foresight:
             del stalls[:-HISTORY_LIMIT]
         upto = [s for s in stalls if s.failed_at_ms <= v.failure.failed_at_ms]
         return replace(v, outlook=outlook, whatif=whatif(v.remediation, upto, outlook))
+
+    def snapshot(self) -> dict[str, Any]:
+        """Plain data, like the engine's: the stream worker keeps it beside the engine snapshot."""
+        return {"book": self.book.snapshot(),
+                "stalls": [[list(k), [list(astuple(s)) for s in v]] for k, v in sorted(self._stalls.items())]}
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> Foresight:
+        f = cls()
+        f.book = ScanBook.restore(data["book"])
+        for key, stalls in data["stalls"]:
+            f._stalls[(key[0], key[1], key[2])] = [_stall(s) for s in stalls]
+        return f
+
+
+def _stall(d: list[Any]) -> Stall:
+    span = d[8]
+    return Stall(str(d[0]), d[1], int(d[2]), d[3], d[4], d[5], bool(d[6]), d[7],
+                 None if span is None else (int(span[0]), int(span[1])))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import median
+from typing import Any
 
 from correlator.core.events import DirectoryScanConfig, DirectoryScanStats, Event, JvmPause, iso_ms
 from correlator.core.verdict import NextWindow, Outlook
@@ -64,6 +65,21 @@ class ScanBook:
                 _bounded(runs, event.ts_ms)
         elif isinstance(event, JvmPause) and event.pause_ms >= self.min_pause_ms:
             _bounded(self._pauses.setdefault(key, []), event.ts_ms)
+
+    def snapshot(self) -> list[list[Any]]:
+        starts = [[c, h, [[s.at_ms, s.interval_ms, s.first_run_ms, s.enabled] for s in v]]
+                  for (c, h), v in sorted(self._starts.items())]
+        return [starts, [[c, h, v] for (c, h), v in sorted(self._runs.items())],
+                [[c, h, v] for (c, h), v in sorted(self._pauses.items())]]
+
+    @classmethod
+    def restore(cls, data: list[list[Any]]) -> ScanBook:
+        book = cls()
+        starts, runs, pauses = data
+        book._starts = {(c, h): [ScanStart(*s) for s in v] for c, h, v in starts}
+        book._runs = {(c, h): list(v) for c, h, v in runs}
+        book._pauses = {(c, h): list(v) for c, h, v in pauses}
+        return book
 
     def outlook(self, cluster: str, code: str, hosts: tuple[str, ...], as_of_ms: int, known_ms: int) -> Outlook | None:
         """The outlook of a verdict whose cause is ``code`` on ``hosts``, from lines logged up to ``known_ms``.
