@@ -267,7 +267,7 @@ def create_app(
                     persist(ingest_tables[topic], partition, f"{topic}/{partition}".encode(), state.dump())
         async with correlate_lock:
             for cluster, (partition, state) in list(cluster_states.items()):
-                verdicts = state.engine.advance(now)
+                verdicts = state.advance(now)
                 if verdicts:
                     publish([(v, None) for v in verdicts])
                     await app.producer.flush()
