@@ -136,3 +136,21 @@ def test_completed_checkpoints_are_unused_by_the_replay() -> None:
     completed = {e.checkpoint_id for e in events if isinstance(e, CheckpointCompleted)}
     for chk in (54, 70, 81, 106):
         assert chk - 1 in completed and chk + 1 in completed
+
+
+def test_real_lab_restarts_replayed_checkpoint_by_checkpoint() -> None:
+    """Hadoop 3.3.6 + Flink 1.20.1, a held dataset lock failing checkpoints 4 and 5 in a row: the figure's tolerable
+    count is the least that keeps the job running when every checkpoint the JobManager logged is replayed in order."""
+    run = RECURRING.parents[2] / "data" / "lab" / "3.3.6-1.20.1" / "lock-held"
+    verdicts = analyze([str(run)])
+    events, _ = collect_events([str(run)])
+    (figure,) = _figure(verdicts[-1], "execution.checkpointing.tolerable-failed-checkpoints")
+    triggered = sorted({e.checkpoint_id for e in events if isinstance(e, CheckpointTriggered)})
+    completed = {e.checkpoint_id for e in events if isinstance(e, CheckpointCompleted)}
+    failed = {v.checkpoint_id for v in verdicts}
+    assert failed == {4, 5} and failed <= set(triggered)
+    outcomes = [chk in failed for chk in triggered if chk in completed or chk in failed]
+    logged = sum(1 for e in events if isinstance(e, JobStatus) and e.to_state == "RESTARTING")
+    least = next(n for n in range(10) if _flink_failure_manager(n, outcomes) == 0)
+    assert (figure.value, figure.result, figure.baseline) == (str(least), 0, logged) == ("2", 0, 2)
+    assert _flink_failure_manager(0, outcomes) == logged  # the replay at Flink's default reproduces the log

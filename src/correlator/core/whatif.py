@@ -15,6 +15,9 @@ from correlator.core.verdict import Outlook, Verdict, WhatIf
 STEP_MS = 15_000
 """Suggested timeouts are rounded up to this step: a setting people write, not a measured millisecond."""
 DAY_MS = 86_400_000
+MEASURED_MS = 1_000
+"""An expiry alone makes a duration the timeout plus the coordinator's tick: only a write that ended this long after
+the timeout was measured."""
 FAILED_STATES = (" to FAILED", " to FAILING", " to RESTARTING")
 STALL_TYPES = frozenset({"dn_lock_held", "dn_lock_wait", "jvm_pause", "nn_lock_held", "slow_io"})
 """Evidence whose span is the cause's own stall (a block write's span is only its symptom)."""
@@ -29,7 +32,8 @@ class Stall:
     failed_at_ms: int
     started_at_ms: int | None
     needed_ms: int | None
-    """How long the checkpoint's write needed: its measured duration, else until the cause's stall ended."""
+    """How long the write needed, when measured beyond the timeout: its own end, else the end of the cause's stall.
+    ``None`` when neither outlasted the timeout (what held the checkpoint up then is not measured)."""
     timeout_ms: int | None
     restarted: bool
     host: str | None
@@ -37,19 +41,21 @@ class Stall:
     """The longest measured span (lock hold, pause) of the cause on its first host."""
 
 
-def stall_of(v: Verdict) -> Stall:
+def stall_of(v: Verdict, restarted: bool = False) -> Stall:
+    """``restarted``: the job's own lines show it restarting after this failure (the engine keeps no job lines)."""
     f = v.failure
     host = v.root_cause.hosts[0] if v.root_cause.hosts else None
     spans = [(e.start_ms, e.end_ms) for e in v.evidence
              if e.host == host and e.type in STALL_TYPES and e.start_ms is not None and e.end_ms is not None and e.end_ms > e.start_ms]
     span = max(spans, key=lambda s: (s[1] - s[0], s)) if spans else None
     needed: int | None = None
-    if f.duration_ms is not None and f.timeout_ms is not None and f.duration_ms > f.timeout_ms:
+    if f.duration_ms is not None and f.timeout_ms is not None and f.duration_ms > f.timeout_ms + MEASURED_MS:
         needed = f.duration_ms
-    elif span is not None and f.started_at_ms is not None and span[1] > f.started_at_ms:
-        needed = max(f.duration_ms or 0, span[1] - f.started_at_ms)
-    restarted = any(e.type in ("task_status", "job_status") and e.summary.endswith(FAILED_STATES)
-                    for e in v.evidence)
+    elif span is not None and f.started_at_ms is not None and f.timeout_ms is not None \
+            and span[1] - f.started_at_ms > f.timeout_ms:
+        needed = span[1] - f.started_at_ms  # the write could not end before the stall did
+    restarted = restarted or any(e.type in ("task_status", "job_status") and e.summary.endswith(FAILED_STATES)
+                                 for e in v.evidence)
     return Stall(v.verdict_id, v.checkpoint_id, f.failed_at_ms, f.started_at_ms, needed, f.timeout_ms, restarted,
                  host, span)
 
@@ -110,7 +116,7 @@ def restart_figures(remediation: tuple[str, ...], stalls: list[Stall]) -> list[W
                    restarts_with(tolerable, ids), seen, len(stalls),
                    f"with execution.checkpointing.tolerable-failed-checkpoints = {tolerable}, the job would have "
                    f"restarted {restarts_with(tolerable, ids)} times instead of {seen}",
-                   "the checkpoints between these failures completed (no other failure of this job in the logs)")]
+                   "every other checkpoint of this job completed (a failure for another cause would break the run)")]
 
 
 def interval_figures(remediation: tuple[str, ...], stalls: list[Stall], outlook: Outlook | None) -> list[WhatIf]:
