@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from correlator.core.engine import EngineConfig
+from correlator.core.foresight import Foresight
 from correlator.core.verdict import Verdict, verdict_to_dict
 from correlator.offline.analyze import collect_events, run_engine
 from correlator.stream.state import ClusterState, _pack, _unpack
@@ -40,5 +41,5 @@ def test_a_snapshot_from_before_foresight_loads() -> None:
     data = _unpack(state.dump())
     del data["foresight"]
     old = ClusterState.load("default", config, _pack(data))
-    assert old.offset == 99 and old.foresight.snapshot() == {"book": [[], [], []], "stalls": []}
+    assert old.offset == 99 and old.foresight.snapshot() == Foresight().snapshot()
     assert state.foresight.snapshot() != old.foresight.snapshot()  # the first 100 events held the scanner lines
