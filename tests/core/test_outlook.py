@@ -184,3 +184,14 @@ def test_text_shows_the_outlook_and_each_figure_under_its_line() -> None:
     plain = verdict_text(analyze([str(GOLDEN / "slow-disk")])[0])
     assert "outlook:" not in plain
     assert "what if: with setCheckpointTimeout = 30 s, this failure would have completed (it needed 15.2 s)" in plain
+
+
+def test_cause_hosts_first_then_the_soonest_and_bounded() -> None:
+    book = ScanBook()
+    for k in range(40):
+        book.observe(_config(f"dn{k:02d}", 0, 3_600_000, 1_000_000 + (40 - k) * 1_000))
+    book.observe(_config("lost", 0, None))
+    outlook = book.outlook("c", SCAN, ("dn05", "lost"), 500_000, 500_000)
+    assert outlook is not None
+    hosts = [w.host for w in outlook.windows]
+    assert len(hosts) == 16 and hosts[:2] == ["dn05", "lost"] and hosts[2:5] == ["dn39", "dn38", "dn37"]

@@ -23,6 +23,8 @@ KEEP = 48
 """Runs and pauses kept per host: enough for a stable spread, bounded whatever the log."""
 SAME_RUN_MS = 1_000
 """Totals lines closer than this are one run (a DataNode with several block pools logs one line per pool)."""
+MAX_WINDOWS = 16
+"""The cause's hosts, then the DataNodes due soonest: a verdict stays small on a cluster of hundreds."""
 MIN_PAUSES = 3
 PAUSE_REGULARITY = 0.2
 """Pauses are periodic when every gap lies within this fraction of their median gap."""
@@ -88,9 +90,10 @@ class ScanBook:
         listed, the cause's hosts first); a pause cause only where the pauses recur at regular gaps.
         """
         if code in SCAN_CODES:
-            names = sorted({h for c, h in (*self._starts, *self._runs) if c == cluster} | set(hosts),
-                           key=lambda h: (h not in hosts, h))
-            windows = tuple(self._scan_window(cluster, h, as_of_ms, known_ms) for h in names)
+            names = sorted({h for c, h in (*self._starts, *self._runs) if c == cluster} | set(hosts))
+            every = [self._scan_window(cluster, h, as_of_ms, known_ms) for h in names]
+            every.sort(key=lambda w: (w.host not in hosts, w.expected_ms is None, w.expected_ms or 0, w.host))
+            windows = tuple(every[:MAX_WINDOWS])
             return Outlook("directory_scan", as_of_ms, windows) if windows else None
         if code in PAUSE_CODES:
             found = [w for h in hosts if (w := self._pause_window(cluster, h, as_of_ms, known_ms)) is not None]
