@@ -46,7 +46,7 @@ def _poisoned(verdict: dict[str, Any]) -> dict[str, Any]:
 def test_slack_parent_shows_outlook_and_figures_under_their_lines() -> None:
     verdicts = _recurring()
     text = _mrkdwn(parent_message(verdicts[-1], _incident(verdicts)).blocks)
-    assert "*Outlook*\n• next DirectoryScanner run on dn02.example.com expected ≈ 2020-01-02T10:56:" in text
+    assert "*Outlook*\n• next DirectoryScanner run on dn02.example.com expected ≈ 2020-01-02T10:55:54.025Z" in text
     assert "• next DirectoryScanner run on dn01.example.com: not derivable (interval 6 h logged" in text
     remediation = text[text.index("*Remediation*"):text.index("*Outlook*")].splitlines()
     raise_at = next(i for i, line in enumerate(remediation) if "directoryscan.interval (default" in line)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from correlator.core.events import DirectoryScanConfig, DirectoryScanStats, Event, JvmPause
+from correlator.core.events import DatasetLockHeld, DirectoryScanConfig, DirectoryScanStats, Event, JvmPause
 from correlator.core.outlook import ScanBook
 from correlator.core.verdict import verdict_from_dict, verdict_to_dict
 from correlator.offline.analyze import analyze, collect_events, run_engine
@@ -19,10 +19,15 @@ SCAN = "HDFS_DIRECTORY_SCAN"
 
 
 def _runs(events: list[Event]) -> dict[str, list[int]]:
+    """When each scanner run began, from the raw lines: its lock hold where one ends with its totals line, else the
+    totals line itself (a short run reports no hold)."""
+    holds = [(e.host, e.ts_ms, e.held_ms) for e in events
+             if isinstance(e, DatasetLockHeld) and "DirectoryScanner" in e.holder]
     out: dict[str, list[int]] = {}
     for e in events:
         if isinstance(e, DirectoryScanStats):
-            out.setdefault(e.host, []).append(e.ts_ms)
+            hold = next(((t, ms) for h, t, ms in holds if h == e.host and abs(t - e.ts_ms) < 1_000), None)
+            out.setdefault(e.host, []).append(e.ts_ms if hold is None else hold[0] - hold[1])
     return out
 
 
@@ -60,6 +65,7 @@ def test_lab_next_scan_is_predicted_within_the_scanners_jitter(run: Path) -> Non
             assert abs(w.expected_ms - actual) <= jitter, (host, w, actual)
             assert w.earliest_ms <= actual <= w.latest_ms + jitter
             assert w.last_ms == seen and w.interval_ms == interval and "first run scheduled" in w.basis
+            assert "starts taken at their totals lines" in w.basis  # runs this short report no lock hold
             compared += 1
     assert compared >= 3
 
@@ -69,7 +75,7 @@ def test_recurring_golden_next_scan_from_the_held_back_log() -> None:
     run the full log shows, and no DataNode shows a run before the time predicted for it."""
     events, _ = collect_events([str(GOLDEN / "recurring")])
     runs = _runs(events)
-    cut = runs["dn02.example.com"][1] - 10 * 60_000
+    cut = runs["dn02.example.com"][1] - 10 * 60_000  # before dn02's second run began
     held = [e for e in events if e.ts_ms <= cut]
     verdicts = run_engine(held)
     assert [v.checkpoint_id for v in verdicts] == [54, 70, 81]
@@ -81,7 +87,9 @@ def test_recurring_golden_next_scan_from_the_held_back_log() -> None:
     interval = _interval(events, "dn02.example.com")
     actual = runs["dn02.example.com"][1]
     assert dn02.expected_ms is not None and dn02.interval_ms == interval
-    assert abs(dn02.expected_ms - actual) <= _jitter(runs["dn02.example.com"], interval)
+    assert abs(dn02.expected_ms - actual) <= _jitter(runs["dn02.example.com"], interval) == 0
+    assert dn02.latest_ms is not None and dn02.latest_ms - dn02.expected_ms == 35_000  # the first run's lock hold
+    assert "starts from the scanner's lock holds" in dn02.basis
     end = max(e.ts_ms for e in events)
     for host, w in windows.items():
         later = [t for t in runs.get(host, []) if t > cut]
@@ -151,7 +159,7 @@ def test_block_pools_of_one_run_are_one_run_and_later_lines_are_not_read() -> No
         book.observe(_stats("dn1", t))
     w = book.outlook("c", SCAN, ("dn1",), 260_000, 260_000).windows[0]  # type: ignore[union-attr]
     assert w.last_ms == 250_400 and w.expected_ms == 350_400
-    assert (w.earliest_ms, w.latest_ms) == (350_000, 350_800)  # the two runs lie 400 ms off one grid
+    assert (w.earliest_ms, w.latest_ms) == (350_000, 350_400)  # the two runs lie 400 ms off one grid
 
 
 def test_recurring_pauses_are_periodic_irregular_ones_are_not() -> None:
@@ -176,7 +184,7 @@ def test_text_shows_the_outlook_and_each_figure_under_its_line() -> None:
     from correlator.core.verdict_text import verdict_text
 
     text = verdict_text(analyze([str(GOLDEN / "recurring")])[-1])
-    assert "  outlook:\n    next DirectoryScanner run on dn02.example.com expected ≈ 2020-01-02T10:56:" in text
+    assert "  outlook:\n    next DirectoryScanner run on dn02.example.com expected ≈ 2020-01-02T10:55:54.025Z" in text
     assert "dn01.example.com: not derivable (interval 6 h logged" in text
     lines = text.splitlines()
     raise_line = next(i for i, line in enumerate(lines) if "Raise dfs.datanode.directoryscan.interval" in line)

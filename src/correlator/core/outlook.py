@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-from correlator.core.events import DirectoryScanConfig, DirectoryScanStats, Event, JvmPause, iso_ms
+from correlator.core.events import DatasetLockHeld, DirectoryScanConfig, DirectoryScanStats, Event, JvmPause, iso_ms
+from correlator.core.evidence import is_scanner_holder, is_scanner_stack
 from correlator.core.verdict import NextWindow, Outlook
 
 SCAN_CODES = frozenset({"HDFS_DIRECTORY_SCAN"})
@@ -53,6 +54,8 @@ class ScanBook:
         self._starts: dict[tuple[str, str], list[ScanStart]] = {}
         self._runs: dict[tuple[str, str], list[int]] = {}
         self._pauses: dict[tuple[str, str], list[int]] = {}
+        self._holds: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        """The scanner's dataset-lock holds (end, length): where a run began, which its totals line does not say."""
 
     def observe(self, event: Event) -> None:
         key = (event.cluster, event.host)
@@ -65,6 +68,12 @@ class ScanBook:
             runs = self._runs.setdefault(key, [])
             if not any(abs(event.ts_ms - t) < SAME_RUN_MS for t in runs):
                 _bounded(runs, event.ts_ms)
+        elif isinstance(event, DatasetLockHeld) and (is_scanner_holder(event.holder) or is_scanner_stack(event.stack)):
+            holds = self._holds.setdefault(key, [])
+            if (event.ts_ms, event.held_ms) not in holds:
+                holds.append((event.ts_ms, event.held_ms))
+                holds.sort()
+                del holds[:-KEEP]
         elif isinstance(event, JvmPause) and event.pause_ms >= self.min_pause_ms:
             _bounded(self._pauses.setdefault(key, []), event.ts_ms)
 
@@ -72,15 +81,17 @@ class ScanBook:
         starts = [[c, h, [[s.at_ms, s.interval_ms, s.first_run_ms, s.enabled] for s in v]]
                   for (c, h), v in sorted(self._starts.items())]
         return [starts, [[c, h, v] for (c, h), v in sorted(self._runs.items())],
-                [[c, h, v] for (c, h), v in sorted(self._pauses.items())]]
+                [[c, h, v] for (c, h), v in sorted(self._pauses.items())],
+                [[c, h, [list(x) for x in v]] for (c, h), v in sorted(self._holds.items())]]
 
     @classmethod
     def restore(cls, data: list[list[Any]]) -> ScanBook:
         book = cls()
-        starts, runs, pauses = data
+        starts, runs, pauses, holds = data
         book._starts = {(c, h): [ScanStart(*s) for s in v] for c, h, v in starts}
         book._runs = {(c, h): list(v) for c, h, v in runs}
         book._pauses = {(c, h): list(v) for c, h, v in pauses}
+        book._holds = {(c, h): [(int(x[0]), int(x[1])) for x in v] for c, h, v in holds}
         return book
 
     def outlook(self, cluster: str, code: str, hosts: tuple[str, ...], as_of_ms: int, known_ms: int) -> Outlook | None:
@@ -104,8 +115,10 @@ class ScanBook:
         starts = [s for s in self._starts.get((cluster, host), ()) if s.at_ms <= known_ms]
         start = starts[-1] if starts else None
         since = start.at_ms if start is not None else None
-        runs = [t for t in self._runs.get((cluster, host), ()) if t <= known_ms and (since is None or t >= since)]
-        last = runs[-1] if runs else None
+        ends = [t for t in self._runs.get((cluster, host), ()) if t <= known_ms and (since is None or t >= since)]
+        holds = self._holds.get((cluster, host), [])
+        runs = [_run(t, holds) for t in ends]
+        last = ends[-1] if ends else None
         if start is not None and not start.enabled:
             return NextWindow(host, None, None, None, None, last,
                               f"the DirectoryScanner is disabled on this DataNode (logged {iso_ms(start.at_ms)})")
@@ -113,7 +126,7 @@ class ScanBook:
             seen = f"; last run seen {iso_ms(last)}" if last is not None else ""
             return NextWindow(host, None, None, None, None, last,
                               "interval unknown: this DataNode's DirectoryScanner start line is not in the logs" + seen)
-        return scan_window(host, start, runs, max(as_of_ms, last or as_of_ms))
+        return scan_window(host, start, runs, max(as_of_ms, runs[-1].start_ms if runs else as_of_ms))
 
     def _pause_window(self, cluster: str, host: str, as_of_ms: int, known_ms: int) -> NextWindow | None:
         pauses = [t for t in self._pauses.get((cluster, host), ()) if t <= known_ms]
@@ -143,35 +156,63 @@ def _deviation(t: int, anchor: int, interval: int) -> int:
     return offset if offset <= interval // 2 else offset - interval
 
 
-def scan_window(host: str, start: ScanStart, runs: list[int], after: int) -> NextWindow:
-    """The next run after ``after`` on a fixed-rate schedule; ``runs`` are the totals lines since ``start``."""
+@dataclass(frozen=True, slots=True)
+class Run:
+    start_ms: int
+    """From the scanner's lock hold ending with the totals line; the totals line itself when no hold was logged."""
+    end_ms: int
+    held_ms: int | None
+
+
+def _run(end_ms: int, holds: list[tuple[int, int]]) -> Run:
+    hold = next(((t, h) for t, h in holds if abs(t - end_ms) < SAME_RUN_MS), None)
+    return Run(end_ms, end_ms, None) if hold is None else Run(hold[0] - hold[1], end_ms, hold[1])
+
+
+def scan_window(host: str, start: ScanStart, runs: list[Run], after: int) -> NextWindow:
+    """The next run starting after ``after`` on a fixed-rate schedule; ``runs`` are those seen since ``start``.
+
+    ``expected_ms`` is when that run should begin (the risky window opens), ``latest_ms`` when it should have ended
+    (its start's spread plus the longest run seen)."""
     interval = start.interval_ms
     assert interval
     every = f"interval {span_text(interval)} logged {iso_ms(start.at_ms)}"
+    longest = max((r.held_ms for r in runs if r.held_ms is not None), default=0)
+    how = _how(runs)
     if runs and start.first_run_ms is not None:
-        durations = [_deviation(t, start.first_run_ms, interval) for t in runs]
-        if all(0 <= d < interval // 2 for d in durations):
-            run_start = _next_on_grid(start.first_run_ms, interval, after - min(durations))
-            typical = int(median(durations))
-            basis = (f"{every}, first run scheduled {iso_ms(start.first_run_ms)}; {len(runs)} run(s) seen, "
-                     f"ending {span_text(min(durations))}–{span_text(max(durations))} after their scheduled start, "
-                     f"last {iso_ms(runs[-1])}")
-            return NextWindow(host, run_start + typical, run_start, run_start + max(durations), interval, runs[-1],
-                              basis)
+        offsets = [_deviation(r.start_ms, start.first_run_ms, interval) for r in runs]
+        if all(0 <= d < interval // 2 for d in offsets):
+            grid = _next_on_grid(start.first_run_ms, interval, after)
+            basis = (f"{every}, first run scheduled {iso_ms(start.first_run_ms)}; {len(runs)} run(s) seen "
+                     f"({how}), starting {span_text(min(offsets))}–{span_text(max(offsets))} after schedule, "
+                     f"last {iso_ms(runs[-1].end_ms)}")
+            # a fixed-rate run never begins before its scheduled time: the window opens there
+            return NextWindow(host, grid + int(median(offsets)), grid, grid + max(offsets) + longest, interval,
+                              runs[-1].end_ms, basis)
     if runs:
-        anchor = runs[-1]
-        spread = max(abs(_deviation(t, anchor, interval)) for t in runs)
+        anchor = runs[-1].start_ms
+        devs = [_deviation(r.start_ms, anchor, interval) for r in runs]
         expected = _next_on_grid(anchor, interval, after)
-        basis = (f"{every}; phase from the last run seen {iso_ms(anchor)}"
-                 + (f", {len(runs)} runs within {span_text(spread)} of that schedule" if len(runs) > 1
-                    else " (one run seen: its spread is not measured)"))
-        return NextWindow(host, expected, expected - spread, expected + spread, interval, anchor, basis)
+        basis = (f"{every}; phase from the last run seen ({how}), begun {iso_ms(anchor)}"
+                 + (f", {len(runs)} runs within {span_text(max(devs) - min(devs))} of that schedule" if len(runs) > 1
+                    else " (one run seen: the spread of its start is not measured)"))
+        return NextWindow(host, expected, expected + min(devs), expected + max(devs) + longest, interval,
+                          runs[-1].end_ms, basis)
     if start.first_run_ms is not None:
         expected = _next_on_grid(start.first_run_ms, interval, after)
         basis = f"{every}, first run scheduled {iso_ms(start.first_run_ms)}; no run seen yet"
         return NextWindow(host, expected, expected, None, interval, None, basis)
     return NextWindow(host, None, None, None, interval, None,
                       f"{every}, but the first run's time is not machine-readable and no run was seen: next run unknown")
+
+
+def _how(runs: list[Run]) -> str:
+    timed = sum(1 for r in runs if r.held_ms is not None)
+    if timed == len(runs):
+        return "starts from the scanner's lock holds"
+    if timed == 0:
+        return "starts taken at their totals lines"
+    return f"{timed} start(s) from lock holds, the others at their totals lines"
 
 
 def span_text(ms: int) -> str:
