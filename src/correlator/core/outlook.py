@@ -183,12 +183,12 @@ def scan_window(host: str, start: ScanStart, runs: list[Run], after: int) -> Nex
         offsets = [_deviation(r.start_ms, start.first_run_ms, interval) for r in runs]
         if all(0 <= d < interval // 2 for d in offsets):
             grid = _next_on_grid(start.first_run_ms, interval, after)
+            seen = "ending" if all(r.held_ms is None for r in runs) else "starting"
             basis = (f"{every}, first run scheduled {iso_ms(start.first_run_ms)}; {len(runs)} run(s) seen "
-                     f"({how}), starting {span_text(min(offsets))}–{span_text(max(offsets))} after schedule, "
-                     f"last {iso_ms(runs[-1].end_ms)}")
-            # a fixed-rate run never begins before its scheduled time: the window opens there
-            return NextWindow(host, grid + int(median(offsets)), grid, grid + max(offsets) + longest, interval,
-                              runs[-1].end_ms, basis)
+                     f"({how}), {seen} {span_text(min(offsets))}–{span_text(max(offsets))} after their scheduled "
+                     f"start, last {iso_ms(runs[-1].end_ms)}")
+            # a fixed-rate run begins at its scheduled time; the runs seen say how long after it they lasted
+            return NextWindow(host, grid, grid, grid + max(offsets) + longest, interval, runs[-1].end_ms, basis)
     if runs:
         anchor = runs[-1].start_ms
         devs = [_deviation(r.start_ms, anchor, interval) for r in runs]
