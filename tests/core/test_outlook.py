@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from correlator.core.events import DatasetLockHeld, DirectoryScanConfig, DirectoryScanStats, Event, JvmPause
 from correlator.core.outlook import ScanBook
@@ -210,3 +212,30 @@ def test_cause_hosts_first_then_the_soonest_and_bounded() -> None:
     assert outlook is not None
     hosts = [w.host for w in outlook.windows]
     assert len(hosts) == 16 and hosts[:2] == ["dn05", "lost"] and hosts[2:5] == ["dn39", "dn38", "dn37"]
+
+
+@given(interval=st.integers(min_value=10_000, max_value=86_400_000), first=st.integers(min_value=0, max_value=10**9),
+       held=st.lists(st.integers(min_value=0, max_value=4_000), min_size=1, max_size=6),
+       skipped=st.sets(st.integers(min_value=0, max_value=5)), exact=st.booleans(), timed=st.booleans())
+def test_fixed_rate_runs_are_predicted_at_their_schedule(interval: int, first: int, held: list[int],
+                                                         skipped: set[int], exact: bool, timed: bool) -> None:
+    """Runs at ``first + k·interval`` lasting ``held`` ms, some missing from the log: the next run is predicted at its
+    scheduled start whenever that start is knowable (the first run logged exactly, or runs timed by their lock holds),
+    and its window covers it otherwise."""
+    book = ScanBook()
+    book.observe(_config("dn", first - 5_000, interval, first if exact else None))
+    seen = [k for k in range(len(held)) if k not in skipped or k == len(held) - 1]
+    for k in seen:
+        start = first + k * interval
+        book.observe(_stats("dn", start + held[k]))
+        if timed:
+            book.observe(DatasetLockHeld(ts_ms=start + held[k], cluster="c", host="dn", role="datanode",
+                                         lock="FsDatasetImpl", held_ms=held[k], holder="DirectoryScanner.scan"))
+    last_end = first + seen[-1] * interval + held[seen[-1]]
+    w = book.outlook("c", SCAN, ("dn",), last_end, last_end).windows[0]  # type: ignore[union-attr]
+    actual = first + (seen[-1] + 1) * interval
+    assert w.expected_ms is not None and w.earliest_ms is not None and w.latest_ms is not None
+    if exact or timed:
+        assert w.expected_ms == actual
+    else:
+        assert w.earliest_ms <= actual + max(held) and actual <= w.latest_ms
