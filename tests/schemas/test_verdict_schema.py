@@ -92,3 +92,22 @@ def test_broken_verdicts_are_rejected(change: Any, where: str, validator: Draft2
     change(broken)
     errors = _errors(validator, broken)
     assert errors and any(e.startswith(where + ":") for e in errors), errors
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        (lambda v: v["outlook"].update(kind="weather"), "outlook"),
+        (lambda v: v["outlook"]["windows"][0].update(expected="soon"), "outlook"),
+        (lambda v: v["whatif"][0].update(result=-1), "whatif/0/result"),
+        (lambda v: v["whatif"][0].pop("assumes"), "whatif/0"),
+    ],
+)
+def test_broken_outlooks_and_figures_are_rejected(change: Any, where: str, validator: Draft202012Validator) -> None:
+    """The optional ``outlook`` and ``whatif`` are checked as strictly as the rest once present."""
+    verdict = analyze([str(GOLDEN / "recurring")])[-1]
+    wire = json.loads(json.dumps(verdict_to_dict(verdict)))
+    assert wire["outlook"] and wire["whatif"] and _errors(validator, wire) == []
+    change(wire)
+    errors = _errors(validator, wire)
+    assert errors and any(e.startswith(where) for e in errors), errors

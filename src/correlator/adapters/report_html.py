@@ -17,6 +17,7 @@ from html import escape
 from correlator.core.events import iso_ms
 from correlator.core.timeline import role_name
 from correlator.core.verdict import Verdict
+from correlator.core.verdict_text import window_sentence
 
 CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -31,7 +32,7 @@ code,.ref{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}.ref{
 td:first-child{white-space:nowrap}
 .code{display:inline-block;padding:.1em .5em;border-radius:4px;background:#c0392b;color:#fff;font-weight:600}
 .meta{color:#566573}figure{margin:0}figure svg{width:100%;height:auto}nav a{margin-right:1em}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}dt{color:#566573}dd{margin:0}
+.whatif{margin:.2em 0 .4em}dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}dt{color:#566573}dd{margin:0}
 """
 
 
@@ -97,7 +98,8 @@ def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: 
 
 
 def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone: str = "UTC") -> str:
-    """One verdict: title, timeline, failure, explanation, evidence with refs, alternatives, remediation, coverage."""
+    """One verdict: title, timeline, failure, explanation, evidence with refs, alternatives, remediation (with its
+    what-if figures), the outlook of a periodic cause, coverage."""
     f, rc = v.failure, v.root_cause
     nav = f"<nav><a href=\"{_e(links.index)}\">all verdicts</a>"
     nav += f"<a href=\"{_e(links.png(page_key(v.verdict_id)))}\">timeline PNG</a>" if svg is not None else ""
@@ -132,11 +134,18 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
     alternatives = "" if not v.alternatives else "<h2>Ranked lower</h2><ul id=\"alternatives\">" + "".join(
         f"<li><code>{_e(a.code)}</code> {a.confidence:.2f}</li>" for a in v.alternatives) + "</ul>"
     remediation = "<h2>What to do</h2><ol id=\"remediation\">" + "".join(
-        f"<li>{_e(step)}</li>" for step in v.remediation) + "</ol>"
+        f"<li>{_e(step)}" + "".join(f"<p class=\"whatif\">what if: {_e(w.text)} <span class=\"meta\">(assumes "
+                                    f"{_e(w.assumes)})</span></p>" for w in v.whatif if w.remediation == i)
+        + "</li>" for i, step in enumerate(v.remediation)) + "</ol>"
+    outlook = "" if v.outlook is None else "<h2>Outlook</h2><ul id=\"outlook\">" + "".join(
+        f"<li>{_e(window_sentence(v.outlook.kind, w))}"
+        + (f"<br><span class=\"meta\">{_e(w.basis)}</span>" if w.expected_ms is not None else "") + "</li>"
+        for w in v.outlook.windows) + "</ul>"
     covered = ", ".join(f"{c.host} ({role_name(c.role)})" for c in v.covered) or "–"
     missing = "".join(f"<li>{_e(m.host)} ({_e(role_name(m.role))}){': ' + _e(m.why) if m.why else ''}</li>"
                       for m in v.missing)
     coverage = (f"<h2>Logs read</h2><p id=\"covered\">{_e(covered)}</p>"
                 + (f"<p>missing:</p><ul id=\"missing\">{missing}</ul>" if missing else ""))
     return _page(f"{rc.code} – {rc.title}",
-                 nav + head + figure + failure + explanation + evidence + alternatives + remediation + coverage)
+                 nav + head + figure + failure + explanation + evidence + alternatives + remediation + outlook
+                 + coverage)

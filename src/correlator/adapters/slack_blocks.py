@@ -8,12 +8,14 @@ field is cut to fit Slack's limits instead of having the post rejected.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from correlator.core.events import iso_ms
 from correlator.core.incidents import RESOLVED, Incident, incident_to_dict, recurrence_summary
+from correlator.core.verdict import outlook_from_dict
+from correlator.core.verdict_text import window_sentence
 
 HEADER_MAX = 150
 SECTION_MAX = 3000
@@ -23,6 +25,7 @@ CONTEXT_ELEMENTS_MAX = 10
 BLOCKS_MAX = 50
 FALLBACK_MAX = 3000
 EVIDENCE_SHOWN = 8
+OUTLOOK_SHOWN = 6
 KNOWN_ISSUE = re.compile(r"^(HDFS|HADOOP|FLINK|YARN|ZOOKEEPER)-\d{1,7}$")
 JIRA_BROWSE = "https://issues.apache.org/jira/browse/"
 METADATA_EVENT = "correlator_verdict"
@@ -122,8 +125,28 @@ def _evidence_lines(verdict: Mapping[str, Any], shown: int) -> list[str]:
     return lines
 
 
-def _bullets(items: Sequence[object]) -> str:
-    return "\n".join(f"• {escape(item)}" for item in items)
+def _remediation(verdict: Mapping[str, Any]) -> str:
+    """Each remediation line, with the what-if figures that quantify it beneath it."""
+    figures = [w for w in verdict.get("whatif") or [] if isinstance(w, Mapping)]
+    lines = []
+    for i, step in enumerate(verdict.get("remediation") or []):
+        lines.append(f"• {escape(step)}")
+        lines += [f"      ↳ _what if:_ {escape(w.get('text') or '')} (assumes {escape(w.get('assumes') or '-')})"
+                  for w in figures if w.get("remediation") == i]
+    return "\n".join(lines)
+
+
+def _outlook_lines(verdict: Mapping[str, Any]) -> list[str]:
+    """The next expected window per host of a periodic cause; an unreadable outlook is left out, not guessed at."""
+    try:
+        outlook = outlook_from_dict(verdict.get("outlook"))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return []
+    if outlook is None:
+        return []
+    lines = [f"• {escape(window_sentence(outlook.kind, w))}" for w in outlook.windows[:OUTLOOK_SHOWN]]
+    more = len(outlook.windows) - OUTLOOK_SHOWN
+    return lines + ([f"_…and {more} more hosts_"] if more > 0 else [])
 
 
 def _status_line(incident: Incident) -> str:
@@ -173,7 +196,10 @@ def parent_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
     if evidence:
         blocks.append(section("*Evidence*\n" + "\n".join(evidence)))
     if verdict.get("remediation"):
-        blocks.append(section("*Remediation*\n" + _bullets(verdict["remediation"])))
+        blocks.append(section("*Remediation*\n" + _remediation(verdict)))
+    outlook = _outlook_lines(verdict)
+    if outlook:
+        blocks.append(section("*Outlook*\n" + "\n".join(outlook)))
     missing = (verdict.get("coverage") or {}).get("missing") or []
     context = [mrkdwn(f"verdict {code(verdict.get('verdict_id'))}", FIELD_MAX)]
     if (verdict.get("failure") or {}).get("path"):

@@ -89,6 +89,47 @@ class Recurrence:
 
 
 @dataclass(frozen=True, slots=True)
+class NextWindow:
+    """When a periodic cause is next due on one host, and how that was derived (``expected_ms`` None: not derivable)."""
+
+    host: str
+    expected_ms: int | None
+    earliest_ms: int | None
+    latest_ms: int | None
+    interval_ms: int | None
+    last_ms: int | None
+    """The latest occurrence seen on this host at ``as_of``."""
+    basis: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outlook:
+    """Next expected risky windows for a periodic cause, predicted from what was logged up to ``as_of_ms``."""
+
+    kind: str
+    """``directory_scan`` or ``jvm_pause``."""
+    as_of_ms: int
+    windows: tuple[NextWindow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    """What one remediation line would have changed, replayed over the measured failures of the incident."""
+
+    remediation: int
+    """Index of the remediation line this figure quantifies."""
+    setting: str
+    value: str
+    metric: str
+    """``completed`` (failures that would have completed), ``restarts`` or ``overlapped`` (checkpoints hit)."""
+    result: int
+    baseline: int
+    total: int
+    text: str
+    assumes: str
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
     verdict_id: str
     cluster: str
@@ -103,6 +144,8 @@ class Verdict:
     missing: tuple[SourceCoverage, ...]
     decided_at_ms: int
     recurrence: Recurrence | None = None
+    outlook: Outlook | None = None
+    whatif: tuple[WhatIf, ...] = ()
 
 
 def make_verdict_id(cluster: str, job_id: str | None, checkpoint_id: int | None, failed_at_ms: int) -> str:
@@ -126,7 +169,7 @@ def _parse_opt(text: str | None) -> int | None:
 
 
 def verdict_to_dict(v: Verdict) -> dict[str, Any]:
-    """CONTRACT §3 shape, fields in contract order (plus ``recurrence``)."""
+    """CONTRACT §3 shape, fields in contract order (plus ``recurrence``, ``outlook`` and ``whatif``)."""
     f = v.failure
     rc = v.root_cause
     return {
@@ -172,7 +215,30 @@ def verdict_to_dict(v: Verdict) -> dict[str, Any]:
             "typical_interval_ms": v.recurrence.typical_interval_ms,
             "first_at": iso_ms(v.recurrence.first_at_ms),
         },
+        "outlook": None if v.outlook is None else _outlook_to_dict(v.outlook),
+        "whatif": [{"remediation": w.remediation, "setting": w.setting, "value": w.value, "metric": w.metric,
+                    "result": w.result, "baseline": w.baseline, "total": w.total, "text": w.text,
+                    "assumes": w.assumes} for w in v.whatif],
     }
+
+
+def _outlook_to_dict(o: Outlook) -> dict[str, Any]:
+    return {
+        "kind": o.kind,
+        "as_of": iso_ms(o.as_of_ms),
+        "windows": [{"host": w.host, "expected": _iso_or_none(w.expected_ms), "earliest": _iso_or_none(w.earliest_ms),
+                     "latest": _iso_or_none(w.latest_ms), "interval_ms": w.interval_ms, "last": _iso_or_none(w.last_ms),
+                     "basis": w.basis} for w in o.windows],
+    }
+
+
+def outlook_from_dict(d: dict[str, Any] | None) -> Outlook | None:
+    if d is None:
+        return None
+    return Outlook(d["kind"], parse_iso_ms(d["as_of"]), tuple(
+        NextWindow(w["host"], _parse_opt(w.get("expected")), _parse_opt(w.get("earliest")), _parse_opt(w.get("latest")),
+                   w.get("interval_ms"), _parse_opt(w.get("last")), w.get("basis", ""))
+        for w in d.get("windows") or ()))
 
 
 def verdict_from_dict(d: dict[str, Any]) -> Verdict:
@@ -219,4 +285,8 @@ def verdict_from_dict(d: dict[str, Any]) -> Verdict:
         recurrence=None
         if rec is None
         else Recurrence(rec["count"], rec.get("typical_interval_ms"), parse_iso_ms(rec["first_at"])),
+        outlook=outlook_from_dict(d.get("outlook")),
+        whatif=tuple(WhatIf(int(w["remediation"]), w["setting"], w["value"], w["metric"], int(w["result"]),
+                            int(w["baseline"]), int(w["total"]), w["text"], w.get("assumes", ""))
+                     for w in d.get("whatif") or ()),
     )

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from correlator.core.engine import Engine, EngineConfig
 from correlator.core.events import Event
+from correlator.core.foresight import Foresight
 from correlator.core.records import ParseError
 from correlator.core.verdict import Verdict
 from correlator.offline.summary import Summary
@@ -82,12 +83,16 @@ def collect_events(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "def
 
 
 def run_engine(events: Iterable[Event], config: EngineConfig | None = None) -> list[Verdict]:
-    """Feed events, then end the input; verdicts sorted by failure time (then id) for a deterministic output."""
+    """Feed events, then end the input; verdicts sorted by failure time (then id) for a deterministic output.
+
+    Each verdict gets its outlook and what-if figures (:class:`Foresight`) as the engine decides it."""
     engine = Engine(config or EngineConfig())
+    foresight = Foresight()
     verdicts: list[Verdict] = []
     for event in events:
-        verdicts.extend(engine.feed(event))
-    verdicts.extend(engine.finish())
+        foresight.observe(event)
+        verdicts.extend(foresight.annotate(v) for v in engine.feed(event))
+    verdicts.extend(foresight.annotate(v) for v in engine.finish())
     return sorted(verdicts, key=lambda v: (v.failure.failed_at_ms, v.verdict_id))
 
 

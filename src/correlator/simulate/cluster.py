@@ -72,6 +72,8 @@ class Cluster:
         """Stopped JVMs log nothing while stopped: their ``Receiving`` lines come only after they resume."""
         self.slow: dict[str, list[tuple[int, int]]] = {}
         self.first_scan: dict[str, int] = {}
+        self.scan_interval: dict[str, int] = {}
+        """A DataNode's logged scanner interval where it is not the 6 h default (runs are ``first + k·interval``)."""
         self.quiet: list[tuple[int, int]] = []
         self.tm_pauses: list[tuple[int, int]] = []
         f, h = spec.flink, spec.hadoop

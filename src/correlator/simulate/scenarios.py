@@ -103,11 +103,14 @@ def recurring(seed: int, scale: int) -> Cluster:
     """The seed's pattern: a scan on some pipeline DataNode every 10-30 minutes, each failing one checkpoint."""
     c = Cluster(Spec(minutes=66, noise_per_s=0.015, interval_ms=60_000), seed, scale)
     at = c.spec.start_ms + 4 * MIN + 30_000
+    runs: dict[str, list[int]] = {}
     for k, (dn, gap) in enumerate((("dn02", 0), ("dn04", 17), ("dn03", 12), ("dn02", 26))):
         at += gap * MIN + (k * 7_000)
         pipeline = (dn, "dn05", "dn01") if dn != "dn02" else ("dn02", "dn03", "dn04")
         c.scanner(dn, at + 25, 35_000 + 1_000 * k)
+        runs.setdefault(dn, []).append(at + 25)
         c.fail(Failure(JOB, at, 35_300 + 1_000 * k, "fail", pipeline=pipeline))
+    c.scan_interval["dn02"] = runs["dn02"][1] - runs["dn02"][0]  # its two runs are one logged interval apart
     return c
 
 

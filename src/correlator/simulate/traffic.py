@@ -27,7 +27,7 @@ class Traffic:
                 at = start - 30_000 + self.rng.randrange(0, 20_000)
                 log.banner(at, "DataNode")
                 first = c.first_scan.get(name, start + 3_600_000 + self.rng.randrange(0, 14_400_000))
-                log.scanner_start(at + 3_870, first)
+                log.scanner_start(at + 3_870, first, c.scan_interval.get(name, 21_600_000))
         for index, (job, name) in enumerate(c.spec.jobs):
             self.job(job, name, start + 45_000 + index * 7_000, c.spec.first_chk + index * 100)
         self.noise_writes()

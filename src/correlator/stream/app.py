@@ -242,7 +242,7 @@ def create_app(
         now = now_ms()
         async with correlate_lock:
             for cluster, (partition, state) in list(cluster_states.items()):
-                verdicts = state.engine.advance(now)
+                verdicts = state.advance(now)
                 if verdicts:
                     publish([(v, None) for v in verdicts])
                     await app.producer.flush()

@@ -17,6 +17,7 @@ import orjson
 
 from correlator.core.engine import Engine, EngineConfig
 from correlator.core.events import Event
+from correlator.core.foresight import Foresight
 from correlator.core.ingest import Ingest, IngestConfig
 from correlator.core.prefilter import Scanner
 from correlator.core.records import ParseError
@@ -109,6 +110,8 @@ class ClusterState:
     duplicates: int = 0
     partition: int = -1
     """The events partition the cluster's records (and so its snapshot) live on; -1 until known."""
+    foresight: Foresight = field(default_factory=Foresight)
+    """Outlook and what-if figures for each verdict the engine decides (a snapshot from before it starts empty)."""
 
     @classmethod
     def load(cls, cluster: str, config: EngineConfig, blob: bytes | None) -> ClusterState:
@@ -116,8 +119,9 @@ class ClusterState:
             return cls(cluster, Engine(config))
         data = _unpack(blob)
         positions = {k: (int(v[0]), int(v[1])) for k, v in data["positions"].items()}
+        foresight = Foresight.restore(data["foresight"]) if data.get("foresight") else Foresight()
         return cls(cluster, Engine.restore(config, data["engine"]), data["offset"], positions, data["duplicates"],
-                   int(data.get("partition", -1)))
+                   int(data.get("partition", -1)), foresight)
 
     def dump(self) -> bytes:
         return _pack(
@@ -127,6 +131,7 @@ class ClusterState:
                 "duplicates": self.duplicates,
                 "partition": self.partition,
                 "engine": self.engine.snapshot(),
+                "foresight": self.foresight.snapshot(),
             }
         )
 
@@ -141,5 +146,9 @@ class ClusterState:
                 self.duplicates += 1
                 return []
             self.positions[position.stream] = mark
-        return self.engine.feed(event)
+        self.foresight.observe(event)
+        return [self.foresight.annotate(v) for v in self.engine.feed(event)]
+
+    def advance(self, now_ms: int) -> list[Verdict]:
+        return [self.foresight.annotate(v) for v in self.engine.advance(now_ms)]
 
