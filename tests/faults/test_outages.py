@@ -18,9 +18,9 @@ from tests.support.worker import WorkerProcess
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 IDLE_TIMEOUT_MS = 8000
-PAUSE_S = 25.0
-"""Three idle timeouts: long enough for a worker that counted the outage as silence to decide without the data.
-(Much shorter timeouts make even a clean run depend on CPU stalls of a loaded machine.)"""
+PAUSE_S = 180.0
+"""A three-minute outage, 22 idle timeouts: a worker that counted it as silence would decide without the data.
+(Idle timeouts much shorter than 8 s make even a clean run depend on CPU stalls of a loaded machine.)"""
 
 
 def test_kill_9_and_a_pause_longer_than_the_idle_timeout(
