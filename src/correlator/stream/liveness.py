@@ -4,7 +4,7 @@ Processing-time idleness ("this source said nothing for two minutes") is only ev
 connected, assigned, and at the end of every input partition. The probe asks the broker itself each tick — the
 consumer's cached high watermarks go stale exactly when the broker is gone. It also notices what must stop the
 worker rather than leave it waiting forever: a source topic that vanished, changed its partition count, or was
-recreated (its end offset fell below what the worker already processed).
+recreated (its topic id changed, or its end offset fell below what the worker already processed).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicCollection, TopicPartition
+from confluent_kafka.admin import AdminClient
 
 from correlator.config import Settings
 
@@ -44,6 +45,20 @@ class Probe:
             "group.id": group, "enable.auto.commit": False, "log_level": 0,
             "socket.timeout.ms": int(PROBE_TIMEOUT_S * 1000),
         }))
+        self._admin = AdminClient(settings.kafka_client(**{"log_level": 0}))
+        self.topic_ids: dict[str, str] = {}
+        """Each topic's id when first seen: a topic deleted and created again under the same name gets a new one."""
+
+    def _recreated(self) -> str | None:
+        """The first topic whose id differs from the one first seen, as a reason; ``None`` when all are the same."""
+        futures = self._admin.describe_topics(TopicCollection(sorted(self.partitions)),
+                                              request_timeout=PROBE_TIMEOUT_S)
+        for topic, future in futures.items():
+            now = str(future.result(PROBE_TIMEOUT_S * 2).topic_id)
+            before = self.topic_ids.setdefault(topic, now)
+            if now != before:
+                return f"topic {topic} was recreated (topic id {before}, now {now})"
+        return None
 
     def check(self, assigned: set[tuple[str, int]], processed: Mapping[tuple[str, int], int]) -> Status:
         """``assigned``: this worker's input partitions; ``processed``: the last offset handled per partition."""
@@ -57,6 +72,12 @@ class Probe:
                 return Status(True, False, fatal=f"topic {topic} no longer exists (broker data lost or topic deleted)")
             if len(found.partitions) != count:
                 return Status(True, False, fatal=f"topic {topic} has {len(found.partitions)} partitions, had {count}")
+        try:
+            recreated = self._recreated()
+        except Exception as exc:  # KafkaException, or a timeout of the describe request
+            return Status(False, False, behind=f"describing the topics at {self.bootstrap} failed: {exc}")
+        if recreated is not None:
+            return Status(True, False, fatal=recreated)
         mine = sorted(tp for tp in assigned if tp[0] in self.partitions)
         unseen = [TopicPartition(t, p) for t, p in mine if (t, p) not in processed]
         try:
