@@ -9,7 +9,7 @@ replies wait until the parent's thread exists. Keys live under one namespace and
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -25,6 +25,14 @@ DAY_S = 86_400
 
 class StoreUnavailable(RuntimeError):
     """Redis cannot be reached or answered with an error: the caller backs off and retries, committing nothing."""
+
+
+def redis_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """One Redis command; any failure of the store (down, timing out, refusing) becomes ``StoreUnavailable``."""
+    try:
+        return fn(*args, **kwargs)
+    except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError) as exc:
+        raise StoreUnavailable(f"redis: {type(exc).__name__}: {exc}") from exc
 
 
 class BeginStatus(Enum):
@@ -203,10 +211,7 @@ class RedisIncidentStore:
         return Thread(channel, ts) if ts else None
 
     def _call(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
-        try:
-            return fn(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError) as exc:
-            raise StoreUnavailable(f"redis: {type(exc).__name__}: {exc}") from exc
+        return redis_call(fn, *args, **kwargs)
 
     def close(self) -> None:
         self._client.close()

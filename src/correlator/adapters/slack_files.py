@@ -18,7 +18,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from correlator.adapters.redis_incidents import DAY_S, StoreUnavailable, Thread
+from correlator.adapters.redis_incidents import DAY_S, StoreUnavailable, Thread, redis_call
 from correlator.adapters.report_html import page_key
 from correlator.adapters.slack import SlackPoster
 from correlator.adapters.slack_blocks import escape
@@ -98,10 +98,7 @@ class FileLedger:
         self._call(self._client.delete, self._key(verdict_id) + ":lease")
 
     def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError) as exc:
-            raise StoreUnavailable(f"redis: {type(exc).__name__}: {exc}") from exc
+        return redis_call(fn, *args, **kwargs)
 
     def close(self) -> None:
         self._client.close()
