@@ -134,8 +134,7 @@ def interval_figures(remediation: tuple[str, ...], stalls: list[Stall], outlook:
     return [WhatIf(
         index, "dfs.datanode.directoryscan.interval", f"{value // 1000} s", "overlapped", hit, len(stalls),
         len(stalls),
-        f"a scan interval of {_hours(value)} would have overlapped {_of(hit, len(stalls), 'checkpoints')}"
-        + (f" instead of {len(stalls)}" if len(stalls) > 1 else "")
+        f"a scan interval of {_hours(value)} {_overlapped(hit, len(stalls))}"
         + f" (scans a day now: {runs}; then {DAY_MS / value:.3g}× each)",
         "each DataNode's first scan in this incident stays where it was and later ones follow the new interval, "
         "each as long as measured")]
@@ -168,6 +167,15 @@ def _of(k: int, n: int, what: str) -> str:
     if n == 1:
         return f"this {what[:-1]}" if k else "none"
     return f"{k} of these {n} {what}"
+
+
+def _overlapped(hit: int, n: int) -> str:
+    """``would have overlapped 1 of these 6 checkpoints instead of 6``; ``still`` when the change would not help."""
+    if n == 1:
+        return "would still have overlapped this checkpoint" if hit else "would have missed this checkpoint"
+    if hit == n:
+        return f"would still have overlapped all {n} of these checkpoints"
+    return f"would have overlapped {hit} of these {n} checkpoints instead of {n}"
 
 
 def _seconds(ms: int) -> str:
