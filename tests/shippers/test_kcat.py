@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 def kcat_args(stack: Stack, source: LogSource, mode: str, cluster: str) -> list[str]:
     """The recipe's command line for one file: ``key`` (-k host/file), ``headers`` (-k host:path plus -H),
-    ``headers_only`` (-H, no key), ``bare`` (neither)."""
+    ``headers_only`` (-H and a pinned partition, no key), ``bare`` (neither)."""
     args = ["kcat", "-P", "-b", stack.bootstrap, "-t", stack.topic(f"logs_{source.side}"), "-z", "lz4",
             "-X", "message.max.bytes=10485760"]
     if mode == "key":
@@ -28,6 +28,8 @@ def kcat_args(stack: Stack, source: LogSource, mode: str, cluster: str) -> list[
         args += ["-k", f"{source.host}:{source.path}"]
     if mode in ("headers", "headers_only"):
         args += ["-H", f"host={source.host}", "-H", f"file={source.path}", "-H", f"cluster={cluster}"]
+    if mode == "headers_only":
+        args += ["-p", "0"]  # no key: librdkafka would spread a file's lines over partitions and lose their order
     return args
 
 
