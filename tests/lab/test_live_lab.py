@@ -27,9 +27,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(BUD
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
     out = tmp_path_factory.mktemp("lab") / "rows.json"
+    home = tmp_path_factory.mktemp("lab-home")  # its own daemons' dirs: a `make lab` running meanwhile is not touched
     proc = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "lab" / "live.py"), "--scenario", SCENARIO,
                              "--json", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, env={**os.environ, "LAB_HOME": str(home)})
     try:
         printed, _ = proc.communicate(timeout=BUDGET_S)
     except subprocess.TimeoutExpired:
