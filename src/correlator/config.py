@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from correlator.core.engine import EngineConfig
-from correlator.core.ingest import IngestConfig
+from correlator.core.correlate.engine import EngineConfig
+from correlator.core.ingest.ingest import IngestConfig
 
 ENV_PREFIX = "CORRELATOR_"
 

@@ -12,7 +12,7 @@ from typing import Protocol
 from confluent_kafka import KafkaException, Producer
 
 from correlator.config import Settings
-from correlator.core.timestamps import LocalClock, parse_offset
+from correlator.core.ingest.timestamps import LocalClock, parse_offset
 
 
 class LogFile(Protocol):
