@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from correlator.core.ingest.limits import EPOCH_MS_MAX, EPOCH_MS_MIN, OutOfRange, epoch_ms
-from correlator.core.ingest.timestamps import TimestampError, parse_offset
+from correlator.core.ingest.timestamps import TimestampError, to_epoch_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +222,7 @@ def _time_ms(value: Any) -> int | None:
     """ISO 8601 with a zone, epoch seconds (Fluent Bit's float) or epoch milliseconds."""
     if isinstance(value, str):
         try:
-            return parse_offset(value)
+            return to_epoch_ms(value)
         except TimestampError:
             return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):

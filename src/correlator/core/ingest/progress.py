@@ -15,7 +15,7 @@ from typing import Any
 
 from correlator.core.events import Event, SourceProgress
 from correlator.core.ingest.parse import SourceState
-from correlator.core.ingest.timestamps import LocalClock, TimestampError
+from correlator.core.ingest.timestamps import LocalClock, TimestampError, to_epoch_ms
 
 PROGRESS_EVERY_MS = 10_000
 _BUCKET = 18
@@ -60,7 +60,7 @@ class Progress:
     def _report(self, stamp: str, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
         state.progress_sent = stamp
         try:
-            ts_ms = self.clock.parse(stamp)
+            ts_ms = to_epoch_ms(stamp, self.clock)
         except TimestampError:
             return
         if not (origin.get("role") or state.role):

@@ -1,4 +1,9 @@
-"""Log timestamps to UTC epoch milliseconds: local wall time in a configured zone, or an explicit offset."""
+"""Log timestamps to UTC epoch milliseconds, one way for every parser: :func:`to_epoch_ms`.
+
+An explicit offset (``Z``, ``+02:00``) wins; otherwise the stamp is wall time in the source's zone (a
+:class:`LocalClock`), on a known date when the stamp is only a time of day. :func:`local_date` says which date a
+stamp carries, so later time-only stamps of the same source can be dated.
+"""
 
 from __future__ import annotations
 
@@ -50,21 +55,6 @@ class LocalClock:
             raise TimestampError("seconds or milliseconds out of range")
         return base + s * 1000 + ms
 
-    def parse(self, stamp: str, *, date: tuple[int, int, int] | None = None) -> int:
-        """``yyyy-MM-dd HH:mm:ss,SSS`` (also ``.SSS``), ``yy/MM/dd HH:mm:ss``, or a time of day on ``date``."""
-        m = _LOCAL.match(stamp)
-        if m is None:
-            raise TimestampError(f"unrecognised timestamp {stamp[:40]!r}")
-        if m["y"]:
-            y, mo, d = int(m["y"]), int(m["mo"]), int(m["d"])
-        elif m["yy"]:
-            y, mo, d = 2000 + int(m["yy"]), int(m["mo2"]), int(m["d2"])
-        elif date is not None:
-            y, mo, d = date
-        else:
-            raise TimestampError("time of day without a date, and no date known for this source")
-        return self.epoch_ms(y, mo, d, int(m["h"]), int(m["mi"]), int(m["s"]), int(m["ms"] or 0))
-
 
 def local_date(stamp: str) -> tuple[int, int, int] | None:
     """The calendar date written in a local stamp, if it has one (to date later time-only stamps)."""
@@ -78,11 +68,19 @@ def local_date(stamp: str) -> tuple[int, int, int] | None:
     return None
 
 
-def parse_offset(stamp: str, default: LocalClock | None = None) -> int:
-    """ISO stamp with an explicit offset (GC logs, shipper ``@timestamp``); zone-less ones use ``default``."""
+def to_epoch_ms(stamp: str, clock: LocalClock | None = None, *, date: tuple[int, int, int] | None = None) -> int:
+    """``stamp`` → UTC epoch ms. Understood: ISO 8601 with an offset or ``Z`` (GC logs, shippers' ``@timestamp``);
+    without one, ``yyyy-MM-dd HH:mm:ss,SSS`` (also ``T``, ``.SSS``, 1–9 fraction digits), ``yy/MM/dd HH:mm:ss`` or a
+    time of day on ``date``, all read in ``clock``'s zone. Without a clock a zone-less stamp is an error."""
     m = _OFFSET.match(stamp)
-    if m is None:
+    if m is not None:
+        return _iso_ms(m, clock)
+    if clock is None:
         raise TimestampError(f"unrecognised timestamp {stamp[:40]!r}")
+    return _wall_ms(stamp, clock, date)
+
+
+def _iso_ms(m: re.Match[str], clock: LocalClock | None) -> int:
     y = int(m["y"])
     if not MIN_YEAR <= y <= MAX_YEAR:
         raise TimestampError(f"year {y} outside {MIN_YEAR}..{MAX_YEAR}")
@@ -98,6 +96,22 @@ def parse_offset(stamp: str, default: LocalClock | None = None) -> int:
             return int(datetime(*parts, tzinfo=timezone(offset)).timestamp()) * 1000 + ms
         except ValueError as exc:
             raise TimestampError(str(exc)) from exc
-    if default is None:
+    if clock is None:
         raise TimestampError("timestamp without offset")
-    return default.epoch_ms(*parts, ms)
+    return clock.epoch_ms(*parts, ms)
+
+
+def _wall_ms(stamp: str, clock: LocalClock, date: tuple[int, int, int] | None) -> int:
+    """``yy/MM/dd HH:mm:ss`` (Hadoop 2), or a time of day on ``date``, in the clock's zone."""
+    m = _LOCAL.match(stamp)
+    if m is None:
+        raise TimestampError(f"unrecognised timestamp {stamp[:40]!r}")
+    if m["y"]:
+        y, mo, d = int(m["y"]), int(m["mo"]), int(m["d"])
+    elif m["yy"]:
+        y, mo, d = 2000 + int(m["yy"]), int(m["mo2"]), int(m["d2"])
+    elif date is not None:
+        y, mo, d = date
+    else:
+        raise TimestampError("time of day without a date, and no date known for this source")
+    return clock.epoch_ms(y, mo, d, int(m["h"]), int(m["mi"]), int(m["s"]), int(m["ms"] or 0))

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from correlator.core.ingest.timestamps import LocalClock, TimestampError
+from correlator.core.ingest.timestamps import LocalClock, TimestampError, to_epoch_ms
 
 OPEN_PHRASE = "Receiving BP-"
 CLOSE_PHRASE = "op: HDFS_WRITE"
@@ -166,7 +166,7 @@ class WriteTracker:
         base = self._minutes.get(minute)
         if base is None:
             try:
-                base = self.clock.parse(minute + ":00")
+                base = to_epoch_ms(minute + ":00", self.clock)
             except TimestampError:
                 return None
             if len(self._minutes) > 4096:
@@ -185,7 +185,7 @@ class WriteTracker:
         base = self._byte_minutes.get(minute)
         if base is None:
             try:
-                base = self.clock.parse(minute.decode("ascii") + ":00")
+                base = to_epoch_ms(minute.decode("ascii") + ":00", self.clock)
             except (TimestampError, UnicodeDecodeError):
                 return None
             if len(self._byte_minutes) > 4096:

@@ -17,7 +17,7 @@ from correlator.core.ingest.parse.gc import is_gc_line, parse_gc
 from correlator.core.ingest.parse.hdfs import banner_host, parse_hdfs
 from correlator.core.ingest.parse.header import Header, parse_header
 from correlator.core.ingest.sources import family_of_logger, role_of_logger
-from correlator.core.ingest.timestamps import LocalClock, TimestampError, local_date
+from correlator.core.ingest.timestamps import LocalClock, TimestampError, local_date, to_epoch_ms
 
 SAFEPOINT_TWIN_MS = 100
 """A safepoint line ending within this of a GC pause's end describes the same stop (the GC line is kept)."""
@@ -116,14 +116,14 @@ def _timestamp(stamp: str | None, origin: dict[str, Any], state: SourceState, cl
         date = local_date(stamp)
         if date is not None:
             state.date = list(date)
-            return clock.parse(stamp)
+            return to_epoch_ms(stamp, clock)
         known = (state.date[0], state.date[1], state.date[2]) if state.date else None
         if known is None and shipper is not None:
             local = datetime.fromtimestamp(shipper / 1000, tz=clock.zone)
             known = (local.year, local.month, local.day)
         if known is None:
             raise Rejected("no_timestamp", "time of day without a date, and no date known for this source")
-        return clock.parse(stamp, date=known)
+        return to_epoch_ms(stamp, clock, date=known)
     except TimestampError as exc:
         raise Rejected("bad_timestamp", str(exc)) from None
 

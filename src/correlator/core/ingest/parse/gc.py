@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from correlator.core.events import JvmPause
 from correlator.core.ingest.parse.emit import Emit
-from correlator.core.ingest.timestamps import parse_offset
+from correlator.core.ingest.timestamps import to_epoch_ms
 
 _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d{3}(?:[+-]\d\d:?\d\d|Z)"
 _JDK8 = re.compile(rf"({_ISO}): (?:\d+\.\d+: )?(.*)", re.DOTALL)
@@ -40,7 +40,7 @@ def parse_gc(lines: Sequence[str], emit: Emit, *, min_pause_ms: int = 0) -> bool
     m = _JDK8.match(first)
     if m is None:
         return False
-    stamp_ms = parse_offset(m[1])
+    stamp_ms = to_epoch_ms(m[1])
     body = m[2]
     stopped = _STOPPED.search(body)
     if stopped:
@@ -71,7 +71,7 @@ def _unified(line: str, emit: Emit, min_pause_ms: int) -> bool:
             break
     if stamp is None:
         return False
-    stamp_ms = parse_offset(stamp)
+    stamp_ms = to_epoch_ms(stamp)
     message = m[2]
     if tags == "gc":
         p = _UNIFIED_PAUSE.search(message)

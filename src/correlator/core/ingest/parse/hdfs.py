@@ -24,7 +24,7 @@ from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.header import Header
 from correlator.core.ingest.parse.identifiers import datanodes
 from correlator.core.ingest.parse.stacks import first_exception, is_util_frame, short_frame
-from correlator.core.ingest.timestamps import TimestampError, parse_offset
+from correlator.core.ingest.timestamps import TimestampError, to_epoch_ms
 
 _LOCK_HELD = re.compile(
     r"Lock held time above threshold(?:\(\d+ ms\))?: lock identifier: (\S+) lockHeldTimeMs=(\d+) ms\."
@@ -202,7 +202,7 @@ def parse_hdfs(h: Header, lines: Sequence[str], emit: Emit) -> None:
         m = _NN_LONGEST.search(text)
         if m:
             try:
-                start = parse_offset(m[1])
+                start = to_epoch_ms(m[1])
             except TimestampError:
                 start = None
             emit(NameNodeLockHeld, kind=kind, held_ms=int(m[2]), op=m[3], start_ts_ms=start, role="namenode")
