@@ -23,6 +23,8 @@ _OFFSET = re.compile(
     r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<ms>\d{1,9}))?"
     r"(?:(?P<z>Z)|(?P<sign>[+-])(?P<oh>\d\d):?(?P<om>\d\d))?"
 )
+_ISO_TAIL = frozenset("Z+-.,0123456789")
+"""What may follow a wall-clock match in an ISO stamp (an offset, more fraction digits): read those as ISO."""
 
 
 class TimestampError(ValueError):
@@ -72,12 +74,15 @@ def to_epoch_ms(stamp: str, clock: LocalClock | None = None, *, date: tuple[int,
     """``stamp`` → UTC epoch ms. Understood: ISO 8601 with an offset or ``Z`` (GC logs, shippers' ``@timestamp``);
     without one, ``yyyy-MM-dd HH:mm:ss,SSS`` (also ``T``, ``.SSS``, 1–9 fraction digits), ``yy/MM/dd HH:mm:ss`` or a
     time of day on ``date``, all read in ``clock``'s zone. Without a clock a zone-less stamp is an error."""
-    m = _OFFSET.match(stamp)
-    if m is not None:
-        return _iso_ms(m, clock)
-    if clock is None:
+    local = _LOCAL.match(stamp) if clock is not None else None
+    if local is not None and clock is not None and stamp[local.end():local.end() + 1] not in _ISO_TAIL:
+        return _wall_ms(local, clock, date)
+    iso = _OFFSET.match(stamp)
+    if iso is not None:
+        return _iso_ms(iso, clock)
+    if local is None or clock is None:
         raise TimestampError(f"unrecognised timestamp {stamp[:40]!r}")
-    return _wall_ms(stamp, clock, date)
+    return _wall_ms(local, clock, date)
 
 
 def _iso_ms(m: re.Match[str], clock: LocalClock | None) -> int:
@@ -101,11 +106,7 @@ def _iso_ms(m: re.Match[str], clock: LocalClock | None) -> int:
     return clock.epoch_ms(*parts, ms)
 
 
-def _wall_ms(stamp: str, clock: LocalClock, date: tuple[int, int, int] | None) -> int:
-    """``yy/MM/dd HH:mm:ss`` (Hadoop 2), or a time of day on ``date``, in the clock's zone."""
-    m = _LOCAL.match(stamp)
-    if m is None:
-        raise TimestampError(f"unrecognised timestamp {stamp[:40]!r}")
+def _wall_ms(m: re.Match[str], clock: LocalClock, date: tuple[int, int, int] | None) -> int:
     if m["y"]:
         y, mo, d = int(m["y"]), int(m["mo"]), int(m["d"])
     elif m["yy"]:
