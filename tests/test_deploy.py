@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from correlator.cli import COMMANDS
 from correlator.config import SECRET_FIELDS, Settings, env_var
-from correlator.core.envelopes import decode
+from correlator.core.ingest.envelopes import decode
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "docker-compose.yml"

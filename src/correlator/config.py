@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from correlator.core.engine import EngineConfig
-from correlator.core.ingest import IngestConfig
+from correlator.core.correlate.engine import EngineConfig
+from correlator.core.ingest.ingest import IngestConfig
 
 ENV_PREFIX = "CORRELATOR_"
 
@@ -141,7 +141,7 @@ class Settings(BaseSettings):
     def kafka_client(self, **extra: Any) -> dict[str, Any]:
         """Complete confluent-kafka configuration: servers, security, then caller-specific keys. Our topics are
         never auto-created by a client, and librdkafka logs through our (de-duplicating) logger."""
-        from correlator.adapters.logs import LIBRDKAFKA
+        from correlator.kafka_log import LIBRDKAFKA
 
         return {
             "bootstrap.servers": self.bootstrap_servers,

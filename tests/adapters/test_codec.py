@@ -18,7 +18,7 @@ from correlator.adapters.codec import (
     encode_parse_error,
 )
 from correlator.core.events import EVENT_TYPES, Event, UnknownEventType
-from correlator.core.records import ParseError
+from correlator.core.ingest.records import ParseError
 from correlator.offline.files import iter_events
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"

@@ -10,8 +10,8 @@ from typing import Any
 
 from correlator.adapters.report_html import verdict_page
 from correlator.adapters.slack_blocks import parent_message
+from correlator.core.explain.verdict import verdict_from_dict, verdict_to_dict
 from correlator.core.incidents import observe, occurrence
-from correlator.core.verdict import verdict_from_dict, verdict_to_dict
 from correlator.offline.analyze import analyze
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "scenarios"

@@ -10,8 +10,8 @@ from matplotlib.axes import Axes
 from matplotlib.patches import Rectangle
 
 from correlator.adapters.timeline_plot import DEFAULT, draw, render, render_all, style, to_ms
-from correlator.core.timeline import build_timeline
-from correlator.core.verdict import EvidenceItem, Verdict
+from correlator.core.explain.timeline import build_timeline
+from correlator.core.explain.verdict import EvidenceItem, Verdict
 from correlator.offline.analyze import analyze
 
 SEED = Path(__file__).resolve().parents[1] / "golden" / "scenarios" / "seed"

@@ -19,7 +19,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from correlator.adapters.redis_incidents import RedisIncidentStore
 from correlator.adapters.slack import RetryPolicy, SlackPoster
-from correlator.core.verdict import verdict_to_dict
+from correlator.core.explain.verdict import verdict_to_dict
 from correlator.offline.analyze import analyze
 from correlator.stream.slackbot import BotConfig, SlackBot, run_kafka
 from tests.faults.harness import ROWS, Row, in_background, join, scenarios

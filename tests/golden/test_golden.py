@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from correlator.core.engine import Engine
+from correlator.core.correlate.engine import Engine
 from correlator.core.events import Event
-from correlator.core.verdict import Verdict, verdict_to_dict
+from correlator.core.explain.verdict import Verdict, verdict_to_dict
 from correlator.offline.analyze import analyze, collect_events
 from correlator.simulate import SCENARIOS, generate
 

@@ -10,12 +10,12 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from correlator.adapters.scanners import available_scanners, fastest_scanner
 from correlator.cli import cli
 from correlator.core.events import Event
-from correlator.core.ingest import Ingest, IngestConfig, SourceHint
-from correlator.core import prefilter
-from correlator.core.prefilter import ReScanner
-from correlator.adapters.scanners import available_scanners, fastest_scanner
+from correlator.core.ingest import prefilter
+from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
+from correlator.core.ingest.prefilter import ReScanner
 from correlator.offline.files import discover, iter_events
 
 JOB = "1a3bc71ac57f33961637adf340e9c28f"

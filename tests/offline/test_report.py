@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from correlator.adapters.report_html import index_page, page_key, verdict_page
-from correlator.core.verdict import verdict_from_dict
+from correlator.core.explain.verdict import verdict_from_dict
 from correlator.offline.analyze import analyze
 from tests.support.browser import artefact, chromium_page
 

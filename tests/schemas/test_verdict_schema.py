@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 
 from correlator.cli import cli
 from correlator.core.events import ROLES
-from correlator.core.verdict import CODES, FAILURE_KINDS, SCHEMA, verdict_to_dict
+from correlator.core.explain.verdict import CODES, FAILURE_KINDS, SCHEMA, verdict_to_dict
 from correlator.offline.analyze import analyze
 from correlator.schemas import verdict_schema
 

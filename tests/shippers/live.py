@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import IO
 
 from correlator.adapters.shipping import line_time_ms
-from correlator.core.sources import facts_from_path, input_side
-from correlator.core.timestamps import LocalClock
+from correlator.core.ingest.sources import facts_from_path, input_side
+from correlator.core.ingest.timestamps import LocalClock
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPERS = ROOT / "deploy" / "shippers"

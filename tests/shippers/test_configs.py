@@ -89,7 +89,7 @@ def test_every_config_says_what_it_sends(name: str) -> None:
 
 def test_log4j2_appender_keys_by_host_and_file() -> None:
     """The Flink appender's key expands to ``host:path``, which names both."""
-    from correlator.core.sources import source_of_key
+    from correlator.core.ingest.sources import source_of_key
 
     props = dict(line.split(" = ", 1) for line in (SHIPPERS / "flink-log4j2-kafka.properties").read_text().splitlines()
                  if " = " in line and not line.startswith("#"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from correlator.core.envelopes import decode
+from correlator.core.ingest.envelopes import decode
 from tests.shippers.live import merged, require, rsyslog_fleet, sources_of, write_live
 from tests.shippers.verdicts import GOLDEN, offline, raw_records, streamed
 from tests.support.worker import Stack, WorkerProcess

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from correlator.core.verdict import Verdict
+from correlator.core.explain.verdict import Verdict
 from correlator.offline.analyze import analyze
 from correlator.stream.report_pages import DRAWN_MAX, RecentVerdicts
 

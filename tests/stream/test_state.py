@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from correlator.core.engine import Engine, EngineConfig
+from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import Event
-from correlator.core.ingest import IngestConfig
-from correlator.core.records import ParseError
+from correlator.core.ingest.ingest import IngestConfig
+from correlator.core.ingest.records import ParseError
 from correlator.stream.state import ClusterState, RawPartitionState
 from correlator.stream.wire import Position, decode_event, encode_event
-from tests.core.engine.factory import seed
+from tests.core.correlate.factory import seed
 
 TRIGGER = (
     b"2020-01-02 17:18:43,295 INFO  org.apache.flink.runtime.checkpoint.CheckpointCoordinator     - "

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from correlator.core.engine import EngineConfig
-from correlator.core.foresight import Foresight
-from correlator.core.verdict import Verdict, verdict_to_dict
+from correlator.core.correlate.engine import EngineConfig
+from correlator.core.explain.foresight import Foresight
+from correlator.core.explain.verdict import Verdict, verdict_to_dict
 from correlator.offline.analyze import collect_events, run_engine
 from correlator.stream.state import ClusterState, _pack, _unpack
 

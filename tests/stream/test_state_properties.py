@@ -15,10 +15,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from correlator.core.engine import EngineConfig
+from correlator.core.correlate.engine import EngineConfig
 from correlator.core.events import Event
-from correlator.core.ingest import IngestConfig
-from correlator.core.records import ParseError
+from correlator.core.ingest.ingest import IngestConfig
+from correlator.core.ingest.records import ParseError
 from correlator.stream.state import ClusterState, RawPartitionState
 from correlator.stream.wire import decode_event, encode_event
 

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from correlator.core.events import Event, event_from_dict, event_to_dict
-from correlator.core.records import ParseError
+from correlator.core.ingest.records import ParseError
 
 
 def encode_event(event: Event, extra: Mapping[str, Any] | None = None) -> bytes:

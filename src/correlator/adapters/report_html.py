@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from html import escape
 
 from correlator.core.events import iso_ms
-from correlator.core.timeline import role_name
-from correlator.core.verdict import Verdict
-from correlator.core.verdict_text import window_sentence
+from correlator.core.explain.timeline import role_name
+from correlator.core.explain.verdict import Verdict
+from correlator.core.explain.verdict_text import window_sentence
 
 CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")

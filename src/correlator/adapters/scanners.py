@@ -10,7 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from correlator.core.prefilter import NOTHING, PHRASES, TRIGGER, WRITE, WRITE_FROM, ReScanner, Scanner, classify_hits
+from correlator.core.ingest.prefilter import (
+    NOTHING,
+    PHRASES,
+    TRIGGER,
+    WRITE,
+    WRITE_FROM,
+    ReScanner,
+    Scanner,
+    classify_hits,
+)
 
 
 class HyperscanScanner:

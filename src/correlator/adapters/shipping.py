@@ -12,7 +12,7 @@ from typing import Protocol
 from confluent_kafka import KafkaException, Producer
 
 from correlator.config import Settings
-from correlator.core.timestamps import LocalClock, parse_offset
+from correlator.core.ingest.timestamps import LocalClock, to_epoch_ms
 
 
 class LogFile(Protocol):
@@ -69,12 +69,10 @@ def file_lines(index: int, log: LogFile, topic: str, cluster: str, clock: LocalC
 def line_time_ms(value: bytes, clock: LocalClock) -> int | None:
     """The time a line starts with (ISO with or without zone, Hadoop 2's ``yy/MM/dd``), if it starts with one."""
     head = value[:40].lstrip(b"[").decode("ascii", "replace")
-    for read in (lambda: parse_offset(head, clock), lambda: clock.parse(head)):
-        try:
-            return read()
-        except ValueError:
-            continue
-    return None
+    try:
+        return to_epoch_ms(head, clock)
+    except ValueError:
+        return None
 
 
 def merged_lines(files: Sequence[LogFile], settings: Settings) -> Iterator[ShippedLine]:

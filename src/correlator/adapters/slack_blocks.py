@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from correlator.core.events import iso_ms
+from correlator.core.explain.verdict import outlook_from_dict
+from correlator.core.explain.verdict_text import window_sentence
 from correlator.core.incidents import RESOLVED, Incident, incident_to_dict, recurrence_summary
-from correlator.core.verdict import outlook_from_dict
-from correlator.core.verdict_text import window_sentence
 
 HEADER_MAX = 150
 SECTION_MAX = 3000

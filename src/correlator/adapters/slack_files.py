@@ -22,8 +22,8 @@ from correlator.adapters.redis_incidents import DAY_S, StoreUnavailable, Thread,
 from correlator.adapters.report_html import page_key
 from correlator.adapters.slack import SlackPoster
 from correlator.adapters.slack_blocks import escape
-from correlator.core.timeline import build_timeline
-from correlator.core.verdict import verdict_from_dict
+from correlator.core.explain.timeline import build_timeline
+from correlator.core.explain.verdict import verdict_from_dict
 
 log = logging.getLogger("correlator.slack.files")
 

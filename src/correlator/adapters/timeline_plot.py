@@ -1,5 +1,5 @@
-"""Drawing a :class:`~correlator.core.timeline.Timeline` with matplotlib (Agg, no display): PNG for Slack, SVG for
-pages.
+"""Drawing a :class:`~correlator.core.explain.timeline.Timeline` with matplotlib (Agg, no display): PNG for Slack,
+SVG for pages.
 
 Every drawn element carries an id (``lane-N``, ``span-N-<kind>``, ``mark-N-<kind>``, ``timeout``, ``failed``) that
 survives into the SVG, so tests and people can find what is where. Log-derived text is drawn literally: matplotlib's
@@ -22,7 +22,7 @@ from matplotlib.patches import Patch, Rectangle
 from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter
 
-from correlator.core.timeline import Span, Timeline
+from correlator.core.explain.timeline import Span, Timeline
 
 
 @dataclass(frozen=True, slots=True)

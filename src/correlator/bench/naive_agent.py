@@ -15,9 +15,9 @@ import faust
 import orjson
 
 from correlator.config import Settings
-from correlator.core.ingest import Ingest
-from correlator.core.engine import Engine
+from correlator.core.correlate.engine import Engine
 from correlator.core.events import Event
+from correlator.core.ingest.ingest import Ingest
 from correlator.stream.app import partition_counts
 from correlator.stream.transport import bytes_topic, faust_app, raw_logs_topic
 from correlator.stream.wire import Position, decode_event, encode_event, encode_verdict, verdict_key

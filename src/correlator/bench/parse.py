@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from correlator.core.prefilter import PHRASES, ReScanner, Scanner, grep_pattern
+from correlator.core.ingest.prefilter import PHRASES, ReScanner, Scanner, grep_pattern
 
 _JOB = "1a3bc71ac57f33961637adf340e9c28f"
 _CP = "org.apache.flink.runtime.checkpoint.CheckpointCoordinator    [] - "

@@ -12,8 +12,8 @@ import orjson
 from correlator.cli import RuntimeFailure
 from correlator.cli.options import settings_options
 from correlator.config import Settings
-from correlator.core.verdict import verdict_to_dict
-from correlator.core.verdict_text import verdict_text
+from correlator.core.explain.verdict import verdict_to_dict
+from correlator.core.explain.verdict_text import verdict_text
 from correlator.offline.analyze import ordered_events, run_engine
 from correlator.offline.summary import Summary
 

@@ -8,10 +8,10 @@ import click
 
 from correlator.adapters.codec import encode_event
 from correlator.cli import RuntimeFailure
+from correlator.cli.analyze import report
 from correlator.cli.options import settings_options
 from correlator.config import Settings
-from correlator.core.records import ParseError
-from correlator.cli.analyze import report
+from correlator.core.ingest.records import ParseError
 from correlator.offline.files import iter_events
 from correlator.offline.summary import Summary
 

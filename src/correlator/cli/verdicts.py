@@ -27,8 +27,8 @@ def verdicts(follow: bool, from_beginning: bool, as_json: bool, idle_timeout: fl
     import orjson
     from confluent_kafka import Consumer, KafkaException
 
-    from correlator.core.verdict import verdict_from_dict
-    from correlator.core.verdict_text import verdict_text
+    from correlator.core.explain.verdict import verdict_from_dict
+    from correlator.core.explain.verdict_text import verdict_text
 
     consumer = Consumer(
         settings.kafka_client(

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-ROLES = ("jobmanager", "taskmanager", "datanode", "namenode", "client")
+CLIENT_ROLE = "client"
+"""The HDFS client inside a Flink process (its own log lines, not the daemon's)."""
+ROLES = ("jobmanager", "taskmanager", "datanode", "namenode", CLIENT_ROLE)
 TEXT_LIMIT = 2000
 """Free text copied from a log (messages, causes) is cut here: a 10 MB stack must not become a 10 MB event."""
 

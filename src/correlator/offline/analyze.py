@@ -11,11 +11,11 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from correlator.core.engine import Engine, EngineConfig
+from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import Event
-from correlator.core.foresight import Foresight
-from correlator.core.records import ParseError
-from correlator.core.verdict import Verdict
+from correlator.core.explain.foresight import Foresight
+from correlator.core.explain.verdict import Verdict
+from correlator.core.ingest.records import ParseError
 from correlator.offline.summary import Summary
 
 REORDER_MS = 600_000
@@ -28,7 +28,7 @@ def ordered_events(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "def
                    summary: Summary | None = None) -> Iterator[Event]:
     """Every event of the inputs in event-time order (stable within a file, then by file order)."""
     from correlator.adapters.scanners import fastest_scanner
-    from correlator.core.ingest import Ingest, IngestConfig
+    from correlator.core.ingest.ingest import Ingest, IngestConfig
     from correlator.offline.files import discover, read_file
     from correlator.offline.reading import Overlong
 

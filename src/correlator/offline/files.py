@@ -9,13 +9,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from correlator.core.envelopes import EnvelopeError, decode, looks_binary
-from correlator.core.events import Event
-from correlator.core.ingest import Ingest, IngestConfig, SourceHint
 from correlator.adapters.scanners import fastest_scanner
-from correlator.core.prefilter import Scanner
-from correlator.core.records import ParseError
-from correlator.core.sources import facts_from_path, input_side, sniff_family
+from correlator.core.events import Event
+from correlator.core.ingest.envelopes import EnvelopeError, decode, looks_binary
+from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
+from correlator.core.ingest.prefilter import Scanner
+from correlator.core.ingest.records import ParseError
+from correlator.core.ingest.sources import facts_from_path, input_side, sniff_family
 from correlator.offline.reading import Overlong, bounded_lines, line_blocks
 from correlator.offline.summary import Summary
 

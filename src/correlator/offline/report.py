@@ -10,8 +10,8 @@ from pathlib import Path
 
 from correlator.adapters.report_html import index_page, page_key, verdict_page
 from correlator.adapters.timeline_plot import render_all
-from correlator.core.timeline import build_timeline
-from correlator.core.verdict import Verdict
+from correlator.core.explain.timeline import build_timeline
+from correlator.core.explain.verdict import Verdict
 
 
 def write_report(verdicts: Sequence[Verdict], out_dir: Path, *, zone: str = "UTC",

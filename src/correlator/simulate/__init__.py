@@ -6,6 +6,7 @@ from pathlib import Path
 
 from correlator.simulate.envelope import to_envelopes
 from correlator.simulate.scenarios import SCENARIOS, Scenario
+from correlator.simulate.traffic import build
 
 
 class UnknownScenario(ValueError):
@@ -22,7 +23,7 @@ def generate(name: str, out_dir: str | Path, *, scale: int = 1, seed: int = 0) -
     cluster = scenario.build(seed, scale)
     if name == "envelopes":
         return to_envelopes(cluster, out)
-    return cluster.build(out)
+    return build(cluster, out)
 
 
 __all__ = ["SCENARIOS", "Scenario", "UnknownScenario", "generate"]

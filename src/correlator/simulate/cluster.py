@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from correlator.core.knowledge import datanode_traits
+from correlator.core.explain.knowledge import datanode_traits
 from correlator.simulate.flink import JobManagerLog, TaskManagerLog
 from correlator.simulate.hdfs import SCANNER_FRAMES, DataNodeLog, NameNodeLog, full_block
 from correlator.simulate.world import Ids, LogSet, Node, storage_id
@@ -151,14 +150,6 @@ class Cluster:
 
     def taskmanager_pause(self, end_ms: int, pause_ms: int) -> None:
         self.tm_pauses.append((end_ms, pause_ms))
-
-    # --- rendering ----------------------------------------------------------------------------------------------
-
-    def build(self, out_dir: Path) -> list[Path]:
-        from correlator.simulate.traffic import Traffic
-
-        Traffic(self).run()
-        return self.logs.write(out_dir)
 
 
 def checkpoint_path(job: str, chk: int, ids: Ids) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from correlator.simulate.cluster import JOB_NAME, NOISE_PATHS, OTHER_CLIENTS, TASK, Cluster, Failure, checkpoint_path
 from correlator.simulate.hdfs import full_block
 from correlator.simulate.render import gc_unified
@@ -237,4 +239,10 @@ class Traffic:
                 n += 1
 
 
-__all__ = ["JOB_NAME", "Traffic"]
+def build(cluster: Cluster, out_dir: Path) -> list[Path]:
+    """Play the cluster's timeline and write its log files under ``out_dir``."""
+    Traffic(cluster).run()
+    return cluster.logs.write(out_dir)
+
+
+__all__ = ["JOB_NAME", "Traffic", "build"]

@@ -26,20 +26,22 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from correlator.adapters.scanners import fastest_scanner
 from correlator.config import Settings
-from correlator.core.engine import EngineConfig
+from correlator.core.correlate.engine import EngineConfig
 from correlator.core.events import Event
-from correlator.core.limits import out_of_range
-from correlator.core.records import ParseError, parse_error
-from correlator.core.verdict import Verdict
-from correlator.stream import no_autocreate  # noqa: F401  (on import: aiokafka never auto-creates topics)
-from correlator.stream import wire
+from correlator.core.explain.verdict import Verdict
+from correlator.core.ingest.limits import out_of_range
+from correlator.core.ingest.records import ParseError, parse_error
+from correlator.stream import (
+    no_autocreate,  # noqa: F401  (on import: aiokafka never auto-creates topics)
+    wire,
+)
 from correlator.stream.guard import Guard, Health
 from correlator.stream.liveness import Probe, Status
 from correlator.stream.metrics import UnknownSources, WorkerMetrics
 from correlator.stream.raw_ingest import RawIngest, consumer_group
 from correlator.stream.report_pages import register as register_report_pages
-from correlator.stream.transport import bytes_topic, faust_app, read_committed
 from correlator.stream.state import ClusterState
+from correlator.stream.transport import bytes_topic, faust_app, read_committed
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,14 +28,19 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 
 from correlator.config import Settings
-from correlator.core.ingest import IngestConfig
-from correlator.core.prefilter import Scanner
-from correlator.core.records import ParseError
+from correlator.core.ingest.ingest import IngestConfig
+from correlator.core.ingest.prefilter import Scanner
+from correlator.core.ingest.records import ParseError
 from correlator.stream import wire
 from correlator.stream.guard import Health
 from correlator.stream.metrics import UnknownSources, WorkerMetrics
 from correlator.stream.raw_clients import (
-    consumer_config, consumer_group, ensure_state_topic, producer_config, read_snapshots, state_topic,
+    consumer_config,
+    consumer_group,
+    ensure_state_topic,
+    producer_config,
+    read_snapshots,
+    state_topic,
 )
 from correlator.stream.state import RawPartitionState
 from correlator.stream.stuck_calls import ABANDONED, TransactionStuck, bounded

@@ -21,7 +21,7 @@ from typing import Any
 
 from correlator.adapters.report_html import CSP, Links, index_page, page_key, verdict_page
 from correlator.config import Settings
-from correlator.core.verdict import Verdict, verdict_from_dict
+from correlator.core.explain.verdict import Verdict, verdict_from_dict
 
 log = logging.getLogger("correlator.report_pages")
 
@@ -133,7 +133,7 @@ class VerdictFeed(threading.Thread):
 def register(app: Any, settings: Settings, recent: RecentVerdicts | None = None) -> RecentVerdicts:
     """Add the pages to a Faust app's web server and start the feed with the app (stopped before it shuts down)."""
     from correlator.adapters.timeline_plot import render
-    from correlator.core.timeline import build_timeline
+    from correlator.core.explain.timeline import build_timeline
 
     recent = recent or RecentVerdicts()
     feed = VerdictFeed(settings, recent)

@@ -21,10 +21,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from correlator.adapters.redis_incidents import Begun, BeginStatus, RedisIncidentStore, StoreUnavailable, Thread
+from correlator.adapters.redis_incidents import BeginStatus, Begun, RedisIncidentStore, StoreUnavailable, Thread
 from correlator.adapters.slack import Posted, SlackPoster, SlackRejected, SlackUnavailable
 from correlator.adapters.slack_blocks import parent_message, reply_message
 from correlator.adapters.slack_files import TimelineFiles, UploadBusy
+from correlator.core.explain.verdict import verdict_from_dict
 from correlator.core.incidents import (
     Action,
     Incident,
@@ -35,7 +36,6 @@ from correlator.core.incidents import (
     occurrence,
     resolve,
 )
-from correlator.core.verdict import verdict_from_dict
 
 log = logging.getLogger("correlator.slackbot")
 SCHEMA = "correlator.verdict/v1"

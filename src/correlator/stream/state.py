@@ -7,21 +7,20 @@ core sees each input exactly once even though Kafka delivers at least once.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import zlib
-
 import orjson
 
-from correlator.core.engine import Engine, EngineConfig
+from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import Event
-from correlator.core.foresight import Foresight
-from correlator.core.ingest import Ingest, IngestConfig
-from correlator.core.prefilter import Scanner
-from correlator.core.records import ParseError
-from correlator.core.verdict import Verdict
+from correlator.core.explain.foresight import Foresight
+from correlator.core.explain.verdict import Verdict
+from correlator.core.ingest.ingest import Ingest, IngestConfig
+from correlator.core.ingest.prefilter import Scanner
+from correlator.core.ingest.records import ParseError
 from correlator.stream.wire import Position
 
 

@@ -8,8 +8,8 @@ import orjson
 
 from correlator.adapters import codec
 from correlator.core.events import Event
-from correlator.core.records import ParseError
-from correlator.core.verdict import Verdict, verdict_to_dict
+from correlator.core.explain.verdict import Verdict, verdict_to_dict
+from correlator.core.ingest.records import ParseError
 
 
 @dataclass(frozen=True, slots=True, order=True)

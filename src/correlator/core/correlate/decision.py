@@ -1,0 +1,319 @@
+"""Deciding one case: link the write to DataNodes, rank the evidence, judge coverage, and write the verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from correlator.core.correlate.cases import CaseSummary
+from correlator.core.correlate.evidence import Interval, interval_of, logged_span, reconcile_bursts, slow_runs, touches
+from correlator.core.correlate.explanation import explanation, title
+from correlator.core.correlate.pipeline import (
+    Pipeline,
+    Stall,
+    Stopper,
+    address_hosts,
+    linked_client_slow,
+    pipeline_of,
+    resolve,
+)
+from correlator.core.correlate.ranking import MIN_SCORE, Candidate, Window, rank
+from correlator.core.correlate.watermarks import SourceClock
+from correlator.core.events import (
+    CLIENT_ROLE,
+    CheckpointDeclined,
+    CheckpointFailed,
+    Event,
+    HdfsClientSlow,
+    TaskStatus,
+)
+from correlator.core.explain.knowledge import DatanodeTraits, datanode_traits, remediation, scanner_issue
+from correlator.core.explain.verdict import (
+    Alternative,
+    EvidenceItem,
+    Failure,
+    Recurrence,
+    RootCause,
+    SourceCoverage,
+    Verdict,
+    make_verdict_id,
+)
+
+DEFAULT_WINDOW_MS = 60_000
+USER_ERROR_SCORE = 0.9
+FLINK_ERROR_SCORE = 0.85
+SCANNER_POINTS = ("scan_stats", "scan_reconcile")
+LOCK_REPORT_KINDS = ("scanner_lock", "lock_held", "scanner_wait", "lock_wait")
+SUPPORTING_HOLD_MS = 1_000
+"""A scanner lock hold this long lets the scanner's totals and reconcile lines support it (a short one does not)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Everything the engine knows that one decision needs, already cut at the decision time."""
+
+    cluster: str
+    job_id: str | None
+    checkpoint_id: int | None
+    summary: CaseSummary
+    evidence: tuple[Event, ...]
+    ip_hosts: dict[str, str]
+    """DataNode ``ip:port`` (or bare IP from older lines) → host, as the DataNodes' own lines told it."""
+    sources: dict[tuple[str, str], SourceClock]
+    versions: dict[tuple[str, str], str]
+    decided_at_ms: int
+    skew_ms: int
+    min_confidence: float = MIN_SCORE
+    max_evidence: int = 12
+
+
+def window_of(s: CaseSummary) -> Window:
+    end = s.write_end_ms if s.write_end_ms is not None else s.failed_at_ms
+    if s.started_at_ms is not None:
+        start = s.started_at_ms
+    else:
+        start = s.failed_at_ms - (s.timeout_ms or DEFAULT_WINDOW_MS)
+    return Window(min(start, end), max(start, end), s.timeout_ms)
+
+
+def coverage(
+    ctx: Context, window: Window, pipeline: frozenset[str]
+) -> tuple[list[SourceCoverage], list[SourceCoverage]]:
+    """Sources whose logs span the stuck write (covered) and the ones that do not or are absent (missing).
+
+    A source's span is its first and last line's time (``source_progress`` carries every line's time, noise
+    included); the Flink client's own log (``bin/flink``) is not a source of the write.
+    """
+    covered, missing = [], []
+    for (host, role), clock in sorted(ctx.sources.items()):
+        if role == CLIENT_ROLE:
+            continue
+        if clock.first_ts_ms > window.start_ms + ctx.skew_ms:
+            missing.append(SourceCoverage(host, role, "log starts after the write began"))
+        elif clock.max_ts_ms < window.end_ms - ctx.skew_ms:
+            missing.append(SourceCoverage(host, role, "log ends before the write ended"))
+        else:
+            covered.append(SourceCoverage(host, role))
+    known = {host for host, role in ctx.sources if role == "datanode"}
+    for host in sorted(pipeline - known):
+        missing.append(SourceCoverage(host, "datanode", "no log from this DataNode of the write pipeline"))
+    roles = {role for _, role in ctx.sources}
+    if "datanode" not in roles and not pipeline:
+        missing.append(SourceCoverage("*", "datanode", "no DataNode log in the input"))
+    if "namenode" not in roles:
+        missing.append(SourceCoverage("*", "namenode", "no NameNode log in the input"))
+    return covered, missing
+
+
+def datanode_version(ctx: Context, host: str) -> str | None:
+    """A DataNode's version from its banner; else the NameNode's (a DataNode started without one prints none)."""
+    own = ctx.versions.get((host, "datanode"))
+    if own is not None:
+        return own
+    return next((v for (h, r), v in sorted(ctx.versions.items()) if r == "namenode"), None)
+
+
+def _counts(iv: Interval, intervals: list[Interval], traits_of: Callable[[str], DatanodeTraits | None]) -> bool:
+    """Scanner totals and reconcile warnings are a cause only where the version logs no lock reports.
+
+    Where lock reports exist, a scanner that held the lock long says so itself (``scanner_lock``); then its totals
+    and reconcile lines support it. A DataNode of unknown version that logged any lock report has them. Where the totals are logged after the lock's release, only reconcile work
+    (which takes the lock per block) can have stalled a writer.
+    """
+    if iv.kind not in SCANNER_POINTS:
+        return True
+    if any(o.kind == "scanner_lock" and o.host == iv.host and o.magnitude_ms >= SUPPORTING_HOLD_MS for o in intervals):
+        return True
+    traits = traits_of(iv.host)
+    if traits is None:
+        return not any(o.kind in LOCK_REPORT_KINDS and o.host == iv.host for o in intervals)
+    if traits.lock_reports:
+        return False
+    return iv.kind == "scan_reconcile" or traits.totals_under_lock
+
+
+def _stall_interval(stopper: Stopper, window: Window) -> Interval:
+    end = max(window.end_ms, stopper.receiving_ms)
+    return Interval("dn_stall", stopper.receiving_ms, end, stopper.host, "datanode", end - stopper.receiving_ms,
+                    f"received {stopper.block} and neither finished it nor passed it on", stopper.receiving)
+
+
+def _bad_links(pipe: Pipeline, addresses: dict[str, str], window: Window) -> list[Interval]:
+    """A ``firstBadLink`` names the DataNode its upstream could not reach (unlike a timeout's ``remote=``)."""
+    out = []
+    for e in pipe.client_errors:
+        if e.kind == "create_block_output_stream" and e.datanode and e.exception and "firstBadLink" in e.exception:
+            host = resolve(e.datanode, addresses)
+            start = min(window.start_ms, e.ts_ms)
+            out.append(Interval("bad_link", start, e.ts_ms, host, "datanode", e.ts_ms - start,
+                                f"the pipeline's upstream DataNode could not reach {host} (firstBadLink)", e))
+    return out
+
+
+def _user_error(refs: tuple[Event, ...]) -> tuple[str, str] | None:
+    for e in refs:
+        if isinstance(e, CheckpointDeclined | CheckpointFailed) and e.user_exception and e.user_frame:
+            return e.user_exception, e.user_frame
+    return None
+
+
+def _sole_taskmanager(ctx: Context) -> tuple[str, ...]:
+    """When only the JobManager logged the failure, the one TaskManager of the cluster (if there is one)."""
+    tms = sorted({h for h, r in ctx.sources if r == "taskmanager"})
+    return tuple(tms) if len(tms) == 1 else ()
+
+
+def _client_note(pipe: Pipeline, hosts: tuple[str, ...], addresses: dict[str, str]) -> str | None:
+    """What the HDFS client's own errors name, and why a timeout's ``remote=`` is not taken as the culprit."""
+    notes = []
+    excluded = sorted({resolve(e.datanode, addresses) for e in pipe.client_errors
+                       if e.kind == "exclude_datanode" and e.datanode})
+    if excluded:
+        notes.append(f"The HDFS client excluded {', '.join(excluded)} from the pipeline.")
+    remote = sorted({resolve(e.datanode, addresses) for e in pipe.client_errors
+                     if e.kind == "create_block_output_stream" and e.datanode and e.exception
+                     and "remote=" in e.exception})
+    if remote and set(remote) - set(hosts):
+        notes.append(f"The client's timeout names {', '.join(remote)} (remote=), the first DataNode of the "
+                     "pipeline, which waits on the DataNodes behind it.")
+    return " ".join(notes) or None
+
+
+def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
+    s = ctx.summary
+    window = window_of(s)
+    addresses = address_hosts(ctx.ip_hosts)
+    client = linked_client_slow(ctx.evidence, window, ctx.job_id, ctx.checkpoint_id, s.hosts, ctx.skew_ms)
+    pipe = pipeline_of(ctx.evidence, window, job_id=ctx.job_id, checkpoint_id=ctx.checkpoint_id, tm_hosts=s.hosts,
+                       hosts=addresses, skew_ms=ctx.skew_ms, client=client)
+
+    def traits_of(host: str) -> DatanodeTraits | None:
+        return datanode_traits(datanode_version(ctx, host))
+
+    raw = [iv for iv in (interval_of(e) for e in ctx.evidence) if iv is not None]
+    raw = [iv for iv in raw if _counts(iv, raw, traits_of)]
+    if pipe.stopper is not None:
+        raw.append(_stall_interval(pipe.stopper, window))
+    raw += _bad_links(pipe, addresses, window)
+    intervals = slow_runs([iv for iv in raw if iv.kind != "scan_reconcile"]) + reconcile_bursts(
+        [iv for iv in raw if iv.kind == "scan_reconcile"]
+    )
+    candidates = rank(intervals, window, pipeline=pipe.hosts, tm_hosts=frozenset(s.hosts), skew_ms=ctx.skew_ms)
+    user = _user_error(s.refs)
+    task_hosts = s.hosts or _sole_taskmanager(ctx)
+    if user is not None:
+        candidates.append(Candidate("FLINK_TASK_ERROR", USER_ERROR_SCORE, task_hosts, ()))
+    elif not s.storage_related:
+        candidates.append(Candidate("FLINK_TASK_ERROR", FLINK_ERROR_SCORE, task_hosts, ()))
+    candidates.sort(key=lambda c: (-c.score, c.code))
+    covered, missing = coverage(ctx, window, pipe.hosts)
+    best = candidates[0] if candidates and candidates[0].score >= ctx.min_confidence else None
+    if best is not None:
+        code, confidence, hosts = best.code, best.score, best.hosts
+    else:
+        dn_covered = {c.host for c in covered if c.role == "datanode"}
+        judged = bool(dn_covered & pipe.hosts) if pipe.hosts else bool(dn_covered)
+        code = "UNEXPLAINED" if judged else "INSUFFICIENT_DATA"
+        confidence = 0.6 if judged else 0.5
+        hosts = tuple(sorted(pipe.hosts))
+    others = [c for c in candidates if c is not best and c.score >= 0.1]
+    top = best.scored[0].interval if best is not None and best.scored else None
+    dn_version = datanode_version(ctx, hosts[0]) if hosts else None
+    if dn_version is None and pipe.hosts:
+        dn_version = next((v for h in sorted(pipe.hosts) if (v := datanode_version(ctx, h)) is not None), None)
+    flink_version = next((v for (h, r), v in sorted(ctx.versions.items()) if r in ("jobmanager", "taskmanager")), None)
+    issue = scanner_issue(dn_version) if code == "HDFS_DIRECTORY_SCAN" else None
+    missing_hosts = tuple(m.host for m in missing if m.role == "datanode" and m.host != "*")
+    steps = remediation(code, hosts=hosts, datanode_version=dn_version, flink_version=flink_version,
+                        timeout_ms=s.timeout_ms, missing=missing_hosts,
+                        holder=getattr(top.source, "holder", None) if top is not None else None,
+                        user_frame=user[1] if user is not None and code == "FLINK_TASK_ERROR" else None)
+    victims = [iv for iv in intervals if iv.kind in ("scanner_wait", "lock_wait") and iv.host in hosts
+               and top is not None and top.kind in ("lock_held", "scanner_lock")
+               and iv.start_ms <= top.end_ms + ctx.skew_ms and top.start_ms - ctx.skew_ms <= iv.end_ms]
+    victims.sort(key=lambda iv: (iv.kind != "scanner_wait", iv.start_ms))
+    evidence = _evidence_items(ctx, s, best, client, [st for st in pipe.stalls if st.receiving.host in hosts], pipe,
+                               victims[:2])
+    text = explanation(best, others, window, pipe.how, code, texts=s.texts,
+                       traits=traits_of(hosts[0]) if hosts else None, stopper=pipe.stopper, victims=victims[:2],
+                       user=user, named_by_client=_client_note(pipe, hosts, addresses))
+    if issue is not None:
+        text += f" Known issue {issue.key}: {issue.summary}."
+    if "unknown" in hosts:
+        text += (" 'unknown' is a source whose records name no host (no key host:path, header, envelope field"
+                 " or standard file name); its host is not guessed.")
+    if best is None and code == "INSUFFICIENT_DATA":
+        text = "No DataNode log covers the write" + (
+            f" (pipeline: {', '.join(sorted(pipe.hosts))})" if pipe.hosts else "") + "; nothing can be ruled in or out."
+    return Verdict(
+        verdict_id=make_verdict_id(ctx.cluster, ctx.job_id, ctx.checkpoint_id, s.failed_at_ms),
+        cluster=ctx.cluster,
+        job_id=ctx.job_id,
+        checkpoint_id=ctx.checkpoint_id,
+        failure=Failure(s.kind, s.failed_at_ms, s.started_at_ms, s.duration_ms, s.timeout_ms, s.operator, s.path,
+                        s.hosts),
+        root_cause=RootCause(code, title(code, hosts, ctx.checkpoint_id, top, user), confidence, hosts,
+                             issue.key if issue else None, text),
+        alternatives=tuple(Alternative(c.code, c.score) for c in others[:4]),
+        evidence=evidence,
+        remediation=steps,
+        covered=tuple(covered),
+        missing=tuple(missing),
+        decided_at_ms=ctx.decided_at_ms,
+        recurrence=recurrence,
+    )
+
+
+def _case_line(e: Event) -> str:
+    """One line about a Flink case event, with the ids and the first words of its cause."""
+    chk = getattr(e, "checkpoint_id", None)
+    if isinstance(e, CheckpointFailed):
+        return f"checkpoint {chk} failed ({e.kind})" + (f": {e.message[:160]}" if e.message else "")
+    if isinstance(e, CheckpointDeclined):
+        return f"checkpoint {chk} declined" + (f": {e.reason[:160]}" if e.reason else "")
+    if isinstance(e, TaskStatus):
+        return f"{e.task or 'task'} switched from {e.from_state} to {e.to_state}"
+    return f"checkpoint {chk} " + e.type.removeprefix("checkpoint_").replace("_", " ")
+
+
+def _item(e: Event, summary: str, span: tuple[int, int] | None = None) -> EvidenceItem:
+    start, end = span or logged_span(e) or (None, None)
+    return EvidenceItem(e.type, e.ts_ms, e.host, e.role, summary, e.ref, start, end)
+
+
+def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client: list[HdfsClientSlow],
+                    stalls: list[Stall], pipe: Pipeline, victims: list[Interval]) -> tuple[EvidenceItem, ...]:
+    items: list[EvidenceItem] = []
+    for e in s.refs[:4]:
+        items.append(_item(e, _case_line(e)))
+    for c in client[:2]:
+        items.append(_item(c, f"HDFS client {c.op} took {c.duration_ms} ms"))
+    for a in pipe.allocations[:2]:
+        items.append(_item(a, f"NameNode allocated {a.block} on {', '.join(a.replicas)} for {a.path}"))
+    for ce in pipe.client_errors[:3]:
+        items.append(_item(ce, f"HDFS client {ce.kind.replace('_', ' ')}"
+                           + (f" {ce.datanode}" if ce.datanode else "") + (f": {ce.exception[:160]}" if ce.exception
+                                                                           else "")))
+    for de in pipe.dn_errors[:2]:
+        items.append(_item(de, f"DataNode {de.kind.replace('_', ' ')}"
+                           + (f" from {de.peer}" if de.peer else "") + (f": {de.exception[:160]}" if de.exception
+                                                                       else "")))
+    for st in stalls[:2]:
+        waited = "never finished" if st.finished_ms is None else \
+            f"finished {st.finished_ms - st.receiving.ts_ms} ms later"
+        span = None if st.finished_ms is None else (st.receiving.ts_ms, st.finished_ms)
+        items.append(_item(st.receiving, f"Receiving {st.receiving.block}: {waited}", span))
+    if best is not None:
+        for scored in best.scored[: ctx.max_evidence // 2]:
+            iv = scored.interval
+            items.append(_item(iv.source, iv.summary, (iv.start_ms, iv.end_ms) if iv.end_ms > iv.start_ms else None))
+    for v in victims:
+        items.append(_item(v.source, v.summary))
+    seen: set[tuple[str, int, str, str]] = set()
+    unique = []
+    for it in sorted(items, key=lambda i: (i.at_ms, i.type, i.host, i.ref, i.summary)):
+        key = (it.type, it.at_ms, it.host, it.ref)
+        if key not in seen:
+            seen.add(key)
+            unique.append(it)
+    return tuple(unique)

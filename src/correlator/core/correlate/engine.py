@@ -1,0 +1,325 @@
+"""The correlation engine: events in, one verdict per failed checkpoint out, decided on event time.
+
+A case is decided once, when every source of its cluster has passed ``failure + lookahead`` (or went idle, or input
+ended). Everything the decision reads is cut at that point in event time, so the verdict does not depend on how
+sources were interleaved on arrival. State is plain data (``snapshot`` / ``restore``) and bounded by retention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from correlator.core.correlate.cases import CaseKey, case_key_of, failure_at, is_failure_signal, summarize
+from correlator.core.correlate.decision import Context, decide
+from correlator.core.correlate.packing import pack, unpack
+from correlator.core.correlate.watermarks import Watermarks
+from correlator.core.events import (
+    BlockAllocated,
+    BlockWrite,
+    CheckpointCompleted,
+    CheckpointTriggered,
+    DaemonStart,
+    DatanodeAddress,
+    DatasetLockHeld,
+    DatasetLockWait,
+    DirectoryScanReconcile,
+    DirectoryScanStats,
+    DnWriteError,
+    Event,
+    HdfsClientError,
+    HdfsClientSlow,
+    JvmPause,
+    NameNodeLockHeld,
+    SlowIo,
+)
+from correlator.core.explain.recurrence import History
+from correlator.core.explain.verdict import Verdict
+
+EVIDENCE_TYPES = (
+    DatasetLockHeld,
+    DatasetLockWait,
+    DirectoryScanStats,
+    DirectoryScanReconcile,
+    SlowIo,
+    NameNodeLockHeld,
+    JvmPause,
+    HdfsClientSlow,
+    HdfsClientError,
+    DnWriteError,
+    BlockAllocated,
+    BlockWrite,
+)
+LATE_COUNTED = EVIDENCE_TYPES[:-2]
+LINK_TYPES = (BlockWrite, BlockAllocated)
+"""Lines only used to link a write to DataNodes: kept for ``link_retention_ms``."""
+SNAPSHOT_VERSION = 1
+FLINK_ROLES = ("jobmanager", "taskmanager")
+HOLD_LIMIT = 4
+"""Retentions behind a cluster's newest event beyond which no lagging source holds evidence back."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """Timing of decisions (all event-time ms except ``idle_timeout_ms``, which is processing time)."""
+
+    out_of_orderness_ms: int = 5_000
+    lookahead_ms: int = 180_000
+    """After a failure: long enough to see a DataNode lock released well after the checkpoint timeout."""
+    idle_timeout_ms: int = 120_000
+    clock_skew_ms: int = 2_000
+    retention_ms: int = 1_800_000
+    """Evidence older than this behind a cluster's newest event is dropped (longer than any checkpoint timeout)."""
+    link_retention_ms: int = 1_200_000
+    """Block-write lines (only used to link a write to DataNodes) are kept for a shorter time."""
+    min_confidence: float = 0.35
+    evict_every: int = 1024
+
+
+@dataclass(slots=True)
+class _Decided:
+    window_start_ms: int
+    deadline_ms: int
+
+
+class Engine:
+    def __init__(self, config: EngineConfig = EngineConfig()) -> None:
+        self.config = config
+        self._marks = Watermarks(config.out_of_orderness_ms, config.idle_timeout_ms)
+        self._triggers: dict[CaseKey, CheckpointTriggered] = {}
+        self._cases: dict[CaseKey, list[Event]] = {}
+        self._evidence: list[Event] = []
+        self._ip_hosts: dict[tuple[str, str], tuple[str, int]] = {}
+        self._versions: dict[tuple[str, str, str], tuple[str, int]] = {}
+        self._decided: dict[CaseKey, _Decided] = {}
+        self._history = History()
+        self._counts = {"events": 0, "late_evidence": 0, "late_case_events": 0, "decided": 0, "evicted": 0}
+
+    # --- input ----------------------------------------------------------------------------------------------
+
+    def feed(self, event: Event) -> list[Verdict]:
+        self._counts["events"] += 1
+        self._marks.observe((event.cluster, event.host, event.role), event.ts_ms)
+        self._route(event)
+        if self._counts["events"] % self.config.evict_every == 0:
+            self._evict()
+        return self._decide_ready()
+
+    def advance(self, now_ms: int) -> list[Verdict]:
+        self._marks.tick(now_ms)
+        return self._decide_ready()
+
+    def restart_idle(self, now_ms: int) -> None:
+        """See :meth:`Watermarks.restart_idle`: after an outage no source counts as idle until it is silent anew."""
+        self._marks.restart_idle(now_ms)
+
+    def finish(self) -> list[Verdict]:
+        self._marks.finish()
+        return self._decide_ready()
+
+    def _route(self, event: Event) -> None:
+        if isinstance(event, CheckpointTriggered):
+            self._triggers[(event.cluster, event.job_id, event.checkpoint_id)] = event
+            return
+        if isinstance(event, CheckpointCompleted):
+            self._triggers.pop((event.cluster, event.job_id, event.checkpoint_id), None)
+            return
+        if isinstance(event, DatanodeAddress):
+            self._learn_address(event, event.address)
+            return
+        if isinstance(event, DaemonStart):
+            source = (event.cluster, event.host, event.role)
+            if event.version and (source not in self._versions or self._versions[source][1] <= event.ts_ms):
+                self._versions[source] = (event.version, event.ts_ms)
+            return
+        if isinstance(event, EVIDENCE_TYPES):
+            own = event.dest if isinstance(event, BlockWrite) else getattr(event, "local", None)
+            if own and event.role == "datanode":
+                self._learn_address(event, own)
+            if isinstance(event, LATE_COUNTED) and self._is_late(event):
+                self._counts["late_evidence"] += 1
+            self._evidence.append(event)
+            return
+        case = case_key_of(event)
+        if case is None:
+            return
+        if case in self._decided:
+            self._counts["late_case_events"] += 1
+            return
+        if case[1] == "":
+            case = self._job_for(case)
+        self._cases.setdefault(case, []).append(event)
+
+    def _learn_address(self, event: Event, address: str) -> None:
+        """A DataNode's own ``ip:port`` (its earliest telling wins: the same address may move to a new host later)."""
+        key = (event.cluster, address.lstrip("/"))
+        known = self._ip_hosts.get(key)
+        if known is None or event.ts_ms < known[1]:
+            self._ip_hosts[key] = (event.host, event.ts_ms)
+
+    def _job_for(self, key: CaseKey) -> CaseKey:
+        """A line naming no job joins the one open case or trigger with the same checkpoint id, if unambiguous."""
+        cluster, _, chk = key
+        jobs = sorted({k[1] for k in self._cases if k[0] == cluster and k[2] == chk and k[1]}
+                      | {k[1] for k in self._triggers if k[0] == cluster and k[2] == chk})
+        return (cluster, jobs[0], chk) if len(jobs) == 1 else key
+
+    def _is_late(self, event: Event) -> bool:
+        return any(
+            k[0] == event.cluster and d.window_start_ms - self.config.clock_skew_ms <= event.ts_ms <= d.deadline_ms
+            for k, d in self._decided.items()
+        )
+
+    # --- decisions ------------------------------------------------------------------------------------------
+
+    def _deadline(self, events: list[Event]) -> int:
+        at = failure_at(events)
+        return (at if at is not None else min(e.ts_ms for e in events)) + self.config.lookahead_ms
+
+    def _decide_ready(self) -> list[Verdict]:
+        out: list[Verdict] = []
+        if not self._marks.warmed_up():
+            return out
+        order = sorted(self._cases, key=lambda k: (self._deadline(self._cases[k]), k))
+        for key in order:
+            events = self._cases.get(key)
+            if not events:
+                continue
+            deadline = self._deadline(events)
+            if not all(self._marks.has_passed(src, deadline) for src in self._marks.sources(key[0])):
+                break
+            verdict = self._decide(key, deadline)
+            if verdict is not None:
+                out.append(verdict)
+        return out
+
+    def _decide(self, key: CaseKey, deadline: int) -> Verdict | None:
+        cluster, job, chk = key
+        events = [e for e in self._cases.pop(key) if e.ts_ms <= deadline]
+        if not job:
+            merged = sorted(k for k in self._cases if k[0] == cluster and k[2] == chk and k[1])
+            if merged:
+                self._cases[merged[0]].extend(events)
+                return None
+            if any(k[0] == cluster and k[2] == chk for k in self._decided):
+                self._counts["late_case_events"] += len(events)
+                return None
+        else:
+            orphan = self._cases.pop((cluster, "", chk), [])
+            events += [e for e in orphan if e.ts_ms <= deadline]
+        if not events or not any(is_failure_signal(e) for e in events):
+            return None
+        trigger = self._triggers.pop(key, None) if job else self._unique_trigger(cluster, chk)
+        if not job and trigger is not None:
+            job = trigger.job_id
+        summary = summarize(events, trigger, [])
+        window_start = summary.started_at_ms if summary.started_at_ms is not None else summary.failed_at_ms
+        evidence = tuple(e for e in self._evidence if e.cluster == cluster and e.ts_ms <= deadline)
+        client = [
+            e for e in evidence if isinstance(e, HdfsClientSlow) and e.path and f"/chk-{chk}/" in e.path
+            and (not job or job in e.path)
+        ]
+        if client:
+            summary = summarize(events, trigger, client)
+        ctx = Context(
+            cluster=cluster,
+            job_id=job or None,
+            checkpoint_id=chk,
+            summary=summary,
+            evidence=evidence,
+            ip_hosts={ip: host for (c, ip), (host, ts) in self._ip_hosts.items() if c == cluster and ts <= deadline},
+            sources={(h, r): clock for (c, h, r) in self._marks.sources(cluster)
+                     if (clock := self._marks.clock((c, h, r))) is not None and clock.first_ts_ms <= deadline},
+            versions={(h, r): v for (c, h, r), (v, ts) in self._versions.items() if c == cluster and ts <= deadline},
+            decided_at_ms=deadline,
+            skew_ms=self.config.clock_skew_ms,
+            min_confidence=self.config.min_confidence,
+        )
+        draft = decide(ctx)
+        recurrence = self._history.record(cluster, job or None, draft.root_cause.code, summary.failed_at_ms)
+        verdict = decide(ctx, recurrence) if recurrence is not None else draft
+        self._decided[key] = _Decided(min(window_start, summary.failed_at_ms), deadline)
+        self._counts["decided"] += 1
+        return verdict
+
+    def _unique_trigger(self, cluster: str, chk: int) -> CheckpointTriggered | None:
+        found = [t for k, t in sorted(self._triggers.items()) if k[0] == cluster and k[2] == chk]
+        return found[0] if len(found) == 1 else None
+
+    # --- state ----------------------------------------------------------------------------------------------
+
+    def _evict(self) -> None:
+        """Drop evidence, triggers and decided marks older than retention behind the Flink logs of each cluster.
+
+        Evidence only matters to a case, and cases are opened by Flink lines: so evidence waits until every live
+        Flink source has passed it, not the cluster's newest event — a Flink partition still catching up (a backlog
+        after an outage, a topic read later than the HDFS one) may yet open a case whose DataNode evidence was logged
+        long before. Idle sources hold nothing back, and nothing is held beyond ``HOLD_LIMIT`` retentions behind the
+        newest event, which keeps the state bounded."""
+        horizons: dict[str, int] = {}
+        retention = self.config.retention_ms
+        for cluster in self._marks.clusters():
+            newest = self._marks.max_event_ms(cluster)
+            if newest is None:
+                continue
+            flink = [c.max_ts_ms for src in self._marks.sources(cluster) if src[2] in FLINK_ROLES
+                     and not self._marks.is_idle(src) and (c := self._marks.clock(src)) is not None]
+            floor = newest - HOLD_LIMIT * retention
+            horizons[cluster] = max(floor, min(flink) - retention) if flink else floor
+        for key, events in self._cases.items():
+            start = min(e.ts_ms for e in events) - self.config.retention_ms
+            horizons[key[0]] = min(horizons.get(key[0], start), start)
+        before = len(self._evidence)
+        link_gap = self.config.retention_ms - self.config.link_retention_ms
+        self._evidence = [
+            e for e in self._evidence
+            if e.ts_ms >= horizons.get(e.cluster, e.ts_ms) + (link_gap if isinstance(e, LINK_TYPES) else 0)
+        ]
+        self._counts["evicted"] += before - len(self._evidence)
+        self._triggers = {k: t for k, t in self._triggers.items() if t.ts_ms >= horizons.get(k[0], t.ts_ms)}
+        self._decided = {k: d for k, d in self._decided.items() if d.deadline_ms >= horizons.get(k[0], d.deadline_ms)}
+        self._history.evict(horizons)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return {
+            **self._counts,
+            "open_cases": len(self._cases),
+            "evidence_held": len(self._evidence),
+            "triggers_held": len(self._triggers),
+            "sources": self._marks.count(),
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "version": SNAPSHOT_VERSION,
+            "watermarks": self._marks.snapshot(),
+            "triggers": [pack(t) for _, t in sorted(self._triggers.items())],
+            "cases": [[list(k), [pack(e) for e in evs]] for k, evs in sorted(self._cases.items())],
+            "evidence": [pack(e) for e in self._evidence],
+            "ip_hosts": [[c, ip, h, ts] for (c, ip), (h, ts) in sorted(self._ip_hosts.items())],
+            "versions": [[c, h, r, v, ts] for (c, h, r), (v, ts) in sorted(self._versions.items())],
+            "decided": [[list(k), asdict(d)] for k, d in sorted(self._decided.items())],
+            "history": self._history.snapshot(),
+            "counts": dict(self._counts),
+        }
+
+    @classmethod
+    def restore(cls, config: EngineConfig, data: dict[str, Any]) -> Engine:
+        if data.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(f"unsupported engine snapshot version {data.get('version')!r}")
+        engine = cls(config)
+        engine._marks = Watermarks.restore(config.out_of_orderness_ms, config.idle_timeout_ms, data["watermarks"])
+        for d in data["triggers"]:
+            t = unpack(d)
+            assert isinstance(t, CheckpointTriggered)
+            engine._triggers[(t.cluster, t.job_id, t.checkpoint_id)] = t
+        for key, evs in data["cases"]:
+            engine._cases[(key[0], key[1], key[2])] = [unpack(e) for e in evs]
+        engine._evidence = [unpack(e) for e in data["evidence"]]
+        engine._ip_hosts = {(c, ip): (h, ts) for c, ip, h, ts in data["ip_hosts"]}
+        engine._versions = {(c, h, r): (v, ts) for c, h, r, v, ts in data["versions"]}
+        engine._decided = {(k[0], k[1], k[2]): _Decided(**d) for k, d in data["decided"]}
+        engine._history = History.restore(data["history"])
+        engine._counts.update(data["counts"])
+        return engine

@@ -1,0 +1,176 @@
+"""Evidence intervals: each HDFS/JVM event as the time span it measures, on its host.
+
+Nearly everything is logged at the *end* of what it measures (lock released, flush done, pause over), so an event at
+``ts`` with a duration ``d`` covers ``[ts - d, ts]``. Point evidence (scanner totals, reconcile warnings) is a
+zero-width interval; reconcile warnings of one DataNode close together form one burst.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from correlator.core.events import (
+    DatasetLockHeld,
+    DatasetLockWait,
+    DirectoryScanReconcile,
+    DirectoryScanStats,
+    DnWriteError,
+    Event,
+    HdfsClientSlow,
+    JvmPause,
+    NameNodeLockHeld,
+    SlowIo,
+)
+from correlator.core.explain.knowledge import is_scanner_holder, is_scanner_stack
+
+BURST_GAP_MS = 5_000
+WRITE_PATH_CLASSES = ("FsDatasetImpl.", "FsVolumeImpl.", "BlockReceiver.", "DataXceiver.", "BlockPoolSlice.",
+                      "ReplicaMap.", "FsVolumeList.", "BlockSender.", "BPOfferService.", "BPServiceActor.", "DataNode.")
+"""Holders from the DataNode's own write path: their long holds are usually a slow disk or a pause underneath."""
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """One piece of evidence: ``kind`` names what it shows (not yet which root cause)."""
+
+    kind: str
+    start_ms: int
+    end_ms: int
+    host: str
+    role: str
+    magnitude_ms: int
+    summary: str
+    source: Event
+
+    @property
+    def duration_ms(self) -> int:
+        return self.end_ms - self.start_ms
+
+
+def overlap_ms(a_start: int, a_end: int, b_start: int, b_end: int, skew_ms: int = 0) -> int:
+    """Length of the overlap of two intervals when either may be shifted by up to ``skew_ms`` (clock skew)."""
+    return max(0, min(a_end, b_end + skew_ms) - max(a_start, b_start - skew_ms))
+
+
+def touches(a_start: int, a_end: int, b_start: int, b_end: int, skew_ms: int = 0) -> bool:
+    """Whether two closed intervals meet within the skew margin (zero-width intervals included)."""
+    return a_start <= b_end + skew_ms and b_start - skew_ms <= a_end
+
+
+def is_write_path_holder(holder: str) -> bool:
+    return holder.startswith(WRITE_PATH_CLASSES)
+
+
+def interval_of(event: Event) -> Interval | None:
+    """The interval an evidence event measures, or ``None`` for events that are not evidence by themselves."""
+    ts = event.ts_ms
+    if isinstance(event, DatasetLockHeld):
+        kind = "scanner_lock" if is_scanner_holder(event.holder) or is_scanner_stack(event.stack) else "lock_held"
+        return Interval(kind, ts - event.held_ms, ts, event.host, event.role, event.held_ms,
+                        f"dataset lock held {event.held_ms} ms by {event.holder}", event)
+    if isinstance(event, DatasetLockWait):
+        if is_scanner_holder(event.waiter) or is_scanner_stack(event.stack):
+            frame = next((f for f in (event.waiter, *event.stack) if is_scanner_holder(f)), event.waiter)
+            return Interval("scanner_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
+                            f"the DirectoryScanner ({frame}) waited {event.wait_ms} ms for the dataset lock "
+                            "(a victim of the holder, not the cause)", event)
+        return Interval("lock_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
+                        f"{event.waiter} waited {event.wait_ms} ms for the dataset lock", event)
+    if isinstance(event, DnWriteError):
+        if event.kind != "slow_nn_commands" or not event.duration_ms:
+            return None
+        return Interval("slow_commands", ts - event.duration_ms, ts, event.host, event.role, event.duration_ms,
+                        f"took {event.duration_ms} ms to process commands from the NameNode", event)
+    if isinstance(event, DirectoryScanStats):
+        diffs = event.missing_meta + event.missing_block + event.missing_memory + event.mismatched
+        if diffs == 0:
+            return None
+        return Interval("scan_stats", ts, ts, event.host, event.role, diffs,
+                        f"DirectoryScanner totals for {event.block_pool}: {event.total_blocks} blocks, "
+                        f"{diffs} differences", event)
+    if isinstance(event, DirectoryScanReconcile):
+        return Interval("scan_reconcile", ts, ts, event.host, event.role, 1,
+                        f"DirectoryScanner reconcile: {event.action}", event)
+    if isinstance(event, SlowIo):
+        kind = "slow_pipeline" if event.kind in ("mirror_write", "ack_upstream") else "slow_disk"
+        return Interval(kind, ts - event.duration_ms, ts, event.host, event.role, event.duration_ms,
+                        f"slow {event.kind.replace('_', ' ')} took {event.duration_ms} ms", event)
+    if isinstance(event, NameNodeLockHeld):
+        return Interval("nn_lock", ts - event.held_ms, ts, event.host, event.role, event.held_ms,
+                        f"FSNamesystem {event.kind} lock held {event.held_ms} ms"
+                        + (f" ({event.op})" if event.op else ""), event)
+    if isinstance(event, JvmPause):
+        kind = {"datanode": "dn_pause", "namenode": "nn_pause"}.get(event.role, "tm_pause")
+        what = "GC pause" if event.gc else "JVM/host pause (no GC)"
+        return Interval(kind, ts - event.pause_ms, ts, event.host, event.role, event.pause_ms,
+                        f"{what} of {event.pause_ms} ms", event)
+    if isinstance(event, HdfsClientSlow):
+        return Interval("client_slow", ts - event.duration_ms, ts, event.host, event.role, event.duration_ms,
+                        f"HDFS client {event.op} took {event.duration_ms} ms", event)
+    return None
+
+
+def _runs(items: list[Interval], gap_ms: int) -> list[list[Interval]]:
+    """Intervals of one host and kind that follow each other within ``gap_ms``, grouped in runs."""
+    groups: dict[tuple[str, str], list[Interval]] = {}
+    for iv in items:
+        groups.setdefault((iv.host, iv.kind), []).append(iv)
+    out: list[list[Interval]] = []
+    for key in sorted(groups):
+        run: list[Interval] = []
+        for iv in sorted(groups[key], key=lambda i: (i.start_ms, i.end_ms)):
+            if run and iv.start_ms - max(r.end_ms for r in run) > gap_ms:
+                out.append(run)
+                run = []
+            run.append(iv)
+        if run:
+            out.append(run)
+    return out
+
+
+def reconcile_bursts(points: list[Interval]) -> list[Interval]:
+    """Merge reconcile warnings of one host that follow each other within a few seconds into one burst."""
+    return [_burst(run) for run in _runs(points, BURST_GAP_MS)]
+
+
+def _burst(run: list[Interval]) -> Interval:
+    first, last = run[0], run[-1]
+    return Interval("scan_reconcile", first.start_ms, last.end_ms, first.host, first.role, len(run),
+                    f"{len(run)} DirectoryScanner reconcile warnings", first.source)
+
+
+DURATION_FIELDS = ("held_ms", "wait_ms", "pause_ms", "duration_ms")
+"""Field names by which an event says how long the thing it reports lasted; any event type that has one is a span."""
+
+
+def logged_span(event: Event) -> tuple[int, int] | None:
+    """``(start, end)`` of what an event measured, for known and future event types alike; ``None`` for a point."""
+    known = interval_of(event)
+    if known is not None:
+        return (known.start_ms, known.end_ms) if known.end_ms > known.start_ms else None
+    for name in DURATION_FIELDS:
+        value = getattr(event, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return event.ts_ms - value, event.ts_ms
+    return None
+
+
+RUN_GAP_MS = 1_500
+RUN_KINDS = ("slow_disk", "slow_pipeline")
+
+
+def slow_runs(intervals: list[Interval]) -> list[Interval]:
+    """Back-to-back slow-IO warnings of one host and kind (one per packet) as one run: they stall one write together."""
+    others = [iv for iv in intervals if iv.kind not in RUN_KINDS]
+    return others + [_run(run) for run in _runs([iv for iv in intervals if iv.kind in RUN_KINDS], RUN_GAP_MS)]
+
+
+def _run(run: list[Interval]) -> Interval:
+    if len(run) == 1:
+        return run[0]
+    longest = max(run, key=lambda i: i.magnitude_ms)
+    start, end = min(i.start_ms for i in run), max(i.end_ms for i in run)
+    what = longest.kind.replace("_", " ")
+    return Interval(longest.kind, start, end, longest.host, longest.role, end - start,
+                    f"{len(run)} {what} warnings over {(end - start) / 1000:.1f} s (longest {longest.magnitude_ms} ms)",
+                    longest.source)

@@ -1,0 +1,170 @@
+"""Ranking: score candidate root causes of one stuck checkpoint write, causes before symptoms.
+
+A candidate's score grows with how much of the stuck write its interval covers, how large it is against the
+checkpoint timeout, and how relevant its host is (a DataNode of the write's pipeline beats one that merely overlapped
+in time). Evidence that is better explained by another cause on the same host (slow writes under a scanner-held lock,
+a lock held across a GC pause) is demoted to a symptom.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from correlator.core.correlate.evidence import Interval, is_write_path_holder, overlap_ms, touches
+
+CODE_OF_KIND = {
+    "scanner_lock": "HDFS_DIRECTORY_SCAN",
+    "scan_stats": "HDFS_DIRECTORY_SCAN",
+    "scan_reconcile": "HDFS_DIRECTORY_SCAN",
+    "lock_held": "DATANODE_LOCK_HELD",
+    "dn_stall": "HDFS_SLOW_PIPELINE",
+    "slow_commands": "HDFS_SLOW_PIPELINE",
+    "bad_link": "HDFS_SLOW_PIPELINE",
+    "slow_disk": "HDFS_SLOW_DISK",
+    "slow_pipeline": "HDFS_SLOW_PIPELINE",
+    "dn_pause": "DATANODE_JVM_PAUSE",
+    "nn_lock": "NAMENODE_SLOW",
+    "nn_pause": "NAMENODE_SLOW",
+    "tm_pause": "TASKMANAGER_JVM_PAUSE",
+}
+BASE = {
+    "scanner_lock": 1.0,
+    "scan_stats": 0.75,
+    "scan_reconcile": 0.7,
+    "dn_pause": 0.95,
+    "tm_pause": 0.95,
+    "nn_lock": 0.9,
+    "nn_pause": 0.9,
+    "slow_disk": 0.85,
+    "slow_pipeline": 0.8,
+    "lock_held": 0.95,
+    "dn_stall": 0.6,
+    "slow_commands": 0.45,
+    "bad_link": 0.6,
+}
+POINT_KINDS = ("scan_stats", "scan_reconcile")
+SCANNER_KINDS = ("scanner_lock", "scan_stats", "scan_reconcile")
+DN_SYMPTOM_KINDS = ("slow_disk", "slow_pipeline", "dn_stall", "slow_commands", "bad_link")
+ROOT_CODES = ("HDFS_DIRECTORY_SCAN", "DATANODE_JVM_PAUSE", "DATANODE_LOCK_HELD", "NAMENODE_SLOW",
+              "TASKMANAGER_JVM_PAUSE")
+SYMPTOM_FACTOR = 0.35
+MIN_SCORE = 0.35
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The stuck write: from the trigger (or write start) to the write's end (or the failure)."""
+
+    start_ms: int
+    end_ms: int
+    timeout_ms: int | None
+
+    @property
+    def duration_ms(self) -> int:
+        return max(1, self.end_ms - self.start_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    interval: Interval
+    score: float
+    symptom_of: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    code: str
+    score: float
+    hosts: tuple[str, ...]
+    scored: tuple[Scored, ...]
+
+
+def relevance(iv: Interval, pipeline: frozenset[str], tm_hosts: frozenset[str]) -> float:
+    if iv.role == "datanode":
+        if not pipeline:
+            return 0.6
+        return 1.0 if iv.host in pipeline else 0.25
+    if iv.role == "namenode":
+        return 0.9
+    if not tm_hosts:
+        return 0.6
+    return 1.0 if iv.host in tm_hosts else 0.2
+
+
+def strength(iv: Interval, window: Window, skew_ms: int) -> float:
+    if iv.kind in POINT_KINDS:
+        return 0.5
+    covered = min(1.0, overlap_ms(iv.start_ms, iv.end_ms, window.start_ms, window.end_ms, skew_ms)
+                  / window.duration_ms)
+    reference = window.timeout_ms or window.duration_ms
+    magnitude = min(1.0, iv.magnitude_ms / max(1, reference))
+    return 0.5 * covered + 0.5 * magnitude
+
+
+def relevant(iv: Interval, window: Window, skew_ms: int, tail_ms: int) -> bool:
+    """Evidence that touches the stuck write (points may trail it a little: reconcile follows the compare)."""
+    end = window.end_ms + (tail_ms if iv.kind in POINT_KINDS else 0)
+    if iv.kind not in POINT_KINDS and overlap_ms(iv.start_ms, iv.end_ms, window.start_ms, end, skew_ms) <= 0:
+        return False
+    return touches(iv.start_ms, iv.end_ms, window.start_ms, end, skew_ms)
+
+
+def _explained_by(iv: Interval, others: list[Interval]) -> str | None:
+    """The cause that explains ``iv`` on the same host, if any."""
+    same_host = [o for o in others if o.host == iv.host and o is not iv]
+    if iv.kind in DN_SYMPTOM_KINDS:
+        if any(o.kind in SCANNER_KINDS for o in same_host):
+            return "HDFS_DIRECTORY_SCAN"
+        if any(o.kind == "lock_held" and _mostly_inside(iv, o) for o in same_host):
+            return "DATANODE_LOCK_HELD"
+    if iv.kind == "lock_held" and is_write_path_holder(getattr(iv.source, "holder", "")):
+        if any(o.kind == "slow_disk" for o in same_host):
+            return "HDFS_SLOW_DISK"
+    if iv.kind in DN_SYMPTOM_KINDS + ("scanner_lock", "lock_held"):
+        for o in same_host:
+            if o.kind == "dn_pause" and overlap_ms(o.start_ms, o.end_ms, iv.start_ms, iv.end_ms) * 2 >= max(
+                1, iv.duration_ms
+            ):
+                return "DATANODE_JVM_PAUSE"
+    return None
+
+
+def _mostly_inside(iv: Interval, cause: Interval) -> bool:
+    return overlap_ms(iv.start_ms, iv.end_ms, cause.start_ms, cause.end_ms) * 2 >= max(1, iv.duration_ms)
+
+
+def rank(
+    intervals: list[Interval],
+    window: Window,
+    *,
+    pipeline: frozenset[str],
+    tm_hosts: frozenset[str],
+    skew_ms: int,
+    tail_ms: int = 10_000,
+) -> list[Candidate]:
+    """Candidates best first; ties broken by code so the order is deterministic."""
+    pool = [iv for iv in intervals if iv.kind in CODE_OF_KIND and relevant(iv, window, skew_ms, tail_ms)]
+    by_code: dict[str, list[Scored]] = {}
+    for iv in pool:
+        cause = _explained_by(iv, pool)
+        score = BASE[iv.kind] * relevance(iv, pipeline, tm_hosts) * (0.3 + 0.7 * strength(iv, window, skew_ms))
+        if cause is not None and cause != CODE_OF_KIND[iv.kind]:
+            score *= SYMPTOM_FACTOR
+        by_code.setdefault(CODE_OF_KIND[iv.kind], []).append(Scored(iv, score, cause))
+    candidates = [_candidate(code, items) for code, items in by_code.items()]
+    best_root = max((c.score for c in candidates if c.code in ROOT_CODES), default=0.0)
+    if best_root >= 0.5:
+        candidates = [
+            c if c.code in ROOT_CODES else Candidate(c.code, round(c.score * 0.5, 2), c.hosts, c.scored)
+            for c in candidates
+        ]
+    return sorted(candidates, key=lambda c: (-c.score, c.code))
+
+
+def _candidate(code: str, items: list[Scored]) -> Candidate:
+    items.sort(key=lambda s: (-s.score, s.interval.start_ms, s.interval.host))
+    top = items[0].score
+    support = sum(1 for s in items[1:] if s.score >= 0.25 * top)
+    score = min(0.99, top + min(0.08, 0.02 * support))
+    hosts = sorted({s.interval.host for s in items if s.score >= 0.5 * top})
+    return Candidate(code, round(score, 2), tuple(hosts), tuple(items))

@@ -1,0 +1,197 @@
+"""The block path of :class:`correlator.core.ingest.ingest.Ingest`: one scan over many lines, only hits looked at.
+
+A block is complete lines of one source: a slice of a plain log file, or the values of consecutive Kafka records of
+one source joined by newlines. Noise lines between hits are counted, never decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from correlator.core.ingest.multiline import RECORD_START_BYTES
+from correlator.core.ingest.prefilter import WRITE_FROM
+from correlator.core.ingest.progress import local_stamp
+from correlator.core.ingest.writes import Line, block_at, duration_at
+
+OPEN_INDEX = WRITE_FROM
+"""Phrase index of ``Receiving BP-`` (``CLOSE_PHRASE`` follows it)."""
+
+
+class BlockReader:
+    """Walks one block: skip noise between hits, feed each hit's whole record (and the line that closes it).
+
+    Block-write lines go to the write tracker one by one (most are counted there); after the block, the source's
+    clock is the time of its last line. Refs are ``file_ref:line``, or ``file_ref@offset`` when each line of the block
+    is one Kafka record and ``offsets`` lists their offsets.
+    """
+
+    def __init__(self, ingest: Any, block: bytes, file_ref: str, first_line: int, origin: dict[str, Any], key: str,
+                 out: list[Any], *, offsets: Sequence[int] | None = None, now_ms: int | None = None):
+        self.ingest = ingest
+        self.block = block
+        self.file_ref = file_ref
+        self.first_line = first_line
+        self.line_no = first_line
+        self.offsets = offsets
+        self.now_ms = now_ms
+        self.origin = origin
+        self.key = key
+        self.out = out
+        self.pos = 0
+        self.decided_until = 0
+        self._counted = (0, first_line)
+
+    def run(self) -> None:
+        self._edge_progress(first=True)
+        self.ingest.materialise = self._materialise
+        try:
+            self._run()
+        finally:
+            self.ingest.writes.settle(self.key, self._materialise)
+            self.ingest.materialise = None
+        self._observe_clock(self._edge_progress(first=False))
+
+    def _run(self) -> None:
+        block, n = self.block, len(self.block)
+        if self.key in self.ingest._stitcher.open:
+            while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
+                self._feed_to(self._line_end(self.pos))
+        for hit, index in self.ingest.scanner.hits(block):
+            if hit < self.pos:
+                continue
+            if index >= WRITE_FROM:
+                self._write_fast(hit, index == OPEN_INDEX)
+                continue
+            self._skip_to(self._record_start(hit))
+            self._feed_to(self._line_end(hit))
+            while self.pos < n:
+                starts = RECORD_START_BYTES.match(block, self.pos) is not None
+                self._feed_to(self._line_end(self.pos))
+                if starts and not self._open_is_candidate():
+                    break
+        if self.pos < n:
+            self._skip_to(self._record_start(n - 1))
+            if self.pos < self.decided_until:  # the last line was a write decided on the fast path
+                self._skip_to(n)
+            else:
+                self._feed_to(n)
+
+    def _ref(self, line_no: int) -> str:
+        if self.offsets is None:
+            return f"{self.file_ref}:{line_no}"
+        return f"{self.file_ref}@{self.offsets[line_no - self.first_line]}"
+
+    def _write_fast(self, hit: int, opening: bool) -> None:
+        """A routine write line of a source whose address is known: decided from its bytes, nothing decoded.
+
+        ``pos`` does not move (the next trigger's skip counts the line as noise); lines that must become events are
+        made from their byte offset. Anything unusual takes the line-by-line path of ``_write_at``.
+        """
+        block = self.block
+        start = block.rfind(b"\n", 0, hit) + 1
+        if start < self.pos:
+            return
+        tracker = self.ingest.writes
+        source = tracker.addressed(self.key)
+        pending = self.ingest._stitcher.open.get(self.key)
+        ts = tracker.stamp_at(block, start) if source is not None else None
+        if ts is None or (pending is not None and pending.candidate):
+            self._write_at(hit)
+            return
+        end = block.find(b"\n", hit)
+        end = len(block) if end < 0 else end
+        blk = block_at(block, start, end)
+        if blk is None:
+            self._write_at(hit)
+            return
+        source.touched_ms = self.now_ms
+        self.decided_until = end
+        lines: list[Line] = []
+        tracker.decide(source, ts, blk, opening, 0 if opening else duration_at(block, start, end), (None, None, start),
+                       lines, self._materialise)
+        if lines:
+            self.ingest._parse_lines(lines, self.out)
+
+    def _materialise(self, at: int) -> tuple[str, str]:
+        end = self.block.find(b"\n", at)
+        raw = self.block[at:len(self.block) if end < 0 else end]
+        since, line_no = self._counted if at >= self._counted[0] else (0, self.first_line)
+        line_no += self.block.count(b"\n", since, at)
+        self._counted = (at, line_no)  # asked in ascending order mostly: count only the stretch in between
+        return raw.decode("utf-8", errors="replace").removesuffix("\r"), self._ref(line_no)
+
+    def _write_at(self, hit: int) -> None:
+        """A block-write line (if the hit starts a record): straight to the tracker, never stitched."""
+        start = self.block.rfind(b"\n", 0, hit) + 1
+        if start < self.pos or RECORD_START_BYTES.match(self.block, start) is None:
+            return
+        self._skip_to(start)
+        end = self._line_end(hit)
+        line = self.block[start:end].rstrip(b"\n").decode("utf-8", errors="replace").removesuffix("\r")
+        self.ingest._stats.lines += 1
+        self.ingest._write_line(self.key, self.origin, line, self._ref(self.line_no), self.now_ms, self.out)
+        self.line_no += 1
+        self.pos = end
+
+    def _edge_progress(self, *, first: bool, tries: int = 64) -> str | None:
+        """The block's first and last stamped lines report the source's time even when all between is skipped;
+        returns the head of the stamped line found."""
+        block, n = self.block, len(self.block)
+        at = 0 if first else block.rfind(b"\n", 0, max(0, n - 1)) + 1
+        for _ in range(tries):
+            head = block[at:at + 32].decode("utf-8", errors="replace")
+            if local_stamp(head):
+                line_no = self.first_line + (0 if first else block.count(b"\n", 0, at))
+                state = self.ingest._source(self.origin)
+                self.ingest._progress_line(head, self.origin, state, self._ref(line_no), self.out)
+                return head
+            if first:
+                at = block.find(b"\n", at) + 1
+                if at <= 0 or at >= n:
+                    return None
+            else:
+                if at == 0:
+                    return None
+                at = block.rfind(b"\n", 0, at - 1) + 1
+        return None
+
+    def _observe_clock(self, head: str | None) -> None:
+        """The block's last stamped line (found by ``_edge_progress``) dates the source's open writes too."""
+        writes = self.ingest.writes
+        if head is None or writes.clock_ms(self.key) is None:
+            return
+        self.ingest.observe_clock(self.key, writes.stamp_ms(head), self.out)
+
+    def _open_is_candidate(self) -> bool:
+        """Whether the record just opened needs its continuation lines too (it holds a hit of its own)."""
+        pending = self.ingest._stitcher.open.get(self.key)
+        return pending is not None and pending.candidate
+
+    def _line_end(self, at: int) -> int:
+        end = self.block.find(b"\n", at)
+        return len(self.block) if end < 0 else end + 1
+
+    def _record_start(self, at: int) -> int:
+        """Start of the record holding offset ``at``: back over continuation lines, never before ``pos``."""
+        start = self.block.rfind(b"\n", 0, at) + 1
+        while start > self.pos and RECORD_START_BYTES.match(self.block, start) is None:
+            start = self.block.rfind(b"\n", 0, start - 1) + 1
+        return max(start, self.pos)
+
+    def _skip_to(self, end: int) -> None:
+        skipped = self.block.count(b"\n", self.pos, end)
+        self.line_no += skipped
+        self.ingest._stats.lines += skipped
+        self.ingest._stats.noise += skipped
+        self.pos = end
+
+    def _feed_to(self, end: int) -> None:
+        chunk = self.block[self.pos:end]
+        if chunk.endswith(b"\n"):
+            chunk = chunk[:-1]
+        for raw in chunk.split(b"\n"):
+            line = raw.decode("utf-8", errors="replace").removesuffix("\r")
+            self.ingest._line(self.key, self.origin, line, self._ref(self.line_no), self.now_ms, self.out)
+            self.line_no += 1
+        self.pos = end

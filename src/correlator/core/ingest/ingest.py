@@ -1,0 +1,392 @@
+"""The ingest pipeline of one worker or one offline run: envelope → multi-line → prefilter → parse → events.
+
+Nothing escapes :meth:`Ingest.feed` as an exception: bad input becomes a :class:`ParseError` with a stable reason
+(the streaming layer dead-letters it), and anything unexpected becomes ``internal_error``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from correlator.core.events import Event
+from correlator.core.ingest.blocks import BlockReader
+from correlator.core.ingest.envelopes import Decoded, EnvelopeError, decode
+from correlator.core.ingest.limits import out_of_range
+from correlator.core.ingest.multiline import Closed, Stitcher, is_record_start
+from correlator.core.ingest.parse import Rejected, SourceState, parse_record
+from correlator.core.ingest.prefilter import TRIGGER, WRITE, ReScanner, Scanner
+from correlator.core.ingest.progress import Progress
+from correlator.core.ingest.records import ParseError, parse_error, safe_excerpt
+from correlator.core.ingest.sources import facts_from_path
+from correlator.core.ingest.timestamps import LocalClock
+from correlator.core.ingest.writes import Line, Materialise, WriteTracker
+
+Output = Event | ParseError
+_PLAIN = bytes(b for b in range(256) if b >= 32 or b in (9, 10, 13))
+"""Bytes a plain log line may hold; any other byte sends a batch down the record-by-record path."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceHint:
+    """What the transport knows about a record's origin (any field may be None)."""
+
+    cluster: str | None = None
+    host: str | None = None
+    file: str | None = None
+    role: str | None = None
+    family: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IngestConfig:
+    tz: str = "UTC"
+    default_cluster: str = "default"
+    idle_flush_ms: int = 2000
+    max_line_bytes: int = 1_048_576
+    min_gc_pause_ms: int = 0
+    max_record_lines: int = 2000
+    slow_write_ms: int = 1000
+    """A block write that ends within this of its start is routine: counted, not emitted."""
+
+
+@dataclass(slots=True)
+class _Stats:
+    lines: int = 0
+    records: int = 0
+    noise: int = 0
+    invalid_utf8: int = 0
+    events: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+
+
+class Ingest:
+    """Per-source reassembly state plus the parsers; feed it records, collect events and parse errors."""
+
+    def __init__(self, config: IngestConfig, scanner: Scanner | None = None) -> None:
+        self.config = config
+        self.scanner: Scanner = scanner or ReScanner()
+        self.clock = LocalClock(config.tz)
+        self._stitcher = Stitcher(max_lines=config.max_record_lines)
+        self._sources: dict[str, SourceState] = {}
+        self._stats = _Stats()
+        self._progress = Progress(self.clock, config.default_cluster)
+        self._origins: dict[str, dict[str, Any]] = {}
+        self.writes = WriteTracker(self.clock, config.slow_write_ms)
+        self.materialise: Materialise | None = None
+        """Set by the block being read: makes the lines of its open writes that are decided before it ends."""
+
+    # --- public API ------------------------------------------------------------------------------------------
+
+    def feed(
+        self,
+        value: bytes,
+        *,
+        ref: str,
+        headers: Mapping[str, bytes] | None = None,
+        hint: SourceHint | None = None,
+        now_ms: int | None = None,
+        key: bytes | None = None,
+    ) -> list[Output]:
+        """One Kafka record or file line. ``key`` (the Kafka key) separates sources when nothing names the host."""
+        out: list[Output] = []
+        try:
+            self._feed(value, ref, headers, hint, now_ms, key, out)
+        except Exception as exc:  # the last line of defence: a record never takes the worker down
+            out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", ref, value))
+        return out
+
+    def feed_line(self, line: str, *, ref: str, hint: SourceHint, now_ms: int | None = None) -> list[Output]:
+        """An already decoded line of a plain log file (the offline fast path: no envelope to look for)."""
+        out: list[Output] = []
+        try:
+            origin = self._origin(Decoded(text=line), hint)
+            self._line(_key(origin), origin, line, ref, now_ms, out)
+        except Exception as exc:
+            out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", ref, line))
+        return out
+
+    def feed_block(self, block: bytes, *, file_ref: str, first_line: int, hint: SourceHint) -> list[Output]:
+        """Complete lines of a plain log file in bulk (the offline fast path).
+
+        One prefilter scan over the whole block; only records around a hit are decoded, stitched and parsed.
+        The other lines are counted as noise without being looked at one by one, which is what makes the offline
+        path run near the speed of the scan. Refs are ``file_ref:line`` with ``first_line`` the block's first line.
+        """
+        out: list[Output] = []
+        try:
+            origin = self._origin(Decoded(text=""), hint)
+            BlockReader(self, block, file_ref, first_line, origin, _key(origin), out).run()
+        except Exception as exc:
+            out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{file_ref}:{first_line}", block))
+        return out
+
+    def feed_records(
+        self,
+        values: Sequence[bytes],
+        offsets: Sequence[int],
+        *,
+        stream_ref: str,
+        key: bytes | None = None,
+        headers: Mapping[str, bytes] | None = None,
+        now_ms: int | None = None,
+    ) -> list[Output]:
+        """Records of one source (one key and headers) of one topic-partition, in order, in one scan.
+
+        Plain one-line values are joined and walked like a file block: only records around a hit are decoded and
+        parsed. Envelopes, values holding newlines or control bytes, and oversized values go record by record
+        through :meth:`feed`, which knows their error cases. Refs are ``stream_ref@offset``.
+        """
+        if not values:
+            return []
+        joined = b"\n".join(values) + b"\n"
+        plain = (
+            joined.count(b"\n") == len(values)
+            and joined[:1] != b"{"
+            and b"\n{" not in joined
+            and not joined.translate(None, _PLAIN)
+            and max(map(len, values)) <= self.config.max_line_bytes
+        )
+        if not plain:
+            out = []
+            for value, offset in zip(values, offsets):
+                out += self.feed(value, ref=f"{stream_ref}@{offset}", headers=headers, key=key, now_ms=now_ms)
+            return out
+        out = []
+        try:
+            decoded = decode(values[0], headers, key)
+            origin = self._origin(decoded, SourceHint())
+            if key and not (origin["host"] and origin["file"]):
+                origin["stream"] = key.decode("utf-8", errors="replace")
+            BlockReader(self, joined, stream_ref, 0, origin, _key(origin), out, offsets=offsets, now_ms=now_ms).run()
+        except EnvelopeError as exc:
+            out.append(self._error(exc.reason, exc.detail, f"{stream_ref}@{offsets[0]}", values[0]))
+        except Exception as exc:
+            out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{stream_ref}@{offsets[0]}",
+                                   values[0]))
+        return out
+
+    def flush_idle(self, now_ms: int) -> list[Output]:
+        out: list[Output] = []
+        for closed in self._stitcher.close_idle(now_ms, self.config.idle_flush_ms):
+            self._safe_record(closed, out)
+        lines: list[Line] = []
+        self.writes.flush_idle(now_ms, self.config.idle_flush_ms, lines)
+        self._parse_lines(lines, out)
+        return out
+
+    def restart_idle(self, now_ms: int) -> None:
+        self._stitcher.restart_idle(now_ms)
+        self.writes.restart_idle(now_ms)
+
+    def flush_all(self) -> list[Output]:
+        """End of input: close every open record and write, and report each source's last line time."""
+        out: list[Output] = []
+        for closed in self._stitcher.close_all():
+            self._safe_record(closed, out)
+        lines: list[Line] = []
+        self.writes.flush_all(lines)
+        self._parse_lines(lines, out)
+        found: list[Event] = []
+        for key, state in sorted(self._sources.items()):
+            origin = self._origins.get(key)
+            if origin is not None:
+                self._progress.flush(origin, state, f"{origin.get('file') or key}:end", found)
+        self._collect(found, out, "")
+        return out
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        s = self._stats
+        return {
+            "lines": s.lines,
+            "records": s.records,
+            "noise": s.noise,
+            "invalid_utf8": s.invalid_utf8,
+            "routine_writes": self.writes.routine,
+            "events": dict(s.events),
+            "errors": dict(s.errors),
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "open": self._stitcher.snapshot(),
+            "sources": {k: asdict(v) for k, v in self._sources.items()},
+            "stats": self.stats,
+            "writes": self.writes.snapshot(),
+        }
+
+    @classmethod
+    def restore(cls, config: IngestConfig, data: Mapping[str, Any], scanner: Scanner | None = None) -> Ingest:
+        ingest = cls(config, scanner)
+        ingest._stitcher = Stitcher.restore(dict(data.get("open", {})), config.max_record_lines)
+        ingest._sources = {k: SourceState(**v) for k, v in dict(data.get("sources", {})).items()}
+        ingest.writes.restore(data.get("writes", {}))
+        stats = data.get("stats", {})
+        ingest._stats = _Stats(
+            lines=int(stats.get("lines", 0)),
+            records=int(stats.get("records", 0)),
+            noise=int(stats.get("noise", 0)),
+            invalid_utf8=int(stats.get("invalid_utf8", 0)),
+            events=Counter(stats.get("events", {})),
+            errors=Counter(stats.get("errors", {})),
+        )
+        return ingest
+
+    # --- stages ----------------------------------------------------------------------------------------------
+
+    def _feed(
+        self,
+        value: bytes,
+        ref: str,
+        headers: Mapping[str, bytes] | None,
+        hint: SourceHint | None,
+        now_ms: int | None,
+        record_key: bytes | None,
+        out: list[Output],
+    ) -> None:
+        if len(value) > 4 * self.config.max_line_bytes:
+            out.append(self._error("line_too_long", f"record of {len(value)} bytes", ref, value))
+            return
+        try:
+            decoded = decode(value, headers, record_key)
+        except EnvelopeError as exc:
+            out.append(self._error(exc.reason, exc.detail, ref, value))
+            return
+        if decoded.invalid_utf8:
+            self._stats.invalid_utf8 += 1
+        origin = self._origin(decoded, hint or SourceHint())
+        if record_key and not (origin["host"] and origin["file"]):
+            origin["stream"] = record_key.decode("utf-8", errors="replace")
+        key = _key(origin)
+        text = decoded.text
+        if text.endswith("\n"):
+            text = text[:-1]
+        for line in text.split("\n"):
+            self._line(key, origin, line.removesuffix("\r"), ref, now_ms, out)
+
+    def _line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None, out: list[Output]) -> None:
+        self._stats.lines += 1
+        if len(line) > self.config.max_line_bytes:
+            out.append(self._error("line_too_long", f"line of {len(line)} characters", ref, line))
+            return
+        kind = self.scanner.classify(line)
+        start = is_record_start(line)
+        if kind == WRITE and start:
+            self._write_line(key, origin, line, ref, now_ms, out)
+            return
+        closed = self._stitcher.add(
+            key, line, ref=ref, origin=origin, start=start, candidate=kind == TRIGGER, now_ms=now_ms
+        )
+        if closed is not None:
+            self._safe_record(closed, out)
+
+    def _write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+                    out: list[Output]) -> None:
+        """A block-write line: it ends the source's open record, then the tracker decides whether it matters."""
+        pending = self._stitcher.open.get(key)
+        if pending is not None and pending.candidate:
+            closed = self._stitcher.close(key)
+            if closed is not None:
+                self._safe_record(closed, out)
+        self._stats.records += 1
+        self._progress_line(line, origin, self._source(origin), ref, out)
+        lines: list[Line] = []
+        self.writes.line(key, origin, line, ref, now_ms, lines)
+        if not lines:
+            self._stats.noise += 1
+        self._parse_lines(lines, out)
+
+    def _parse_lines(self, lines: list[Line], out: list[Output]) -> None:
+        for item in lines:
+            self._safe_record(Closed((item.text,), item.ref, item.origin, True), out)
+
+    def observe_clock(self, key: str, ts_ms: int | None, out: list[Output]) -> None:
+        """A source's log reached ``ts_ms`` (its last line): writes open too long by then become events."""
+        if ts_ms is None:
+            return
+        lines: list[Line] = []
+        self.writes.observe_key(key, ts_ms, lines, self.materialise)
+        self._parse_lines(lines, out)
+
+    def _origin(self, decoded: Decoded, hint: SourceHint) -> dict[str, Any]:
+        file = decoded.file or hint.file
+        facts = facts_from_path(file) if file else None
+        return {
+            "cluster": decoded.cluster or hint.cluster or self.config.default_cluster,
+            "host": decoded.host or hint.host or (facts.host if facts else None),
+            "role": decoded.role or hint.role or (facts.role if facts else None),
+            "family": hint.family or (facts.family if facts else None),
+            "file": file,
+            "shipper_ts_ms": decoded.shipper_ts_ms,
+        }
+
+    def _safe_record(self, closed: Closed, out: list[Output]) -> None:
+        try:
+            self._record(closed, out)
+        except Exception as exc:
+            out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", closed.ref, closed.lines[0]))
+
+    def _record(self, closed: Closed, out: list[Output]) -> None:
+        self._stats.records += 1
+        state = self._source(closed.origin)
+        self._progress_line(closed.lines[0], closed.origin, state, closed.ref, out)
+        if not closed.candidate:
+            self._stats.noise += 1
+            return
+        if not (closed.origin["host"] or closed.origin["file"] or closed.origin.get("stream")):
+            state.host = None  # an unkeyed partition mixes files: a banner on it names only its own record's host
+        try:
+            events = parse_record(
+                closed.lines, closed.ref, closed.origin, state, self.clock, min_gc_pause_ms=self.config.min_gc_pause_ms
+            )
+        except Rejected as exc:
+            out.append(self._error(exc.reason, exc.detail, closed.ref, closed.lines[0]))
+            return
+        if state.progress_pending is not None:
+            found: list[Event] = []
+            self._progress.role_known(closed.origin, state, closed.ref, found)
+            self._collect(found, out, closed.lines[0])
+        self._collect(events, out, closed.lines[0])
+        if state.last_ts_ms is not None and self.writes.clock_ms(_key(closed.origin)) is not None:
+            self.observe_clock(_key(closed.origin), state.last_ts_ms, out)
+
+    def _source(self, origin: dict[str, Any]) -> SourceState:
+        key = _key(origin)
+        state = self._sources.get(key)
+        if state is None:
+            state = self._sources[key] = SourceState()
+        self._origins[key] = origin
+        return state
+
+    def _progress_line(self, line: str, origin: dict[str, Any], state: SourceState, ref: str,
+                       out: list[Output]) -> None:
+        if line[:18] == state.progress_bucket:  # the common case: same 10 s of log time as the last record
+            state.progress_last = line[:23]
+            return
+        found: list[Event] = []
+        self._progress.line(line, origin, state, ref, found)
+        self._collect(found, out, line)
+
+    def _collect(self, events: list[Event], out: list[Output], text: str) -> None:
+        for event in events:
+            why = out_of_range(event)
+            if why is not None:
+                out.append(self._error("out_of_range", f"{event.type}: {why}", event.ref, text))
+                continue
+            self._stats.events[event.type] += 1
+            out.append(event)
+
+    def _error(self, reason: str, detail: str, ref: str, text: str | bytes) -> ParseError:
+        self._stats.errors[reason] += 1
+        return parse_error(reason, detail, ref, text)
+
+
+def _key(origin: Mapping[str, Any]) -> str:
+    return "\x1f".join(str(origin.get(k) or "") for k in ("cluster", "host", "file", "family", "stream"))
+
+
+__all__ = ["Ingest", "IngestConfig", "Output", "ParseError", "SourceHint", "safe_excerpt"]

@@ -1,0 +1,147 @@
+"""One reassembled record → typed events: pick the parser (GC, Flink, HDFS client, Hadoop), time, role and host.
+
+Raises :class:`Rejected` with a stable reason for records that cannot be placed (no header, no usable time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from correlator.core.events import Event
+from correlator.core.ingest.parse.emit import Emit
+from correlator.core.ingest.parse.flink import parse_flink
+from correlator.core.ingest.parse.gc import is_gc_line, parse_gc
+from correlator.core.ingest.parse.hdfs import banner_host, parse_hdfs
+from correlator.core.ingest.parse.header import Header, parse_header
+from correlator.core.ingest.sources import family_of_logger, role_of_logger
+from correlator.core.ingest.timestamps import LocalClock, TimestampError, local_date, to_epoch_ms
+
+SAFEPOINT_TWIN_MS = 100
+"""A safepoint line ending within this of a GC pause's end describes the same stop (the GC line is kept)."""
+
+_FAMILY_ROLE = {"flink": "taskmanager", "hdfs": "datanode"}
+_HDFS_CLIENT = ("DataStreamer", "DFSClient")
+_FOREIGN = ("org.", "com.", "io.", "net.")
+
+
+class Rejected(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(slots=True)
+class SourceState:
+    """What one source stream has taught us: its role, the banner's host, its current date and last event time."""
+
+    role: str | None = None
+    host: str | None = None
+    date: list[int] | None = None
+    last_ts_ms: int | None = None
+    gc_end_ms: int | None = None
+    progress_bucket: str | None = None
+    """Log-time bookkeeping of ``core.progress``: current bucket, last stamp seen and reported, time held back."""
+    progress_last: str | None = None
+    progress_sent: str | None = None
+    progress_pending: int | None = None
+
+
+def parse_record(
+    lines: Sequence[str],
+    ref: str,
+    origin: dict[str, Any],
+    state: SourceState,
+    clock: LocalClock,
+    *,
+    min_gc_pause_ms: int = 0,
+) -> list[Event]:
+    events: list[Event] = []
+    first = lines[0]
+    looks_gc = first[:1] == "[" or (first[:4].isdigit() and first[10:11] == "T")
+    if origin["family"] == "gc" or (looks_gc and is_gc_line(first)):
+        emit = _emitter(origin, state, 0, origin["role"] or state.role, ref, events)
+        try:
+            usable = parse_gc(lines, emit, min_pause_ms=min_gc_pause_ms)
+        except TimestampError as exc:
+            raise Rejected("bad_timestamp", str(exc)) from None
+        if usable or origin["family"] == "gc":
+            return _without_safepoint_twins(events, first, state)
+    header = parse_header(first)
+    if header is None:
+        raise Rejected("unknown_layout", "record has no recognisable header line")
+    ts_ms = _timestamp(header.stamp, origin, state, clock)
+    state.last_ts_ms = ts_ms
+    _dispatch(header, lines, origin, state, _emitter(origin, state, ts_ms, None, ref, events), events)
+    return events
+
+
+def _dispatch(
+    header: Header, lines: Sequence[str], origin: dict[str, Any], state: SourceState, emit: Emit, events: list[Event]
+) -> None:
+    logger, seg = header.logger, header.segment
+    proven = role_of_logger(logger)
+    if proven and not origin["role"]:
+        state.role = proven
+    emit.role = proven or origin["role"] or state.role or _FAMILY_ROLE.get(origin["family"] or "", "unknown")
+    if "STARTUP_MSG" in header.message:
+        state.host = state.host or banner_host("\n".join(lines))
+        emit.host = origin["host"] or state.host or "unknown"
+    family = family_of_logger(logger)
+    if seg.startswith(_HDFS_CLIENT):
+        emit.role = origin["role"] or state.role or "taskmanager"
+        parse_flink(header, lines, emit)
+    elif family == "flink" or (family is None and not logger.startswith(_FOREIGN) and origin["family"] == "flink"):
+        parse_flink(header, lines, emit)
+    elif family == "hdfs" or (family is None and not logger.startswith(_FOREIGN)):
+        if seg == "JvmPauseMonitor":
+            emit.role = origin["role"] or state.role or "datanode"
+        parse_hdfs(header, lines, emit)
+        if not events and origin["family"] != "hdfs" and family is None:
+            parse_flink(header, lines, emit)
+
+
+def _timestamp(stamp: str | None, origin: dict[str, Any], state: SourceState, clock: LocalClock) -> int:
+    """The record's time: its own stamp in the source's zone; for stamp-less layouts the shipper's or the last."""
+    shipper = origin.get("shipper_ts_ms")
+    if stamp is None:
+        fallback = shipper if shipper is not None else state.last_ts_ms
+        if fallback is None:
+            raise Rejected("no_timestamp", "no timestamp in the record and none from the shipper")
+        return int(fallback)
+    try:
+        date = local_date(stamp)
+        if date is not None:
+            state.date = list(date)
+            return to_epoch_ms(stamp, clock)
+        known = (state.date[0], state.date[1], state.date[2]) if state.date else None
+        if known is None and shipper is not None:
+            local = datetime.fromtimestamp(shipper / 1000, tz=clock.zone)
+            known = (local.year, local.month, local.day)
+        if known is None:
+            raise Rejected("no_timestamp", "time of day without a date, and no date known for this source")
+        return to_epoch_ms(stamp, clock, date=known)
+    except TimestampError as exc:
+        raise Rejected("bad_timestamp", str(exc)) from None
+
+
+def _emitter(
+    origin: dict[str, Any], state: SourceState, ts_ms: int, role: str | None, ref: str, events: list[Event]
+) -> Emit:
+    host = origin["host"] or state.host or "unknown"
+    return Emit(ts_ms, origin["cluster"], host, role or "unknown", ref, events)
+
+
+def _without_safepoint_twins(events: list[Event], first: str, state: SourceState) -> list[Event]:
+    safepoint = "application threads were stopped" in first or 'Safepoint "' in first
+    kept: list[Event] = []
+    for event in events:
+        if safepoint and state.gc_end_ms is not None and abs(event.ts_ms - state.gc_end_ms) <= SAFEPOINT_TWIN_MS:
+            continue
+        if not safepoint:
+            state.gc_end_ms = event.ts_ms
+        kept.append(event)
+    return kept

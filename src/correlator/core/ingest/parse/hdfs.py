@@ -1,0 +1,320 @@
+"""Hadoop DataNode / NameNode records (2.7 → 3.4) to typed events: lock reports, DirectoryScanner, write path."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from correlator.core.events import (
+    BlockAllocated,
+    BlockWrite,
+    DaemonStart,
+    DatanodeAddress,
+    DatasetLockHeld,
+    DatasetLockWait,
+    DirectoryScanConfig,
+    DirectoryScanReconcile,
+    DirectoryScanStats,
+    DnWriteError,
+    JvmPause,
+    NameNodeLockHeld,
+    SlowIo,
+)
+from correlator.core.ingest.parse.emit import Emit
+from correlator.core.ingest.parse.header import Header
+from correlator.core.ingest.parse.identifiers import datanodes
+from correlator.core.ingest.parse.stacks import first_exception, is_util_frame, short_frame
+from correlator.core.ingest.timestamps import TimestampError, to_epoch_ms
+
+_LOCK_HELD = re.compile(
+    r"Lock held time above threshold(?:\(\d+ ms\))?: lock identifier: (\S+) lockHeldTimeMs=(\d+) ms\."
+    r"(?: Suppressed (\d+) lock warnings\.)?"
+)
+_LOCK_WAIT = re.compile(
+    r"Waited above threshold(?:\(\d+ ms\))? to acquire lock: lock identifier: (\S+) waitTimeMs=(\d+) ms\."
+)
+_STATS = re.compile(
+    r"(?:Scan Results: )?BlockPool (\S+) Total blocks: ?(\d+), missing metadata files: ?(\d+), "
+    r"missing block files: ?(\d+), missing blocks in memory: ?(\d+), mismatched blocks: ?(\d+)"
+    r"(?:, duplicated blocks: ?(\d+))?"
+)
+_SCAN_START = "Periodic Directory Tree Verification scan "
+_START_D = re.compile(r"starting in (\d+)ms with interval of (\d+)ms(?: and throttle limit of (-?\d+)ms/s)?")
+_START_B = re.compile(r"starting at (\d+)ms with interval of (\d+)ms(?: and throttle limit of (-?\d+)ms/s)?")
+_START_A = re.compile(r"starting at (\d+) with interval (\d+)")
+_START_C = re.compile(r"starting at (.+?) with interval of (\d+)ms(?: and throttle limit of (-?\d+)ms/s)?")
+_BLOCK = re.compile(r"(blk_-?\d+_\d+|-?\d{4,})")
+_RECONCILE: tuple[tuple[str, str], ...] = (
+    ("Deleted a metadata file without a block", "delete_orphan_meta"),
+    ("from memory with missing block file on the disk", "remove_from_memory"),
+    ("Deleted a metadata file for the deleted block", "delete_meta"),
+    ("Added missing block to memory", "add_to_memory"),
+    ("Deleting missing provided block", "delete_provided"),
+    ("does not exist. Updating it to the file found during scan", "update_file"),
+    ("Updating generation stamp for block", "update_genstamp"),
+    ("does not match file found by scan", "meta_mismatch"),
+    ("Block URI could not be resolved to a file", "uri_error"),
+    ("Updating size of block", "update_size"),
+    (" is not a regular file.", "not_regular_file"),
+    ("as corrupt due to length mismatch", "report_corrupt"),
+    ("Failed to repot bad block", "report_failed"),
+    ("Failed to report bad block", "report_failed"),
+    ("Failed to delete", "delete_failed"),
+)
+_SLOW_IO: tuple[tuple[str, str], ...] = (
+    ("Slow BlockReceiver write data to disk cost:", "disk_write"),
+    ("Slow BlockReceiver write packet to mirror took ", "mirror_write"),
+    ("Slow flushOrSync took ", "flush_or_sync"),
+    ("Slow manageWriterOsCache took ", "os_cache"),
+    ("Slow PacketResponder send ack to upstream took ", "ack_upstream"),
+)
+_DURATION = re.compile(r"\s?(\d+)ms \(threshold=(\d+)ms\)")
+_VOLUME = re.compile(r"volume=([^,\s]+)")
+_BLOCK_ID = re.compile(r"blockId=(-?\d+)")
+_RESPONDER_BLOCK = re.compile(r"PacketResponder: \S*?blk_(-?\d+)_")
+_DOWNSTREAM = re.compile(r"downstream DNs=(\[(?:[^\[\]]|\[[^\]]*\])*\])")
+_RECEIVING = re.compile(r"Receiving (\S+) src: /?(\S+) dest: /?(\S+)")
+_TRACE_FIELD = re.compile(r"(\w+(?:\(ns\))?): ?([^,]*)")
+_NN_OLD = re.compile(r"FSNamesystem (?:(\w+) )?(read|write) lock held for (\d+) ms")
+_NN_NEW = re.compile(r"Number of suppressed (read|write)-lock reports: \d+")
+_NN_LONGEST = re.compile(r"Longest (?:read|write)-lock held at (\S+ \S+) for (\d+)ms(?: by (\S+))?")
+_PAUSE = re.compile(r"Detected pause in JVM or host machine \(eg GC\): pause of approximately (\d+)ms")
+_ADDRESS = re.compile(r"[\w.-]+:\d{1,5}")
+_ALLOCATE = re.compile(r"BLOCK\* allocate (blk_-?\d+_\d+)(.*) for (/\S*)$", re.DOTALL)
+_ALLOCATE_BLOCK = re.compile(r"BLOCK\* allocateBlock: (/\S*?)\. (?:\S+ )?(blk_-?\d+_\d+)(.*)$", re.DOTALL)
+_PLAIN_REPLICAS = re.compile(r"^, replicas=(.*)$")
+_UC_REPLICA = re.compile(r":[A-Z_]+:([^|\]\s]+:\d+)\|")
+_XCEIVER = re.compile(r"DataXceiver error processing WRITE_BLOCK operation\s+src: /?(\S+) dst: /?(\S+)")
+_OP_WRITE = re.compile(r"opWriteBlock (\S+) received exception (.*)", re.DOTALL)
+_EXCEPTION_FOR = re.compile(r"Exception for (\S*blk_-?\d+_\d+)")
+_NN_COMMANDS = re.compile(r"Took (\d+) ?ms to process (\d+) commands from NN")
+_BANNER_START = re.compile(r"STARTUP_MSG: Starting (\w+)")
+_BANNER_VERSION = re.compile(r"STARTUP_MSG:\s+version = (\S+)")
+_BANNER_HOST = re.compile(r"STARTUP_MSG:\s+host = ([^/\s]+)")
+
+
+def banner_host(text: str) -> str | None:
+    m = _BANNER_HOST.search(text)
+    return m[1] if m else None
+
+
+def _frames(h: Header, lines: Sequence[str]) -> tuple[str, ...]:
+    """The lock report's stack: the rest of the header after ``The stack trace is: `` and the lines up to a blank."""
+    first = h.message.split("The stack trace is: ", 1)[1] if "The stack trace is: " in h.message else ""
+    raw = [first, *lines[1:]]
+    out: list[str] = []
+    for frame in raw:
+        if not frame.strip():
+            if out:
+                break
+            continue
+        if is_util_frame(frame):
+            continue
+        short = short_frame(frame)
+        if short:
+            out.append(short)
+    return tuple(out)
+
+
+def parse_hdfs(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    msg = h.message
+    seg = h.segment
+    if msg.startswith("Lock held time above threshold"):
+        m = _LOCK_HELD.match(msg)
+        if m:
+            stack = _frames(h, lines)
+            emit(
+                DatasetLockHeld,
+                lock=m[1],
+                held_ms=int(m[2]),
+                holder=stack[0] if stack else "unknown",
+                stack=stack,
+                suppressed=int(m[3]) if m[3] else None,
+                role="datanode",
+            )
+        return
+    if msg.startswith("Waited above threshold"):
+        m = _LOCK_WAIT.match(msg)
+        if m:
+            stack = _frames(h, lines)
+            emit(DatasetLockWait, lock=m[1], wait_ms=int(m[2]), waiter=stack[0] if stack else "unknown", stack=stack,
+                 role="datanode")
+        return
+    if " Total blocks: " in msg:
+        m = _STATS.search(msg)
+        if m:
+            emit(
+                DirectoryScanStats,
+                block_pool=m[1],
+                total_blocks=int(m[2]),
+                missing_meta=int(m[3]),
+                missing_block=int(m[4]),
+                missing_memory=int(m[5]),
+                mismatched=int(m[6]),
+                duplicate=int(m[7]) if m[7] else None,
+                role="datanode",
+            )
+        return
+    if msg.startswith(_SCAN_START):
+        _scan_config(msg[len(_SCAN_START):], emit)
+        return
+    if seg in ("FsDatasetImpl", "FsVolumeImpl"):
+        for phrase, action in _RECONCILE:
+            if phrase in msg:
+                m = _BLOCK.search(msg.split(phrase, 1)[0] + " " + msg.split(phrase, 1)[1])
+                emit(DirectoryScanReconcile, action=action, block=m[1] if m else None, role="datanode")
+                return
+        return
+    if msg.startswith("Slow "):
+        for prefix, kind in _SLOW_IO:
+            if msg.startswith(prefix):
+                _slow_io(kind, msg[len(prefix):], emit)
+                return
+        return
+    if msg.startswith("Receiving "):
+        m = _RECEIVING.match(msg)
+        if m:
+            emit(BlockWrite, block=m[1], src=m[2], dest=m[3], role="datanode")
+        return
+    if seg == "clienttrace" and "op: HDFS_WRITE" in msg:
+        fields = dict(_TRACE_FIELD.findall(msg))
+        duration = fields.get("duration(ns)") or fields.get("duration")
+        block = fields.get("blockid")
+        if block:
+            emit(
+                BlockWrite,
+                block=block.strip(),
+                src=fields.get("src", "").strip().lstrip("/"),
+                dest=fields.get("dest", "").strip().lstrip("/"),
+                duration_ms=int(duration.strip()) // 1_000_000 if duration and duration.strip().isdigit() else None,
+                phase="finished",
+                role="datanode",
+            )
+        return
+    if " lock held for " in msg:
+        m = _NN_OLD.search(msg)
+        if m:
+            emit(NameNodeLockHeld, kind=m[2], held_ms=int(m[3]), op=m[1], role="namenode")
+        return
+    if "-lock reports: " in msg and _NN_NEW.search(msg):
+        kind = "write" if "write-lock" in msg else "read"
+        text = "\n".join(lines)
+        m = _NN_LONGEST.search(text)
+        if m:
+            try:
+                start = to_epoch_ms(m[1])
+            except TimestampError:
+                start = None
+            emit(NameNodeLockHeld, kind=kind, held_ms=int(m[2]), op=m[3], start_ts_ms=start, role="namenode")
+        return
+    if msg.startswith("Opened streaming server at "):
+        address = msg[len("Opened streaming server at "):].strip().lstrip("/")
+        if _ADDRESS.fullmatch(address) and not address.startswith("0.0.0.0:"):
+            emit(DatanodeAddress, address=address, role="datanode")
+        return
+    if msg.startswith("BLOCK* allocate"):
+        _allocate(msg, emit)
+        return
+    if "DataXceiver error processing WRITE_BLOCK" in msg:
+        m = _XCEIVER.search(msg)
+        if m:
+            emit(DnWriteError, kind="dataxceiver_write_block", peer=m[1], local=m[2],
+                 exception=first_exception(lines) or _after_semicolon(msg), role="datanode")
+        return
+    if msg.startswith("opWriteBlock "):
+        m = _OP_WRITE.match(msg)
+        if m:
+            emit(DnWriteError, kind="op_write_block", block=m[1], exception=m[2].strip()[:500], role="datanode")
+        return
+    if msg.startswith("Exception for "):
+        m = _EXCEPTION_FOR.match(msg)
+        if m:
+            emit(DnWriteError, kind="block_exception", block=m[1], exception=first_exception(lines), role="datanode")
+        return
+    if msg.startswith("Took ") and msg.endswith("commands from NN"):
+        m = _NN_COMMANDS.match(msg)
+        if m:
+            emit(DnWriteError, kind="slow_nn_commands", duration_ms=int(m[1]), role="datanode")
+        return
+    if msg.startswith("Detected pause in JVM"):
+        m = _PAUSE.match(msg)
+        if m:
+            gc = any("GC pool" in line for line in lines[1:])
+            emit(JvmPause, pause_ms=int(m[1]), gc=gc)
+        return
+    if msg.startswith("STARTUP_MSG"):
+        text = "\n".join(lines)
+        banner = _BANNER_START.search(text)
+        if banner:
+            version = _BANNER_VERSION.search(text)
+            component = banner[1]
+            role = {"DataNode": "datanode", "NameNode": "namenode"}.get(component)
+            emit(DaemonStart, component=component, version=version[1] if version else None, role=role)
+
+
+def _allocate(msg: str, emit: Emit) -> None:
+    """3.x ``BLOCK* allocate blk, replicas=ip:port, … for path``; 2.7 under-construction ``{…replicas=[…]}`` form;
+    2.x ``BLOCK* allocateBlock: path. bpid blk{…}``."""
+    m = _ALLOCATE.match(msg)
+    if m:
+        block, rest, path = m[1], m[2], m[3]
+    else:
+        m = _ALLOCATE_BLOCK.match(msg)
+        if m is None:
+            return
+        path, block, rest = m[1], m[2], m[3]
+    plain = _PLAIN_REPLICAS.match(rest)
+    if plain:
+        replicas = tuple(r.strip() for r in plain[1].split(",") if r.strip())
+    else:
+        replicas = tuple(_UC_REPLICA.findall(rest))
+    emit(BlockAllocated, path=path, block=block, replicas=replicas, role="namenode")
+
+
+def _after_semicolon(msg: str) -> str | None:
+    return msg.split("; ", 1)[1][:500] if "; " in msg else None
+
+
+def _scan_config(rest: str, emit: Emit) -> None:
+    if rest.startswith("is disabled"):
+        emit(DirectoryScanConfig, enabled=False, role="datanode")
+        return
+    m = _START_D.match(rest)
+    if m:
+        emit(DirectoryScanConfig, interval_ms=int(m[2]), throttle_ms_per_s=_int(m[3]),
+             first_scan_ms=emit.ts_ms + int(m[1]), role="datanode")
+        return
+    for pattern in (_START_B, _START_A):
+        m = pattern.match(rest)
+        if m:
+            throttle = _int(m[3]) if pattern is _START_B else None
+            emit(DirectoryScanConfig, interval_ms=int(m[2]), throttle_ms_per_s=throttle, first_scan_ms=int(m[1]),
+                 role="datanode")
+            return
+    m = _START_C.match(rest)
+    if m:
+        emit(DirectoryScanConfig, interval_ms=int(m[2]), throttle_ms_per_s=_int(m[3]), role="datanode")
+
+
+def _slow_io(kind: str, rest: str, emit: Emit) -> None:
+    m = _DURATION.match(rest)
+    if m is None:
+        return
+    tail = rest[m.end():]
+    volume = _VOLUME.search(tail)
+    block = _BLOCK_ID.search(tail) or _RESPONDER_BLOCK.search(tail)
+    downstream = _DOWNSTREAM.search(tail)
+    emit(
+        SlowIo,
+        kind=kind,
+        duration_ms=int(m[1]),
+        threshold_ms=int(m[2]),
+        volume=volume[1] if volume else None,
+        block_id=block[1] if block else None,
+        downstream=datanodes(downstream[1]) if downstream else (),
+        role="datanode",
+    )
+
+
+def _int(text: str | None) -> int | None:
+    return None if text is None else int(text)

@@ -1,0 +1,26 @@
+"""Identifiers a log line carries in its text: Flink job ids, checkpoint numbers in paths, DataNode addresses."""
+
+from __future__ import annotations
+
+import re
+
+JOB_ID = r"[0-9a-f]{32}"
+_CHK_PATH = re.compile(r"/(" + JOB_ID + r")/chk-(\d+)(?:/|$)")
+_DATANODE_INFO = re.compile(r"DatanodeInfoWithStorage\[([^,\]]+)")
+_HOST_PORT = re.compile(r"([\w*.-]+:\d+)")
+
+
+def job_and_checkpoint_from_path(path: str | None) -> tuple[str | None, int | None]:
+    """``…/<job-id>/chk-<n>/…`` names the job and the checkpoint even when the line itself does not."""
+    if not path:
+        return None, None
+    m = _CHK_PATH.search(path)
+    return (m[1], int(m[2])) if m else (None, None)
+
+
+def datanodes(text: str) -> tuple[str, ...]:
+    """Pipeline DataNode addresses (``ip:port``) from ``DatanodeInfoWithStorage[…]`` lists or plain 2.6 lists."""
+    found = _DATANODE_INFO.findall(text)
+    if not found:
+        found = _HOST_PORT.findall(text)
+    return tuple(found)

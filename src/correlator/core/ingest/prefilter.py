@@ -1,0 +1,142 @@
+"""Reject noise before any per-line regex: one multi-pattern scan for the fixed phrases every useful record contains.
+
+The core ships a stdlib scanner (one combined ``re`` alternation); faster engines (hyperscan, Aho-Corasick) live
+in adapters and are injected through :class:`Scanner`, keeping the core free of third-party imports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
+
+FLINK_TRIGGERS = (
+    "Triggering checkpoint ",
+    "Triggering Checkpoint ",
+    "Completed checkpoint ",
+    " expired before completing",
+    "Decline checkpoint ",
+    "Discarding checkpoint ",
+    "Received late message for now expired checkpoint",
+    "Could not materialize checkpoint ",
+    "asynchronous part of checkpoint ",
+    "Failed to trigger or complete checkpoint ",
+    "Failed to trigger checkpoint ",
+    "Could not finalize the pending checkpoint ",
+    "Could not complete the pending checkpoint ",
+    "Could not complete snapshot ",
+    "Could not perform checkpoint ",
+    ") switched from ",
+    " (Version: ",
+    "Slow waitForAckedSeqno",
+    "Slow ReadProcessor read fields",
+    "No ack received, took ",
+    "Exception in createBlockOutputStream",
+    "Abandoning ",
+    "Excluding datanode ",
+    "Could not get block locations.",
+    "DataStreamer Exception",
+    "Error while syncing",
+)
+HDFS_TRIGGERS = (
+    "Lock held time above threshold",
+    "Waited above threshold",
+    " Total blocks: ",
+    "Periodic Directory Tree Verification scan",
+    "Deleted a metadata file ",
+    "from memory with missing block file",
+    "Added missing block to memory",
+    "Deleting missing provided block",
+    "Will retry on next scan",
+    "does not exist. Updating it to the file found during scan",
+    "Updating generation stamp for block",
+    "does not match file found by scan",
+    "Updating size of block",
+    " is not a regular file.",
+    "as corrupt due to length mismatch",
+    "Slow BlockReceiver write ",
+    "Slow flushOrSync took ",
+    "Slow manageWriterOsCache took ",
+    "Slow PacketResponder send ack",
+    " lock held for ",
+    "-lock reports: ",
+    "Detected pause in JVM",
+    "STARTUP_MSG: ",
+    "BLOCK* allocate",
+    "Opened streaming server at ",
+    "DataXceiver error processing WRITE_BLOCK",
+    "opWriteBlock ",
+    "Exception for ",
+    " commands from NN",
+)
+GC_TRIGGERS = (
+    "[GC ",
+    "[Full GC",
+    ") Pause ",
+    " Pause Full",
+    " Pause Young",
+    " Pause Remark",
+    " Pause Cleanup",
+    " Pause Initial Mark",
+    "application threads were stopped",
+    'Safepoint "',
+)
+TRIGGERS: tuple[str, ...] = FLINK_TRIGGERS + HDFS_TRIGGERS + GC_TRIGGERS
+WRITE_PHRASES = (OPEN_PHRASE, CLOSE_PHRASE)
+"""Block-write lines: decided by the ``WriteTracker`` (mostly counted), not parsed as triggers."""
+PHRASES: tuple[str, ...] = TRIGGERS + WRITE_PHRASES
+"""Everything a scanner looks for; a hit's phrase index ``>= WRITE_FROM`` is a block-write line."""
+WRITE_FROM = len(TRIGGERS)
+
+NOTHING, TRIGGER, WRITE = 0, 1, 2
+
+
+class Scanner(Protocol):
+    """Finds the phrases of :data:`PHRASES` in a line, and where (with which phrase) in a byte block."""
+
+    def classify(self, text: str) -> int:
+        """``TRIGGER`` if a trigger phrase occurs, else ``WRITE`` if a block-write phrase does, else ``NOTHING``."""
+        ...
+
+    def hits(self, block: bytes) -> list[tuple[int, int]]:
+        """``(offset, phrase index)`` of every phrase occurrence in ``block``, by ascending offset."""
+        ...
+
+
+class ReScanner:
+    """The stdlib engine: one compiled alternation of the escaped phrases (no groups: they defeat ``re``'s literal
+    search); the phrase a match found is looked up by its text."""
+
+    name = "re"
+
+    def __init__(self, phrases: Sequence[str] = PHRASES) -> None:
+        ordered = sorted(set(phrases), key=len, reverse=True)
+        alternation = "|".join(re.escape(p) for p in ordered)
+        self._index = {p: phrases.index(p) for p in ordered}
+        self._bytes_index = {p.encode(): i for p, i in self._index.items()}
+        self._text = re.compile(alternation)
+        self._bytes = re.compile(alternation.encode())
+
+    def classify(self, text: str) -> int:
+        return classify_hits(self._index[m.group()] for m in self._text.finditer(text))
+
+    def hits(self, block: bytes) -> list[tuple[int, int]]:
+        index = self._bytes_index
+        return [(m.start(), index[m.group()]) for m in self._bytes.finditer(block)]
+
+
+def classify_hits(ids: Iterable[int]) -> int:
+    found = NOTHING
+    for index in ids:
+        if index < WRITE_FROM:
+            return TRIGGER
+        found = WRITE
+    return found
+
+
+def grep_pattern(phrases: Sequence[str] = PHRASES) -> str:
+    """The same phrases as one POSIX ERE, for ``grep -E`` baselines."""
+    special = set("\\.[]()*+?{}|^$")
+    return "|".join("".join("\\" + c if c in special else c for c in p) for p in phrases)

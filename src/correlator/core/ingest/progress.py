@@ -1,0 +1,76 @@
+"""Each log source's own time, from every line (noise included), as cheap ``source_progress`` events.
+
+Coverage ("does this log span the stuck write?") and watermarks must follow a log's lines, not only the few lines
+that parse into findings. Per record this costs one slice and one compare: the stamp is parsed only when it enters
+a new ``PROGRESS_EVERY_MS`` bucket (its first 18 characters change). A bucket change reports the last line of the
+previous bucket and the first of the new one, so a source yields at most two events per 10 s of its log time; the
+last line seen is reported again when the input ends (``flush``). A source whose role is not known yet keeps its
+earliest time pending until a parsed record tells the role.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from correlator.core.events import Event, SourceProgress
+from correlator.core.ingest.parse import SourceState
+from correlator.core.ingest.timestamps import LocalClock, TimestampError, to_epoch_ms
+
+PROGRESS_EVERY_MS = 10_000
+_BUCKET = 18
+_STAMP = 23
+
+
+def local_stamp(line: str) -> bool:
+    """A zone-less ``yyyy-MM-dd HH:mm:ss`` / ``yy/MM/dd HH:mm:ss`` stamp at the start (not GC logs' ISO stamps)."""
+    return line[:2].isdigit() and ((line[4:5] == "-" and line[10:11] == " ") or (line[2:3] == "/" and line[8:9] == " "))
+
+
+class Progress:
+    def __init__(self, clock: LocalClock, default_cluster: str) -> None:
+        self.clock = clock
+        self.default_cluster = default_cluster
+
+    def line(self, line: str, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
+        if not local_stamp(line):
+            return
+        stamp = line[:_STAMP]
+        if stamp[:_BUCKET] == state.progress_bucket:
+            state.progress_last = stamp
+            return
+        if state.progress_last is not None and state.progress_last != state.progress_sent:
+            self._report(state.progress_last, origin, state, ref, out)
+        state.progress_bucket = stamp[:_BUCKET]
+        state.progress_last = stamp
+        self._report(stamp, origin, state, ref, out)
+
+    def role_known(self, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
+        """A parsed record told the source's role: report the time kept pending until now."""
+        if state.progress_pending is not None and (origin.get("role") or state.role):
+            self._event(state.progress_pending, origin, state, ref, out)
+            state.progress_pending = None
+
+    def flush(self, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
+        """End of input: the source's last line, if not reported yet."""
+        if state.progress_last is not None and state.progress_last != state.progress_sent:
+            self._report(state.progress_last, origin, state, ref, out)
+        self.role_known(origin, state, ref, out)
+
+    def _report(self, stamp: str, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
+        state.progress_sent = stamp
+        try:
+            ts_ms = to_epoch_ms(stamp, self.clock)
+        except TimestampError:
+            return
+        if not (origin.get("role") or state.role):
+            pending = state.progress_pending
+            state.progress_pending = ts_ms if pending is None else min(pending, ts_ms)
+            return
+        self.role_known(origin, state, ref, out)
+        self._event(ts_ms, origin, state, ref, out)
+
+    def _event(self, ts_ms: int, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
+        out.append(SourceProgress(ts_ms=ts_ms, cluster=origin.get("cluster") or self.default_cluster,
+                                  host=origin.get("host") or state.host or "unknown",
+                                  role=origin.get("role") or state.role or "unknown", ref=ref))

@@ -1,0 +1,118 @@
+"""Log timestamps to UTC epoch milliseconds, one way for every parser: :func:`to_epoch_ms`.
+
+An explicit offset (``Z``, ``+02:00``) wins; otherwise the stamp is wall time in the source's zone (a
+:class:`LocalClock`), on a known date when the stamp is only a time of day. :func:`local_date` says which date a
+stamp carries, so later time-only stamps of the same source can be dated.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+MIN_YEAR = 1990
+MAX_YEAR = 2100
+"""Outside these years a timestamp is taken as corrupt (a zeroed clock, a typo), not as the time of an event."""
+
+_LOCAL = re.compile(
+    r"(?:(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[ T]|(?P<yy>\d\d)/(?P<mo2>\d\d)/(?P<d2>\d\d) )?"
+    r"(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[,.](?P<ms>\d{3}))?"
+)
+_OFFSET = re.compile(
+    r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<ms>\d{1,9}))?"
+    r"(?:(?P<z>Z)|(?P<sign>[+-])(?P<oh>\d\d):?(?P<om>\d\d))?"
+)
+_ISO_TAIL = frozenset("Z+-.,0123456789")
+"""What may follow a wall-clock match in an ISO stamp (an offset, more fraction digits): read those as ISO."""
+
+
+class TimestampError(ValueError):
+    """A timestamp that is malformed, out of the plausible years, or lacks a date that cannot be inferred."""
+
+
+class LocalClock:
+    """Converts zone-less wall-clock stamps in one zone; caches the UTC epoch of each minute (logs are dense)."""
+
+    __slots__ = ("zone", "_minutes")
+
+    def __init__(self, tz: str) -> None:
+        self.zone = ZoneInfo(tz)
+        self._minutes: dict[tuple[int, int, int, int, int], int] = {}
+
+    def epoch_ms(self, y: int, mo: int, d: int, h: int, mi: int, s: int, ms: int) -> int:
+        if not MIN_YEAR <= y <= MAX_YEAR:
+            raise TimestampError(f"year {y} outside {MIN_YEAR}..{MAX_YEAR}")
+        key = (y, mo, d, h, mi)
+        base = self._minutes.get(key)
+        if base is None:
+            try:
+                base = int(datetime(y, mo, d, h, mi, tzinfo=self.zone).timestamp()) * 1000
+            except ValueError as exc:
+                raise TimestampError(str(exc)) from exc
+            if len(self._minutes) > 4096:
+                self._minutes.clear()
+            self._minutes[key] = base
+        if s > 60 or ms > 999:
+            raise TimestampError("seconds or milliseconds out of range")
+        return base + s * 1000 + ms
+
+
+def local_date(stamp: str) -> tuple[int, int, int] | None:
+    """The calendar date written in a local stamp, if it has one (to date later time-only stamps)."""
+    m = _LOCAL.match(stamp)
+    if m is None:
+        return None
+    if m["y"]:
+        return int(m["y"]), int(m["mo"]), int(m["d"])
+    if m["yy"]:
+        return 2000 + int(m["yy"]), int(m["mo2"]), int(m["d2"])
+    return None
+
+
+def to_epoch_ms(stamp: str, clock: LocalClock | None = None, *, date: tuple[int, int, int] | None = None) -> int:
+    """``stamp`` → UTC epoch ms. Understood: ISO 8601 with an offset or ``Z`` (GC logs, shippers' ``@timestamp``);
+    without one, ``yyyy-MM-dd HH:mm:ss,SSS`` (also ``T``, ``.SSS``, 1–9 fraction digits), ``yy/MM/dd HH:mm:ss`` or a
+    time of day on ``date``, all read in ``clock``'s zone. Without a clock a zone-less stamp is an error."""
+    local = _LOCAL.match(stamp) if clock is not None else None
+    if local is not None and clock is not None and stamp[local.end():local.end() + 1] not in _ISO_TAIL:
+        return _wall_ms(local, clock, date)
+    iso = _OFFSET.match(stamp)
+    if iso is not None:
+        return _iso_ms(iso, clock)
+    if local is None or clock is None:
+        raise TimestampError(f"unrecognised timestamp {stamp[:40]!r}")
+    return _wall_ms(local, clock, date)
+
+
+def _iso_ms(m: re.Match[str], clock: LocalClock | None) -> int:
+    y = int(m["y"])
+    if not MIN_YEAR <= y <= MAX_YEAR:
+        raise TimestampError(f"year {y} outside {MIN_YEAR}..{MAX_YEAR}")
+    parts = (y, int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]))
+    ms = int((m["ms"] or "0").ljust(3, "0")[:3])
+    if m["z"] or m["sign"]:
+        offset = timedelta(0)
+        if m["sign"]:
+            offset = timedelta(hours=int(m["oh"]), minutes=int(m["om"]))
+            if m["sign"] == "-":
+                offset = -offset
+        try:
+            return int(datetime(*parts, tzinfo=timezone(offset)).timestamp()) * 1000 + ms
+        except ValueError as exc:
+            raise TimestampError(str(exc)) from exc
+    if clock is None:
+        raise TimestampError("timestamp without offset")
+    return clock.epoch_ms(*parts, ms)
+
+
+def _wall_ms(m: re.Match[str], clock: LocalClock, date: tuple[int, int, int] | None) -> int:
+    if m["y"]:
+        y, mo, d = int(m["y"]), int(m["mo"]), int(m["d"])
+    elif m["yy"]:
+        y, mo, d = 2000 + int(m["yy"]), int(m["mo2"]), int(m["d2"])
+    elif date is not None:
+        y, mo, d = date
+    else:
+        raise TimestampError("time of day without a date, and no date known for this source")
+    return clock.epoch_ms(y, mo, d, int(m["h"]), int(m["mi"]), int(m["s"]), int(m["ms"] or 0))

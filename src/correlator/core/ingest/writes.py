@@ -1,0 +1,271 @@
+"""Routine block writes are counted, not emitted: a DataNode's write lines decided at ingest, per source.
+
+A busy DataNode logs ``Receiving <block> …`` when a write starts and the clienttrace ``op: HDFS_WRITE … duration(ns)``
+when it ends — most of its lines. A write that ended within ``slow_ms`` of its start is routine: it is counted and
+its lines are never parsed. What the correlation needs is emitted (its lines handed back to be parsed):
+
+* a write still open ``slow_ms`` after it started (its ``Receiving`` line, when the source's clock passes that);
+* the end of such a write, or of any write slower than ``slow_ms`` (clienttrace time − start, or its ``duration``);
+* the first write line of each source (it tells the DataNode's ip:port, which links pipelines to hosts);
+* at the end of the input, writes that never ended.
+
+Time comes from the lines themselves (the ``yyyy-MM-dd HH:mm:ss,SSS`` stamp, read with a per-minute cache); a line
+whose stamp is not of that shape is simply handed back to be parsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from correlator.core.ingest.timestamps import LocalClock, TimestampError, to_epoch_ms
+
+OPEN_PHRASE = "Receiving BP-"
+CLOSE_PHRASE = "op: HDFS_WRITE"
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A line handed back to be parsed as a record of its own."""
+
+    text: str
+    ref: str
+    origin: dict[str, Any]
+
+
+Materialise = Callable[[int], tuple[str, str]]
+"""The line at a byte offset of the block being read, with its ref."""
+
+
+@dataclass(slots=True)
+class _Source:
+    origin: dict[str, Any]
+    addressed: bool = False
+    clock_ms: int | None = None
+    open: dict[str, tuple[int, str | None, str | None, int]] = field(default_factory=dict)
+    """block id → (start ms, Receiving line, ref, byte offset), oldest first; none emitted yet. Line and ref are
+    ``None`` while the line still sits in the block being read (made only if needed, see ``Materialise``)."""
+    stalled: dict[str, int] = field(default_factory=dict)
+    """block id → start ms of writes whose ``Receiving`` was emitted because they stayed open too long."""
+    touched_ms: int | None = None
+    """Processing time of the source's last write line (streaming only)."""
+
+
+class WriteTracker:
+    """Open writes per source; returns the lines that must become events, counts the rest."""
+
+    def __init__(self, clock: LocalClock, slow_ms: int = 1000, max_open: int = 5_000) -> None:
+        self.clock = clock
+        self.slow_ms = slow_ms
+        self.max_open = max_open
+        self.routine = 0
+        self._sources: dict[str, _Source] = {}
+        self._minutes: dict[str, int] = {}
+        self._byte_minutes: dict[bytes, int] = {}
+
+    def line(self, key: str, origin: dict[str, Any], text: str, ref: str, now_ms: int | None, out: list[Line]) -> None:
+        """One write line (it holds ``OPEN_PHRASE`` or ``CLOSE_PHRASE``) of source ``key``; ``now_ms`` processing time."""
+        source = self._sources.get(key)
+        if source is None:
+            source = self._sources[key] = _Source(origin)
+        source.touched_ms = now_ms
+        ts = self.stamp_ms(text)
+        block = _block_id(text)
+        if ts is None or block is None:
+            out.append(Line(text, ref, origin))
+            return
+        if not source.addressed:
+            source.addressed = True
+            out.append(Line(text, ref, origin))
+            if OPEN_PHRASE in text:
+                source.stalled[block] = ts
+            return
+        opening = OPEN_PHRASE in text
+        self.decide(source, ts, block, opening, 0 if opening else _duration_ms(text), (text, ref, 0), out, None)
+
+    def addressed(self, key: str) -> _Source | None:
+        """The source, if its address is already known (then its routine writes can take the fast path)."""
+        source = self._sources.get(key)
+        return source if source is not None and source.addressed else None
+
+    def decide(self, source: _Source, ts: int, block: str, opening: bool, duration_ms: int,
+               line: tuple[str | None, str | None, int], out: list[Line], materialise: Materialise | None) -> None:
+        """One write line, already taken apart: ``line`` is (text, ref, byte offset), text and ref possibly ``None``."""
+        self.observe(source, ts, out, materialise)
+        if opening:
+            if len(source.open) >= self.max_open:
+                self._emit_oldest(source, out, materialise)
+            source.open[block] = (ts, *line)
+            return
+        opened = source.open.pop(block, None)
+        if opened is not None:
+            if ts - opened[0] < self.slow_ms and duration_ms < self.slow_ms:
+                self.routine += 1
+                return
+            out.append(_line(source, opened[1:], materialise))
+        elif block not in source.stalled and duration_ms < self.slow_ms:
+            self.routine += 1
+            return
+        source.stalled.pop(block, None)
+        out.append(_line(source, line, materialise))
+
+    def observe(self, source: _Source, ts_ms: int, out: list[Line], materialise: Materialise | None = None) -> None:
+        """The source's log reached ``ts_ms``: writes open longer than ``slow_ms`` by then are emitted."""
+        if source.clock_ms is None or ts_ms > source.clock_ms:
+            source.clock_ms = ts_ms
+        while source.open:
+            start = next(iter(source.open.values()))[0]
+            if start + self.slow_ms > source.clock_ms:
+                return
+            self._emit_oldest(source, out, materialise)
+
+    def settle(self, key: str, materialise: Materialise) -> None:
+        """The block being read ends: open writes whose line is still in it get their text and ref now."""
+        source = self._sources.get(key)
+        if source is None:
+            return
+        for block, (ts, text, ref, at) in list(source.open.items()):
+            if text is None:
+                text, ref = materialise(at)
+                source.open[block] = (ts, text, ref, at)
+
+    def observe_key(self, key: str, ts_ms: int, out: list[Line], materialise: Materialise | None = None) -> None:
+        source = self._sources.get(key)
+        if source is not None:
+            self.observe(source, ts_ms, out, materialise)
+
+    def clock_ms(self, key: str) -> int | None:
+        """The latest time a write line of this source carried (its log's progress)."""
+        source = self._sources.get(key)
+        return source.clock_ms if source is not None else None
+
+    def restart_idle(self, now_ms: int) -> None:
+        """After an outage open writes wait a full idle bound again (their end may be in a backlog not read yet)."""
+        for source in self._sources.values():
+            if source.touched_ms is not None:
+                source.touched_ms = now_ms
+
+    def flush_idle(self, now_ms: int, idle_ms: int, out: list[Line]) -> None:
+        """A source silent for ``idle_ms`` of processing time may be stuck: its open writes are emitted."""
+        for source in self._sources.values():
+            if source.open and source.touched_ms is not None and now_ms - source.touched_ms > max(idle_ms, self.slow_ms):
+                while source.open:
+                    self._emit_oldest(source, out)
+
+    def flush_all(self, out: list[Line]) -> None:
+        """End of the input: writes still open never ended as far as these logs tell."""
+        for source in self._sources.values():
+            while source.open:
+                self._emit_oldest(source, out)
+
+    def stamp_ms(self, text: str) -> int | None:
+        if len(text) < 23 or text[19] not in ",." or text[10] != " ":
+            return None
+        minute = text[:16]
+        base = self._minutes.get(minute)
+        if base is None:
+            try:
+                base = to_epoch_ms(minute + ":00", self.clock)
+            except TimestampError:
+                return None
+            if len(self._minutes) > 4096:
+                self._minutes.clear()
+            self._minutes[minute] = base
+        seconds, millis = text[17:19], text[20:23]
+        if not (seconds.isdigit() and millis.isdigit()):
+            return None
+        return base + int(seconds) * 1000 + int(millis)
+
+    def stamp_at(self, data: bytes, at: int) -> int | None:
+        """``stamp_ms`` of the line starting at byte ``at`` of ``data``, without decoding the line."""
+        if len(data) < at + 23 or data[at + 10] != 32 or data[at + 19] not in (44, 46):  # " ", "," or "."
+            return None
+        minute = data[at:at + 16]
+        base = self._byte_minutes.get(minute)
+        if base is None:
+            try:
+                base = to_epoch_ms(minute.decode("ascii") + ":00", self.clock)
+            except (TimestampError, UnicodeDecodeError):
+                return None
+            if len(self._byte_minutes) > 4096:
+                self._byte_minutes.clear()
+            self._byte_minutes[minute] = base
+        try:
+            seconds, millis = int(data[at + 17:at + 19]), int(data[at + 20:at + 23])
+        except ValueError:
+            return None
+        if seconds < 0 or millis < 0:
+            return None
+        return base + seconds * 1000 + millis
+
+    def _emit_oldest(self, source: _Source, out: list[Line], materialise: Materialise | None = None) -> None:
+        block, (start, text, ref, at) = next(iter(source.open.items()))
+        del source.open[block]
+        if len(source.stalled) >= self.max_open:
+            del source.stalled[next(iter(source.stalled))]
+        source.stalled[block] = start
+        out.append(_line(source, (text, ref, at), materialise))
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "routine": self.routine,
+            "sources": {
+                key: {"origin": s.origin, "addressed": s.addressed, "clock_ms": s.clock_ms, "touched_ms": s.touched_ms,
+                      "open": [[b, ts, text, ref] for b, (ts, text, ref, _) in s.open.items()],
+                      "stalled": list(s.stalled.items())}
+                for key, s in self._sources.items()
+            },
+        }
+
+    def restore(self, data: Mapping[str, Any]) -> None:
+        self.routine = int(data.get("routine", 0))
+        for key, s in dict(data.get("sources", {})).items():
+            self._sources[key] = _Source(
+                dict(s["origin"]), bool(s["addressed"]), s["clock_ms"],
+                {str(b): (int(ts), str(text), str(ref), 0) for b, ts, text, ref in s["open"]},
+                {str(b): int(ts) for b, ts in s["stalled"]}, s.get("touched_ms"),
+            )
+
+
+def _line(source: _Source, line: tuple[str | None, str | None, int], materialise: Materialise | None) -> Line:
+    text, ref, at = line
+    if text is None or ref is None:
+        text, ref = materialise(at) if materialise is not None else ("", "")
+    return Line(text, ref, source.origin)
+
+
+def block_at(data: bytes, start: int, end: int) -> str | None:
+    """``_block_id`` of the line ``data[start:end]``."""
+    at = data.find(b"blk_", start, end)
+    if at < 0:
+        return None
+    stop = data.find(b"_", at + 4, end)
+    return data[at:stop].decode("ascii", errors="replace") if stop > 0 else None
+
+
+def duration_at(data: bytes, start: int, end: int) -> int:
+    """``_duration_ms`` of the line ``data[start:end]``."""
+    at = data.rfind(b"duration", start, end)
+    if at < 0:
+        return 0
+    digits = data[data.find(b":", at, end) + 1:end].strip()
+    return int(digits) // 1_000_000 if digits.isdigit() else 0
+
+
+def _block_id(text: str) -> str | None:
+    """``blk_<id>`` without the generation stamp (a recovery bumps it between start and end)."""
+    at = text.find("blk_")
+    if at < 0:
+        return None
+    end = text.find("_", at + 4)
+    return text[at:end] if end > 0 else None
+
+
+def _duration_ms(text: str) -> int:
+    """The clienttrace's own duration (ns, labelled ``duration(ns)`` or, before 2.9, ``duration``); 0 if absent."""
+    at = text.rfind("duration")
+    if at < 0:
+        return 0
+    digits = text[text.find(":", at) + 1:].strip()
+    return int(digits) // 1_000_000 if digits.isdigit() else 0

@@ -1,0 +1,196 @@
+"""The engine decides each failed checkpoint once, on event time, and names the seed's root cause."""
+
+from __future__ import annotations
+
+import random
+
+from correlator.core.correlate.engine import Engine, EngineConfig
+from correlator.core.events import DatasetLockHeld, JvmPause, SlowIo
+from correlator.core.explain.verdict import Verdict, verdict_to_dict
+from tests.core.correlate.factory import T0, ev, failure, noise, scanner, seed, with_event
+
+
+def run(events, config: EngineConfig = EngineConfig()) -> list[Verdict]:
+    engine = Engine(config)
+    out: list[Verdict] = []
+    for e in events:
+        out += engine.feed(e)
+    return out + engine.finish()
+
+
+class TestSeedIncident:
+    def test_names_the_directory_scanner_on_the_pipeline_datanode(self) -> None:
+        """Scanner lock on dn02 across the 37.8 s write → HDFS_DIRECTORY_SCAN on dn02 with HDFS-14476."""
+        [v] = run(seed())
+        assert (v.job_id, v.checkpoint_id) == ("1a3bc71ac57f33961637adf340e9c28f", 60)
+        assert v.root_cause.code == "HDFS_DIRECTORY_SCAN"
+        assert v.root_cause.hosts == ("dn02.example.com",)
+        assert v.root_cause.known_issue == "HDFS-14476"
+        assert v.failure.kind == "async_materialize"
+        assert (v.failure.duration_ms, v.failure.timeout_ms) == (37_829, 10_000)
+        assert any("dfs.datanode.directoryscan.interval" in r for r in v.remediation)
+
+    def test_fixed_hadoop_version_names_no_known_issue(self) -> None:
+        """A DataNode banner of 3.3.6 (HDFS-14476 and HDFS-15415 fixed) keeps the code but drops the issue."""
+        [v] = run(seed(version="3.3.6"))
+        assert v.root_cause.code == "HDFS_DIRECTORY_SCAN"
+        assert v.root_cause.known_issue is None
+
+    def test_verdict_id_is_deterministic(self) -> None:
+        """Two runs give byte-identical verdict dicts."""
+        assert [verdict_to_dict(v) for v in run(seed())] == [verdict_to_dict(v) for v in run(seed())]
+
+    def test_interleaving_of_sources_does_not_change_the_verdict(self) -> None:
+        """Each source in its own order, sources shuffled against each other → same verdict."""
+        events = seed()
+        by_source: dict[tuple[str, str], list] = {}
+        for e in events:
+            by_source.setdefault((e.host, e.role), []).append(e)
+        rng = random.Random(7)
+        shuffled = []
+        queues = [list(q) for q in by_source.values()]
+        while any(queues):
+            q = rng.choice([q for q in queues if q])
+            shuffled.append(q.pop(0))
+        assert [verdict_to_dict(v) for v in run(shuffled)] == [verdict_to_dict(v) for v in run(events)]
+
+
+class TestEventTime:
+    def test_decides_once_sources_pass_the_lookahead(self) -> None:
+        """Once warm, with every source logging past failure + lookahead, the verdict comes from feed()."""
+        events = with_event(seed(), *[ev(SlowIo, T0 + 390_000, "tm01.example.com", "taskmanager",
+                                         kind="disk_write", duration_ms=1)])
+        engine = Engine()
+        engine.advance(0)
+        assert engine.advance(EngineConfig().idle_timeout_ms) == []
+        fed = [v for e in events for v in engine.feed(e)]
+        assert len(fed) == 1 and engine.finish() == []
+
+    def test_no_decision_before_processing_time_flows(self) -> None:
+        """Without any tick (a backlog, or offline) sources may still be unseen: decide only at finish()."""
+        events = with_event(seed(), *[ev(SlowIo, T0 + 390_000, "tm01.example.com", "taskmanager",
+                                         kind="disk_write", duration_ms=1)])
+        engine = Engine()
+        assert [v for e in events for v in engine.feed(e)] == []
+        assert len(engine.finish()) == 1
+
+    def test_warm_up_waits_one_idle_timeout(self) -> None:
+        """The first idle timeout of processing time lets every live source appear before anything is decided."""
+        engine = Engine(EngineConfig(idle_timeout_ms=10_000))
+        engine.advance(1_000)
+        assert [v for e in seed() for v in engine.feed(e)] == []
+        assert engine.advance(5_000) == []
+        assert len(engine.advance(20_000)) == 1
+
+    def test_idle_source_stops_holding_back(self) -> None:
+        """A silent source is ignored after the idle timeout of processing time."""
+        engine = Engine(EngineConfig(idle_timeout_ms=1_000))
+        engine.advance(0)
+        out = [v for e in seed() for v in engine.feed(e)]
+        assert out == []
+        assert len(engine.advance(5_000)) == 1
+
+    def test_late_evidence_is_counted(self) -> None:
+        """Evidence inside a decided case's window arriving afterwards is counted, not silently dropped."""
+        engine = Engine()
+        for e in seed():
+            engine.feed(e)
+        engine.finish()
+        engine.feed(ev(JvmPause, T0 + 5_000, "dn03.example.com", "datanode", pause_ms=3_000, gc=True))
+        assert engine.stats["late_evidence"] == 1
+        assert engine.stats["decided"] == 1
+
+
+class TestCodes:
+    def base(self) -> list:
+        return noise(T0 - 600_000, T0 + 400_000) + failure()
+
+    def test_datanode_gc_pause(self) -> None:
+        """A 30 s GC pause on a pipeline DataNode → DATANODE_JVM_PAUSE."""
+        [v] = run(with_event(self.base(), ev(JvmPause, T0 + 31_000, "dn03.example.com", "datanode",
+                                               pause_ms=30_000, gc=True)))
+        assert (v.root_cause.code, v.root_cause.hosts) == ("DATANODE_JVM_PAUSE", ("dn03.example.com",))
+
+    def test_gc_pause_explains_a_lock_held(self) -> None:
+        """A lock held across a GC pause on the same DataNode is the pause's symptom, not slow disk."""
+        [v] = run(with_event(self.base(),
+                             ev(JvmPause, T0 + 31_000, "dn03.example.com", "datanode", pause_ms=30_000, gc=True),
+                             ev(DatasetLockHeld, T0 + 31_200, "dn03.example.com", "datanode", lock="FsDatasetImpl",
+                                held_ms=30_100, holder="FsDatasetImpl.createRbw")))
+        assert v.root_cause.code == "DATANODE_JVM_PAUSE"
+
+    def test_scanner_explains_slow_disk_on_the_same_datanode(self) -> None:
+        """Causes before symptoms: slow flushes under a scanner-held lock are the scanner's symptom."""
+        events = with_event(self.base(), *scanner("dn02.example.com", T0 + 37_600, 37_000),
+                            ev(SlowIo, T0 + 37_700, "dn02.example.com", "datanode", kind="flush_or_sync",
+                               duration_ms=36_000))
+        [v] = run(events)
+        assert v.root_cause.code == "HDFS_DIRECTORY_SCAN"
+        assert all(a.confidence < v.root_cause.confidence for a in v.alternatives)
+
+    def test_taskmanager_pause(self) -> None:
+        """A TaskManager GC pause across the write → TASKMANAGER_JVM_PAUSE."""
+        [v] = run(with_event(self.base(), ev(JvmPause, T0 + 36_000, "tm01.example.com", "taskmanager",
+                                               pause_ms=35_000, gc=True)))
+        assert v.root_cause.code == "TASKMANAGER_JVM_PAUSE"
+
+    def test_quiet_covered_logs_are_unexplained(self) -> None:
+        """DataNode logs cover the write and show nothing → UNEXPLAINED."""
+        [v] = run(self.base())
+        assert v.root_cause.code == "UNEXPLAINED"
+
+    def test_missing_datanode_logs_are_insufficient_data(self) -> None:
+        """Only Flink logs → INSUFFICIENT_DATA, the pipeline DataNodes listed as missing."""
+        [v] = run(failure())
+        assert v.root_cause.code == "INSUFFICIENT_DATA"
+        assert {m.host for m in v.missing if m.role == "datanode"} >= {"10.20.30.42:9866"}
+
+    def test_scanner_far_from_the_failure_is_not_blamed(self) -> None:
+        """A scan 20 minutes earlier on the same DataNode explains nothing."""
+        [v] = run(with_event(self.base(), *scanner("dn02.example.com", T0 - 1_200_000, 37_000)))
+        assert v.root_cause.code == "UNEXPLAINED"
+
+    def test_recurrence_links_failures_of_one_job(self) -> None:
+        """Three scanner failures 15 min apart → the third says count 3, interval 15 min."""
+        events = noise(T0 - 600_000, T0 + 2_400_000)
+        for k in range(3):
+            at = T0 + k * 900_000
+            events += failure(chk=60 + k, at=at) + scanner("dn02.example.com", at + 37_600, 37_000)
+        verdicts = run(sorted(events, key=lambda e: e.ts_ms))
+        assert [v.root_cause.code for v in verdicts] == ["HDFS_DIRECTORY_SCAN"] * 3
+        rec = verdicts[-1].recurrence
+        assert rec is not None and (rec.count, rec.typical_interval_ms) == (3, 900_000)
+
+
+class TestNoise:
+    def test_declines_caused_by_a_restart_make_no_verdict(self) -> None:
+        """'Task … was not running' declines during a restart are consequences, not failures to explain."""
+        from correlator.core.events import CheckpointDeclined
+
+        events = noise(T0 - 60_000, T0 + 300_000) + [
+            ev(CheckpointDeclined, T0 + 1_000, "jm01.example.com", "jobmanager",
+               job_id="1a3bc71ac57f33961637adf340e9c28f", checkpoint_id=61, reason="org.apache.flink.runtime.checkpoint.decline."
+               "CheckpointDeclineTaskNotReadyException: Task Source (1/1) was not running")]
+        assert run(sorted(events, key=lambda e: e.ts_ms)) == []
+
+
+class TestBacklogSkew:
+    def test_evidence_waits_for_a_lagging_source(self) -> None:
+        """After an outage the HDFS partitions may replay 45 minutes ahead of the Flink one: the scanner's lock
+        report must still be there when the checkpoint's failure finally arrives."""
+        events = sorted(seed() + [e for e in noise(T0 + 400_000, T0 + 2_700_000) if e.role == "datanode"],
+                        key=lambda e: e.ts_ms)
+        hdfs = [e for e in events if e.role in ("datanode", "namenode")]
+        flink = [e for e in events if e.role not in ("datanode", "namenode")]
+        before = [e for e in flink if e.ts_ms < T0 - 60_000]
+        [v] = run(before + hdfs + flink[len(before):], EngineConfig(evict_every=1))
+        assert (v.checkpoint_id, v.root_cause.code) == (60, "HDFS_DIRECTORY_SCAN")
+
+    def test_evidence_waits_for_a_flink_topic_read_later(self) -> None:
+        """The HDFS topic may be read entirely before the first Flink line arrives at all."""
+        events = sorted(seed() + [e for e in noise(T0 + 400_000, T0 + 2_700_000) if e.role == "datanode"],
+                        key=lambda e: e.ts_ms)
+        hdfs = [e for e in events if e.role in ("datanode", "namenode")]
+        flink = [e for e in events if e.role not in ("datanode", "namenode")]
+        [v] = run(hdfs + flink, EngineConfig(evict_every=1))
+        assert (v.checkpoint_id, v.root_cause.code) == (60, "HDFS_DIRECTORY_SCAN")

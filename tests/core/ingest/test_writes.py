@@ -1,0 +1,119 @@
+"""Routine block writes are counted at ingest; slow, stalled and address-telling write lines become events."""
+
+from __future__ import annotations
+
+from correlator.core.events import BlockWrite, SourceProgress
+from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
+
+DN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
+BP = "BP-1473651231-10.20.30.40-1546300800000"
+HINT = SourceHint(cluster="c", host="dn1", file="/l/hadoop-hdfs-datanode-dn1.log", role="datanode", family="hdfs")
+
+
+def receiving(ts: str, blk: int) -> str:
+    return f"2020-01-02 {ts} INFO {DN}: Receiving {BP}:blk_{blk}_1 src: /10.20.30.41:53412 dest: /10.20.30.42:9866"
+
+
+def finished(ts: str, blk: int, ns: int = 1_812_345) -> str:
+    return (f"2020-01-02 {ts} INFO {DN}.clienttrace: src: /10.20.30.41:53412, dest: /10.20.30.42:9866, bytes: 8761, "
+            f"op: HDFS_WRITE, cliID: DFSClient_NONMAPREDUCE_-1340311245_88, offset: 0, srvID: 6f0a7c9e, blockid: "
+            f"{BP}:blk_{blk}_1, duration(ns): {ns}")
+
+
+def responder(ts: str, blk: int) -> str:
+    return f"2020-01-02 {ts} INFO {DN}: PacketResponder: {BP}:blk_{blk}_1, type=LAST_IN_PIPELINE terminating"
+
+
+def writes(lines: list[str], *, blocks: bool = True, slow_ms: int = 1000) -> list[BlockWrite]:
+    ingest = Ingest(IngestConfig(slow_write_ms=slow_ms))
+    data = ("\n".join(lines) + "\n").encode()
+    if blocks:
+        out = ingest.feed_block(data, file_ref="/l/dn1.log", first_line=1, hint=HINT)
+    else:
+        out = [o for i, line in enumerate(lines) for o in ingest.feed_line(line, ref=f"x:{i}", hint=HINT)]
+    out += ingest.flush_all()
+    return [o for o in out if isinstance(o, BlockWrite)]
+
+
+FIRST = [receiving("09:00:00,000", 1), finished("09:00:00,010", 1), responder("09:00:00,011", 1)]
+
+
+class TestWriteTracker:
+    def test_first_write_tells_the_address(self) -> None:
+        """The first write of a DataNode is emitted whole (its dest is the DataNode's ip:port)."""
+        got = writes(FIRST)
+        assert [(w.phase, w.dest) for w in got] == [("receiving", "10.20.30.42:9866"), ("finished", "10.20.30.42:9866")]
+
+    def test_fast_writes_are_counted_not_emitted(self) -> None:
+        """Writes that end within the threshold cost no event, in blocks and line by line."""
+        fast = [line for b in range(2, 50) for line in (receiving(f"09:00:{b:02d},000", b),
+                                                         finished(f"09:00:{b:02d},300", b),
+                                                         responder(f"09:00:{b:02d},301", b))]
+        for blocks in (True, False):
+            assert len(writes(FIRST + fast, blocks=blocks)) == 2
+
+    def test_slow_write_emits_start_and_end(self) -> None:
+        """A clienttrace 37 s after its Receiving (with only 1.8 ms of packet work) is a stalled write."""
+        got = writes(FIRST + [receiving("09:00:01,000", 7), finished("09:00:38,500", 7)])
+        assert [(w.phase, w.block.endswith("blk_7_1")) for w in got[2:]] == [("receiving", True), ("finished", True)]
+
+    def test_slow_duration_is_emitted(self) -> None:
+        """A ten-digit duration(ns) is slow even when the line comes soon after the start."""
+        got = writes(FIRST + [receiving("09:00:01,000", 7), finished("09:00:01,100", 7, ns=2_500_000_000)])
+        assert [w.phase for w in got[2:]] == ["receiving", "finished"]
+        assert got[-1].duration_ms == 2500
+
+    def test_open_past_threshold_is_emitted_when_the_clock_passes(self) -> None:
+        """A write still open a second later is emitted as soon as a later line shows the time has passed."""
+        ingest = Ingest(IngestConfig())
+        ingest.feed_block(("\n".join(FIRST + [receiving("09:00:01,000", 7)]) + "\n").encode(),
+                          file_ref="f", first_line=1, hint=HINT)
+        out = ingest.feed_block((receiving("09:00:02,500", 8) + "\n").encode(), file_ref="f", first_line=5, hint=HINT)
+        assert [w.block for w in out if isinstance(w, BlockWrite)] == [f"{BP}:blk_7_1"]
+
+    def test_never_ended_writes_are_emitted_at_the_end(self) -> None:
+        """At the end of the input a write that never finished is still evidence."""
+        got = writes(FIRST + [receiving("09:00:01,000", 7)])
+        assert [w.phase for w in got[2:]] == ["receiving"]
+
+    def test_snapshot_round_trip_keeps_open_writes(self) -> None:
+        """An open write survives snapshot → restore and is decided by the restored ingest."""
+        ingest = Ingest(IngestConfig())
+        ingest.feed_block(("\n".join(FIRST + [receiving("09:00:01,000", 7)]) + "\n").encode(),
+                          file_ref="f", first_line=1, hint=HINT)
+        restored = Ingest.restore(IngestConfig(), ingest.snapshot())
+        out = restored.feed_block((finished("09:00:09,000", 7) + "\n").encode(), file_ref="f", first_line=5, hint=HINT)
+        assert [w.phase for w in out if isinstance(w, BlockWrite)] == ["receiving", "finished"]
+        assert restored.stats["routine_writes"] == 0
+
+
+class TestFeedRecords:
+    def test_a_batch_of_records_gives_what_record_by_record_gives(self) -> None:
+        """One scan over a batch's joined values yields the events (and refs) of feeding each record alone."""
+        lines = FIRST + [receiving("09:00:01,000", 7), finished("09:00:38,500", 7),
+                         "2020-01-02 09:00:39,000 WARN org.apache.hadoop.util.JvmPauseMonitor: Detected pause in JVM "
+                         "or host machine (eg GC): pause of approximately 1520ms", "GC pool 'ParNew' had collection(s)"]
+        values = [line.encode() for line in lines]
+        offsets = list(range(100, 100 + len(values)))
+        headers = {"cluster": b"c", "host": b"dn1", "role": b"datanode"}
+        one = Ingest(IngestConfig())
+        by_record = [o for v, off in zip(values, offsets)
+                     for o in one.feed(v, ref=f"logs.hdfs/0@{off}", headers=headers, key=b"dn1/dn.log")]
+        by_record += one.flush_all()
+        batch = Ingest(IngestConfig())
+        got = batch.feed_records(values, offsets, stream_ref="logs.hdfs/0", key=b"dn1/dn.log", headers=headers)
+        got += batch.flush_all()
+        progress = [o for o in got if isinstance(o, SourceProgress)]
+        assert progress and progress[0].ts_ms == min(o.ts_ms for o in by_record if isinstance(o, SourceProgress))
+        assert progress[-1].ts_ms == max(o.ts_ms for o in by_record if isinstance(o, SourceProgress))
+        # the block path skips noise between hits, so it samples a source's time more sparsely than record by record
+        got = [o for o in got if not isinstance(o, SourceProgress)]
+        assert got == [o for o in by_record if not isinstance(o, SourceProgress)]
+        assert [e.type for e in got] == ["block_write", "block_write", "block_write", "block_write", "jvm_pause"]
+        assert got[2].ref == "logs.hdfs/0@103"
+
+    def test_envelopes_and_binary_go_record_by_record(self) -> None:
+        """A batch holding a JSON envelope or a binary value is decoded per record: errors keep their reasons."""
+        batch = Ingest(IngestConfig())
+        got = batch.feed_records([b'{"message": 5}', bytes(range(256))], [1, 2], stream_ref="logs.hdfs/0")
+        assert sorted(e.reason for e in got) == ["bad_envelope", "binary"]
