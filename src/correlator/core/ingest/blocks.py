@@ -12,10 +12,12 @@ from typing import Any
 from correlator.core.ingest.multiline import RECORD_START_BYTES
 from correlator.core.ingest.prefilter import WRITE_FROM
 from correlator.core.ingest.progress import local_stamp
+from correlator.core.ingest.write_batch import CLOSE_BYTES, OBSERVE, OPEN, OPEN_BYTES, Step, WritePlan, plan_writes
 from correlator.core.ingest.writes import Line, block_at, duration_at
 
 OPEN_INDEX = WRITE_FROM
 """Phrase index of ``Receiving BP-`` (``CLOSE_PHRASE`` follows it)."""
+CLOSE_INDEX = WRITE_FROM + 1
 
 
 class BlockReader:
@@ -57,25 +59,86 @@ class BlockReader:
         if self.key in self.ingest._stitcher.open:
             while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
                 self._feed_to(self._line_end(self.pos))
-        for hit, index in self.ingest.scanner.hits(block):
+        hits = self.ingest.scanner.hits(block)
+        plan = self._plan(hits)
+        steps = plan.steps if plan is not None else []
+        step = 0
+        for hit, index in hits:
             if hit < self.pos:
                 continue
             if index >= WRITE_FROM:
-                self._write_fast(hit, index == OPEN_INDEX)
+                if plan is None:
+                    self._write_fast(hit, index == OPEN_INDEX)
                 continue
-            self._skip_to(self._record_start(hit))
+            start = self._record_start(hit)
+            while step < len(steps) and steps[step].at < start:
+                self._step(steps[step])
+                step += 1
+            self._skip_to(start)
             self._feed_to(self._line_end(hit))
             while self.pos < n:
                 starts = RECORD_START_BYTES.match(block, self.pos) is not None
+                if starts and plan is not None and self._is_write_line(self.pos):
+                    self._close_candidate()  # the write line itself was decided by the plan
+                    break
                 self._feed_to(self._line_end(self.pos))
                 if starts and not self._open_is_candidate():
                     break
+        for rest in steps[step:]:
+            self._step(rest)
         if self.pos < n:
             self._skip_to(self._record_start(n - 1))
-            if self.pos < self.decided_until:  # the last line was a write decided on the fast path
+            if plan is not None and self._is_write_line(self.pos):
+                self.decided_until = n
+            if self.pos < self.decided_until:  # the last line was a write decided without being read
                 self._skip_to(n)
             else:
                 self._feed_to(n)
+
+    def _plan(self, hits: list[tuple[int, int]]) -> WritePlan | None:
+        """The block's writes decided together, once the source's address is known (see ``write_batch``)."""
+        tracker = self.ingest.writes
+        source = tracker.addressed(self.key)
+        if source is None:
+            return None
+        pos = self.pos
+        open_at = [hit for hit, index in hits if index == OPEN_INDEX and hit >= pos]
+        close_at = [hit for hit, index in hits if index == CLOSE_INDEX and hit >= pos]
+        plan = plan_writes(self.block, pos, open_at, close_at, {b: o[0] for b, o in source.open.items()},
+                           tracker.slow_ms, tracker.stamp_at)
+        if plan is not None:
+            tracker.routine += plan.routine
+            source.touched_ms = self.now_ms
+        return plan
+
+    def _step(self, step: Step) -> None:
+        """One step of the plan, at a write line (or, for a deadline, the line where the clock passes it): like that
+        write line on the line-by-line path, it first ends the source's open record."""
+        self._close_candidate()
+        tracker = self.ingest.writes
+        source = tracker.addressed(self.key)
+        assert source is not None
+        lines: list[Line] = []
+        if step.kind == OBSERVE:
+            tracker.observe(source, step.ts_ms, lines, self._materialise)
+        else:
+            tracker.decide(source, step.ts_ms, step.block, step.kind == OPEN, step.duration_ms, (None, None, step.at),
+                           lines, self._materialise)
+        if lines:
+            self.ingest._parse_lines(lines, self.out)
+
+    def _is_write_line(self, at: int) -> bool:
+        end = self.block.find(b"\n", at)
+        end = len(self.block) if end < 0 else end
+        return self.block.find(OPEN_BYTES, at, end) >= 0 or self.block.find(CLOSE_BYTES, at, end) >= 0
+
+    def _close_candidate(self) -> None:
+        """A write line ends the source's open record, as on the line-by-line path."""
+        pending = self.ingest._stitcher.open.get(self.key)
+        if pending is not None and pending.candidate:
+            closed = self.ingest._stitcher.close(self.key)
+            if closed is not None:
+                self.ingest._safe_record(closed, self.out)
 
     def _ref(self, line_no: int) -> str:
         if self.offsets is None:

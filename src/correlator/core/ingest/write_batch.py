@@ -1,0 +1,135 @@
+"""A block's block-write lines decided together: a routine write never reaches Python line by line.
+
+On a busy DataNode most lines are the ``Receiving …`` and the clienttrace ``op: HDFS_WRITE … duration(ns)`` of
+writes that start and end within one block. Two ``findall`` passes (C speed) give every start's block id and every
+end's block id and duration; set operations pair them, and a pair whose end reports less than ``slow_ms`` is counted
+and forgotten (the clienttrace duration spans the whole write, from before its ``Receiving`` line to its end).
+
+What is left is few, and goes through the tracker's own rules at its own byte offset, so the block's events keep the
+order of its lines: writes that were slow, ends whose start came in an earlier block, starts still open at the
+block's end, and the moments the source's clock passes an open write's deadline (found by binary search on the
+lines' stamps). A block whose phrases the patterns do not all explain, or that names one block id twice, is left to
+the line-by-line path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+OPEN_BYTES = b"Receiving BP-"
+CLOSE_BYTES = b"op: HDFS_WRITE"
+_OPEN = re.compile(rb"Receiving BP-[^:\s]*:(blk_\d+)_")
+_CLOSE = re.compile(
+    rb"op: HDFS_WRITE, cliID: [^,\n]*, offset: [^,\n]*, srvID: [^,\n]*, blockid: [^:\s]*:(blk_\d+)_\d+, "
+    rb"duration(?:\(ns\))?: (\d+)"
+)
+
+OBSERVE, OPEN, CLOSE = 0, 1, 2
+"""Kinds of step; at one offset an observation comes first, as the line-by-line path observes before deciding."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One thing the tracker must do at byte ``at`` (a line start): see the clock reach ``ts_ms``, or decide a write."""
+
+    at: int
+    kind: int
+    ts_ms: int
+    block: str = ""
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WritePlan:
+    routine: int
+    """Writes started and ended fast within the block: counted, never looked at again."""
+    steps: list[Step]
+    """Everything else, by ascending offset."""
+
+
+StampAt = Callable[[bytes, int], "int | None"]
+
+
+def plan_writes(block: bytes, start: int, open_at: list[int], close_at: list[int], open_before: Mapping[str, int],
+                slow_ms: int, stamp_at: StampAt) -> WritePlan | None:
+    """The plan for ``block[start:]`` of one source. ``open_at`` / ``close_at``: the offsets where the scanner found
+    each start and end phrase there, in order; ``open_before``: the source's writes still open (block id → start
+    ms). ``None`` when the block needs the line-by-line path."""
+    opens = _OPEN.findall(block, start)
+    closes = _CLOSE.findall(block, start)
+    if len(opens) != len(open_at) or len(closes) != len(close_at):
+        return None
+    ended = dict(closes)
+    started = set(opens)
+    if len(started) != len(opens) or len(ended) != len(closes):
+        return None
+    slow_ns = slow_ms * 1_000_000
+    digits = len(str(slow_ns))
+    slow = {b for b, d in closes if len(d) >= digits and int(d) >= slow_ns}
+    opened_at = dict(zip(opens, open_at))
+    ended_at = dict(zip((b for b, _ in closes), close_at))
+    paired = started & ended.keys()
+    slow |= _late_ends(block, paired - slow, opened_at, ended_at, slow_ms, stamp_at)
+    routine = len(paired - slow)
+    wanted_ends = (ended.keys() - started) | (paired & slow)
+    wanted_starts = (started - ended.keys()) | (paired & slow)
+    steps: list[Step] = []
+    for raw in wanted_starts:
+        at = max(start, block.rfind(b"\n", 0, opened_at[raw]) + 1)
+        ts = stamp_at(block, at)
+        if ts is None:
+            return None
+        steps.append(Step(at, OPEN, ts, raw.decode("ascii")))
+    for raw in wanted_ends:
+        at = max(start, block.rfind(b"\n", 0, ended_at[raw]) + 1)
+        ts = stamp_at(block, at)
+        if ts is None:
+            return None
+        steps.append(Step(at, CLOSE, ts, raw.decode("ascii"), int(ended[raw]) // 1_000_000))
+    deadlines = sorted({ts + slow_ms for ts in open_before.values()}
+                       | {s.ts_ms + slow_ms for s in steps if s.kind == OPEN})
+    write_lines = sorted(open_at + close_at) if deadlines else []
+    for deadline in deadlines:
+        passed = _first_write_at_or_after(block, write_lines, deadline, stamp_at)
+        if passed is None:
+            break  # the rest of the deadlines lie beyond the block's writes: the block-end clock takes them
+        steps.append(Step(passed, OBSERVE, deadline))
+    steps.sort(key=lambda s: (s.at, s.kind))
+    return WritePlan(routine, steps)
+
+
+def _late_ends(block: bytes, pairs: set[bytes], opened_at: Mapping[bytes, int], ended_at: Mapping[bytes, int],
+               slow_ms: int, stamp_at: StampAt) -> set[bytes]:
+    """Pairs that ended ``slow_ms`` or more after they started by their lines' stamps, although the clienttrace
+    duration was short: it times only the last packet's acknowledgement, not the whole write.
+
+    Two lines stamped within the same second (their first 19 bytes equal) are less than a second apart; only the
+    other pairs, and all of them when ``slow_ms`` is under a second, have their stamps read."""
+    late: set[bytes] = set()
+    same_second_is_fast = slow_ms >= 1000
+    for raw in pairs:
+        o = block.rfind(b"\n", 0, opened_at[raw]) + 1
+        c = block.rfind(b"\n", 0, ended_at[raw]) + 1
+        if same_second_is_fast and block[o:o + 19] == block[c:c + 19]:
+            continue
+        began, ended = stamp_at(block, o), stamp_at(block, c)
+        if began is None or ended is None or ended - began >= slow_ms:
+            late.add(raw)
+    return late
+
+
+def _first_write_at_or_after(block: bytes, write_hits: list[int], ts_ms: int, stamp_at: StampAt) -> int | None:
+    """Start of the first write line (``write_hits``: where its phrase is, ascending) stamped ``ts_ms`` or later:
+    the line-by-line path looks at the source's clock on write lines only. Lines are in time order within a
+    source, so a binary search finds it; ``None`` if there is none."""
+    lo, hi = 0, len(write_hits)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        ts = stamp_at(block, block.rfind(b"\n", 0, write_hits[mid]) + 1)
+        if ts is not None and ts >= ts_ms:
+            hi = mid
+        else:
+            lo = mid + 1
+    return block.rfind(b"\n", 0, write_hits[lo]) + 1 if lo < len(write_hits) else None

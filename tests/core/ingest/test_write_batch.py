@@ -1,0 +1,87 @@
+"""A block's writes decided together give exactly the events and counts of deciding each line on its own."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from correlator.core.events import BlockWrite, JvmPause
+from correlator.core.ingest.ingest import Ingest, IngestConfig
+from tests.core.ingest.test_writes import HINT, finished, receiving, responder
+
+NOISE = ("2020-01-02 {ts} INFO org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace: src: /10.20.30.42:9866, "
+         "dest: /10.20.31.9:47499, bytes: 5557, op: HDFS_READ, cliID: DFSClient_NONMAPREDUCE_686406189_88, offset: 0, "
+         "srvID: 6f0a7c9e, blockid: BP-1:blk_99_1, duration(ns): 60787850")
+PAUSE = ("2020-01-02 {ts} WARN org.apache.hadoop.util.JvmPauseMonitor: Detected pause in JVM or host machine (eg GC): "
+         "pause of approximately 1520ms")
+
+
+def _stamp(ms: int) -> str:
+    s, milli = divmod(ms, 1000)
+    m, s = divmod(s, 60)
+    h, m = divmod(m, 60)
+    return f"{9 + h:02d}:{m:02d}:{s:02d},{milli:03d}"
+
+
+_WRITE = st.tuples(
+    st.integers(0, 900),  # gap after the previous write started, ms
+    st.one_of(st.integers(1, 400), st.integers(900, 3000), st.none()),  # until it ends by the stamps (None: never)
+    st.one_of(st.integers(1, 300), st.integers(990, 2500)),  # the clienttrace duration, ms
+)
+
+
+def _log(writes: list[tuple[int, int | None, int]], noise_every: int) -> list[str]:
+    timed: list[tuple[int, int, str]] = []
+    at = 0
+    for n, (gap, length, duration) in enumerate(writes, start=1):
+        at += gap
+        timed.append((at, len(timed), receiving(_stamp(at), n)))
+        if length is not None:
+            timed.append((at + length, len(timed), finished(_stamp(at + length), n, duration * 1_000_000)))
+            timed.append((at + length + 1, len(timed), responder(_stamp(at + length + 1), n)))
+        if noise_every and n % noise_every == 0:
+            other = PAUSE if n % (2 * noise_every) == 0 else NOISE
+            timed.append((at + gap // 2, len(timed), other.format(ts=_stamp(at + gap // 2))))
+    return [line for _, _, line in sorted(timed)]
+
+
+def _decided(lines: list[str], cuts: list[int] | None) -> tuple[list[tuple[str, str, int, int | None]], int]:
+    """Block writes in the order they came out, and the routine count; lines fed one by one (``cuts`` None) or as
+    blocks cut before ``cuts``."""
+    ingest = Ingest(IngestConfig())
+    out = []
+    if cuts is None:
+        for i, line in enumerate(lines):
+            out += ingest.feed_line(line, ref=f"dn1.log:{i + 1}", hint=HINT)
+    else:
+        edges = [0, *sorted({c for c in cuts if 0 < c < len(lines)}), len(lines)]
+        for a, b in zip(edges, edges[1:]):
+            data = ("\n".join(lines[a:b]) + "\n").encode()
+            out += ingest.feed_block(data, file_ref="dn1.log", first_line=a + 1, hint=HINT)
+    out += ingest.flush_all()
+    got = [(o.phase, o.block, o.ts_ms, o.duration_ms) if isinstance(o, BlockWrite) else (o.type, "", o.ts_ms, None)
+           for o in out if isinstance(o, (BlockWrite, JvmPause))]
+    return got, ingest.writes.routine
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WRITE, min_size=1, max_size=60), st.integers(0, 7), st.lists(st.integers(1, 200), max_size=6))
+def test_blocks_decide_writes_as_lines_do(writes: list[tuple[int, int | None, int]], noise_every: int,
+                                          cuts: list[int]) -> None:
+    lines = _log(writes, noise_every)
+    lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
+    # Blocks end on a write line: the block path also reads the source's clock off a block's last line, any line,
+    # where the line-by-line path reads it off write lines only; that can only move a stalled write's event later.
+    ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
+    blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
+    assert _decided(lines, blocks) == _decided(lines, None)  # from the second block on the address is known
+
+
+def test_a_write_whose_lines_are_seconds_apart_is_slow_although_its_duration_is_short() -> None:
+    """The clienttrace duration times only the last packet's acknowledgement; the stamps tell the whole write."""
+    lines = [*_log([(0, 10, 5)], 0), receiving("09:00:01,000", 2), finished("09:00:04,500", 2, 2_000_000),
+             responder("09:00:04,501", 2), receiving("09:00:05,000", 3), finished("09:00:05,020", 3, 2_000_000)]
+    got, routine = _decided(lines, [3])
+    assert [(phase, block[-7:]) for phase, block, _, _ in got if not block.endswith("blk_1_1")] == [
+        ("receiving", "blk_2_1"), ("finished", "blk_2_1")]
+    assert routine == 1
