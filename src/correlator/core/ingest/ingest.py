@@ -295,7 +295,7 @@ class Ingest:
         self._stats.records += 1
         self._progress_line(line, origin, self._source(origin), ref, out)
         lines: list[Line] = []
-        self.writes.line(key, origin, line, ref, now_ms, lines)
+        self.writes.line(key, origin, line, ref, now_ms, lines, self.materialise)
         if not lines:
             self._stats.noise += 1
         self._parse_lines(lines, out)

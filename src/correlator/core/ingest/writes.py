@@ -64,8 +64,10 @@ class WriteTracker:
         self._minutes: dict[str, int] = {}
         self._byte_minutes: dict[bytes, int] = {}
 
-    def line(self, key: str, origin: dict[str, Any], text: str, ref: str, now_ms: int | None, out: list[Line]) -> None:
-        """One write line (it holds ``OPEN_PHRASE`` or ``CLOSE_PHRASE``) of source ``key``; ``now_ms`` processing time."""
+    def line(self, key: str, origin: dict[str, Any], text: str, ref: str, now_ms: int | None, out: list[Line],
+             materialise: Materialise | None = None) -> None:
+        """One write line (it holds ``OPEN_PHRASE`` or ``CLOSE_PHRASE``) of source ``key``; ``now_ms`` processing time.
+        ``materialise`` makes the text of open writes still in the block being read (their lines were not decoded)."""
         source = self._sources.get(key)
         if source is None:
             source = self._sources[key] = _Source(origin)
@@ -82,7 +84,7 @@ class WriteTracker:
                 source.stalled[block] = ts
             return
         opening = OPEN_PHRASE in text
-        self.decide(source, ts, block, opening, 0 if opening else _duration_ms(text), (text, ref, 0), out, None)
+        self.decide(source, ts, block, opening, 0 if opening else _duration_ms(text), (text, ref, 0), out, materialise)
 
     def addressed(self, key: str) -> _Source | None:
         """The source, if its address is already known (then its routine writes can take the fast path)."""
