@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fake_slack import FakeSlack
 from tests.support.services import KafkaBroker, RedisServer
 from tests.support.worker import Stack, WorkerProcess
 
@@ -67,3 +68,11 @@ def workers(stack: Stack) -> Iterator[list[WorkerProcess]]:
     yield started
     for worker in started:
         worker.stop()
+
+
+@pytest.fixture
+def slack(request: pytest.FixtureRequest) -> Iterator[FakeSlack]:
+    """The local Slack Web API double, accepting the token named ``TOKEN`` in the calling test module."""
+    fake = FakeSlack(token=request.module.TOKEN).start()
+    yield fake
+    fake.stop()

@@ -9,7 +9,6 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +50,6 @@ def verdict_topic(kafka_bootstrap: str, tmp_path: Path) -> tuple[str, int]:
         producer.produce(topic, key=f"{v['cluster']}/{v.get('job_id')}".encode(), value=json.dumps(v).encode())
     assert producer.flush(30) == 0
     return topic, len(verdicts)
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    fake = FakeSlack(token=TOKEN).start()
-    yield fake
-    fake.stop()
 
 
 def deliver(bootstrap: str, topic: str, slack: FakeSlack, redis_url: str, namespace: str) -> None:

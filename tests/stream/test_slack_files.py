@@ -28,13 +28,6 @@ def verdicts() -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    fake = FakeSlack(token=TOKEN).start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
 def make_bot(slack: FakeSlack, redis_url: str, unique: str) -> Iterator[Callable[..., SlackBot]]:
     """Replicas of one deployment (one Redis namespace), each with its own Slack client and file uploader."""
     opened: list[Any] = []

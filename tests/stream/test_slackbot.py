@@ -39,13 +39,6 @@ def verdicts(path: Path = RECURRING) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    fake = FakeSlack(token=TOKEN).start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
 def make_bot(slack: FakeSlack, redis_url: str, unique: str) -> Iterator[Callable[..., SlackBot]]:
     """Bots sharing one namespace (replicas of one deployment) unless told otherwise."""
     stores: list[RedisIncidentStore] = []
