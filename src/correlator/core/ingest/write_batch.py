@@ -18,8 +18,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-OPEN_BYTES = b"Receiving BP-"
-CLOSE_BYTES = b"op: HDFS_WRITE"
+from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
+
+OPEN_BYTES = OPEN_PHRASE.encode()
+CLOSE_BYTES = CLOSE_PHRASE.encode()
 _OPEN = re.compile(rb"Receiving BP-[^:\s]*:(blk_\d+)_")
 _CLOSE = re.compile(
     rb"op: HDFS_WRITE, cliID: [^,\n]*, offset: [^,\n]*, srvID: [^,\n]*, blockid: [^:\s]*:(blk_\d+)_\d+, "
