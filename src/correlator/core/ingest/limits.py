@@ -28,7 +28,7 @@ def epoch_ms(value: int | float) -> int:
         raise OutOfRange(f"timestamp {value} is not a finite number")
     if not -1e15 < value < 1e15:
         raise OutOfRange(f"timestamp {_shown(value)} outside 1970..2200")
-    ms = int(value * 1000) if abs(value) < 1e11 else int(value)
+    ms = round(value * 1000) if abs(value) < 1e11 else int(value)  # round: 1095403325.86 * 1000 is 1095403325859.9998
     if not EPOCH_MS_MIN <= ms <= EPOCH_MS_MAX:
         raise OutOfRange(f"timestamp {value!r} outside 1970..2200")
     return ms
