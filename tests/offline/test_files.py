@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from correlator.adapters.scanners import available_scanners, fastest_scanner
@@ -132,6 +132,7 @@ POOL = [NOISE_DN, TM_NOISE, TRIGGER, EXPIRED, SLOW_ACK, *LOCK, *BANNER, "\tat or
 class TestBlockPath:
     @settings(max_examples=150, deadline=None)
     @given(st.lists(st.sampled_from(POOL), max_size=60), st.lists(st.integers(min_value=1, max_value=400), max_size=6))
+    @example([NOISE_DN, TM_NOISE, POOL[-1]], [])  # a noise record open when a write line comes: file order still holds
     def test_blocks_equal_lines(self, lines: list[str], cuts: list[int]) -> None:
         """Any split into blocks gives exactly the events of feeding the same file line by line."""
         data = ("\n".join(lines) + "\n").encode() if lines else b""

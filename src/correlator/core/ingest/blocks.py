@@ -79,7 +79,7 @@ class BlockReader:
             while self.pos < n:
                 starts = RECORD_START_BYTES.match(block, self.pos) is not None
                 if starts and plan is not None and self._is_write_line(self.pos):
-                    self._close_candidate()  # the write line itself was decided by the plan
+                    self.ingest.end_open_record(self.key, self.out)  # the write line itself was decided by the plan
                     break
                 self._feed_to(self._line_end(self.pos))
                 if starts and not self._open_is_candidate():
@@ -114,7 +114,7 @@ class BlockReader:
     def _step(self, step: Step) -> None:
         """One step of the plan, at a write line (or, for a deadline, the line where the clock passes it): like that
         write line on the line-by-line path, it first ends the source's open record."""
-        self._close_candidate()
+        self.ingest.end_open_record(self.key, self.out)
         tracker = self.ingest.writes
         source = tracker.addressed(self.key)
         assert source is not None
@@ -132,13 +132,6 @@ class BlockReader:
         end = len(self.block) if end < 0 else end
         return self.block.find(OPEN_BYTES, at, end) >= 0 or self.block.find(CLOSE_BYTES, at, end) >= 0
 
-    def _close_candidate(self) -> None:
-        """A write line ends the source's open record, as on the line-by-line path."""
-        pending = self.ingest._stitcher.open.get(self.key)
-        if pending is not None and pending.candidate:
-            closed = self.ingest._stitcher.close(self.key)
-            if closed is not None:
-                self.ingest._safe_record(closed, self.out)
 
     def _ref(self, line_no: int) -> str:
         if self.offsets is None:

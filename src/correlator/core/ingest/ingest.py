@@ -287,11 +287,7 @@ class Ingest:
     def _write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
                     out: list[Output]) -> None:
         """A block-write line: it ends the source's open record, then the tracker decides whether it matters."""
-        pending = self._stitcher.open.get(key)
-        if pending is not None and pending.candidate:
-            closed = self._stitcher.close(key)
-            if closed is not None:
-                self._safe_record(closed, out)
+        self.end_open_record(key, out)
         self._stats.records += 1
         self._progress_line(line, origin, self._source(origin), ref, out)
         lines: list[Line] = []
@@ -299,6 +295,13 @@ class Ingest:
         if not lines:
             self._stats.noise += 1
         self._parse_lines(lines, out)
+
+    def end_open_record(self, key: str, out: list[Output]) -> None:
+        """A record start (here a write line) closes the source's open record first, so its time counts in file order."""
+        if key in self._stitcher.open:
+            closed = self._stitcher.close(key)
+            if closed is not None:
+                self._safe_record(closed, out)
 
     def _parse_lines(self, lines: list[Line], out: list[Output]) -> None:
         for item in lines:
