@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from correlator.bench.proc import PeakRss
 from correlator.core.ingest.prefilter import PHRASES, ReScanner, Scanner, grep_pattern
 
 _JOB = "1a3bc71ac57f33961637adf340e9c28f"
@@ -179,12 +180,14 @@ def measure_cli(path: str, size: int, lines: int) -> tuple[Rate, float, int]:
     start = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "correlator.cli", "parse", "--no-errors", path],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    peak = PeakRss(process.pid)
     assert process.stdout is not None
     found = sum(chunk.count(b"\n") for chunk in iter(lambda: process.stdout.read(1 << 16), b""))  # type: ignore[union-attr]
-    _, _, usage = os.wait4(process.pid, 0)
+    peak.stop()
+    _, _, rusage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
-    cpu_us = (usage.ru_utime + usage.ru_stime) * 1e6 / max(1, lines)
-    return Rate("correlator parse FILE (CLI, stdout to a pipe)", seconds, size / 1e6, lines, found), cpu_us, usage.ru_maxrss
+    cpu_us = (rusage.ru_utime + rusage.ru_stime) * 1e6 / max(1, lines)
+    return Rate("correlator parse FILE (CLI, stdout to a pipe)", seconds, size / 1e6, lines, found), cpu_us, peak.kib
 
 
 def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None]) -> tuple[str, int, int]:

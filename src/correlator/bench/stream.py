@@ -31,6 +31,7 @@ from confluent_kafka import Consumer
 from correlator.adapters import topics as topic_admin
 from correlator.adapters.shipping import merged_lines, ship
 from correlator.bench.datanode import routine_share, write_datanode_logs
+from correlator.bench.proc import usage
 from correlator.config import Settings
 from correlator.offline.files import discover
 
@@ -161,15 +162,6 @@ def _quantile(before: dict[str, float], after: dict[str, float], q: float) -> fl
             return lower + (upper - lower) * (rank - below) / max(cumulative - below, 1e-9)
         lower, below = upper, cumulative
     return lower
-
-
-def _proc_usage(pid: int) -> tuple[float, int]:
-    """CPU seconds (user + system) and peak RSS (KiB) of a running process, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    status = Path(f"/proc/{pid}/status").read_text()
-    peak = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
-    return cpu, peak
 
 
 def _corpus(logs: Path, scale: int, datanodes: int, lines_per_datanode: int) -> None:
@@ -306,10 +298,10 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
             events_in = _sum(metrics, raw_prefix, "bench.events.")
             forwarded = _sum(metrics, "correlator_events_total")
             if raw and not first:
-                first, cpu0 = time.monotonic(), _proc_usage(process.pid)[0]
+                first, cpu0 = time.monotonic(), usage(process.pid)[0]
             if raw >= expected and events_in >= forwarded:
                 end = time.monotonic()
-                cpu1, peak = _proc_usage(process.pid)
+                cpu1, peak = usage(process.pid)
                 break
             time.sleep(0.1)
         if not end:

@@ -165,7 +165,7 @@ def read_file(ingest: Ingest, log: LogFile, cluster: str, seen: Overlong | None 
         line = 1
         for block in line_blocks(handle, BLOCK_BYTES, ingest.config.max_line_bytes, seen):
             yield from ingest.feed_block(block, file_ref=log.path, first_line=line, hint=hint)
-            line += block.count(b"\n")
+            line += ingest.block_newlines
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()

@@ -34,7 +34,6 @@ class BlockReader:
         self.block = block
         self.file_ref = file_ref
         self.first_line = first_line
-        self.line_no = first_line
         self.offsets = offsets
         self.now_ms = now_ms
         self.origin = origin
@@ -43,6 +42,10 @@ class BlockReader:
         self.pos = 0
         self.decided_until = 0
         self._counted = (0, first_line)
+        self.fed_newlines = 0
+        """Newlines of the lines handed on one by one; all others were skipped as noise without being counted."""
+        self.newlines = 0
+        """The block's newlines, known once ``run`` ends: the next block's first line follows without a recount."""
 
     def run(self) -> None:
         self._edge_progress(first=True)
@@ -52,6 +55,10 @@ class BlockReader:
         finally:
             self.ingest.writes.settle(self.key, self._materialise)
             self.ingest.materialise = None
+        self.newlines = self._line_at(len(self.block)) - self.first_line
+        skipped = self.newlines - self.fed_newlines
+        self.ingest._stats.lines += skipped
+        self.ingest._stats.noise += skipped
         self._observe_clock(self._edge_progress(first=False))
 
     def _run(self) -> None:
@@ -74,7 +81,7 @@ class BlockReader:
             while step < len(steps) and steps[step].at < start:
                 self._step(steps[step])
                 step += 1
-            self._skip_to(start)
+            self.pos = start
             self._feed_to(self._line_end(hit))
             while self.pos < n:
                 starts = RECORD_START_BYTES.match(block, self.pos) is not None
@@ -87,11 +94,11 @@ class BlockReader:
         for rest in steps[step:]:
             self._step(rest)
         if self.pos < n:
-            self._skip_to(self._record_start(n - 1))
+            self.pos = self._record_start(n - 1)
             if plan is not None and self._is_write_line(self.pos):
                 self.decided_until = n
             if self.pos < self.decided_until:  # the last line was a write decided without being read
-                self._skip_to(n)
+                self.pos = n
             else:
                 self._feed_to(n)
 
@@ -172,22 +179,32 @@ class BlockReader:
     def _materialise(self, at: int) -> tuple[str, str]:
         end = self.block.find(b"\n", at)
         raw = self.block[at:len(self.block) if end < 0 else end]
-        since, line_no = self._counted if at >= self._counted[0] else (0, self.first_line)
-        line_no += self.block.count(b"\n", since, at)
-        self._counted = (at, line_no)  # asked in ascending order mostly: count only the stretch in between
-        return raw.decode("utf-8", errors="replace").removesuffix("\r"), self._ref(line_no)
+        return raw.decode("utf-8", errors="replace").removesuffix("\r"), self._ref(self._line_at(at))
+
+    def _line_at(self, at: int) -> int:
+        """The number of the line holding offset ``at``, counted from the offset asked last (asked mostly in
+        ascending order, so the whole block is counted about once)."""
+        since, number = self._counted
+        if at >= since:
+            number += self.block.count(b"\n", since, at)
+        elif at >= since // 2:
+            number -= self.block.count(b"\n", at, since)
+        else:
+            number = self.first_line + self.block.count(b"\n", 0, at)
+        self._counted = (at, number)
+        return number
 
     def _write_at(self, hit: int) -> None:
         """A block-write line (if the hit starts a record): straight to the tracker, never stitched."""
         start = self.block.rfind(b"\n", 0, hit) + 1
         if start < self.pos or RECORD_START_BYTES.match(self.block, start) is None:
             return
-        self._skip_to(start)
+        self.pos = start
         end = self._line_end(hit)
         line = self.block[start:end].rstrip(b"\n").decode("utf-8", errors="replace").removesuffix("\r")
         self.ingest._stats.lines += 1
-        self.ingest._write_line(self.key, self.origin, line, self._ref(self.line_no), self.now_ms, self.out)
-        self.line_no += 1
+        self.fed_newlines += self.block.count(b"\n", start, end)
+        self.ingest._write_line(self.key, self.origin, line, self._ref(self._line_at(start)), self.now_ms, self.out)
         self.pos = end
 
     def _edge_progress(self, *, first: bool, tries: int = 64) -> str | None:
@@ -198,7 +215,7 @@ class BlockReader:
         for _ in range(tries):
             head = block[at:at + 32].decode("utf-8", errors="replace")
             if local_stamp(head):
-                line_no = self.first_line + (0 if first else block.count(b"\n", 0, at))
+                line_no = self.first_line if first else self._line_at(at)
                 state = self.ingest._source(self.origin)
                 self.ingest._progress_line(head, self.origin, state, self._ref(line_no), self.out)
                 return head
@@ -235,19 +252,14 @@ class BlockReader:
             start = self.block.rfind(b"\n", 0, start - 1) + 1
         return max(start, self.pos)
 
-    def _skip_to(self, end: int) -> None:
-        skipped = self.block.count(b"\n", self.pos, end)
-        self.line_no += skipped
-        self.ingest._stats.lines += skipped
-        self.ingest._stats.noise += skipped
-        self.pos = end
-
     def _feed_to(self, end: int) -> None:
         chunk = self.block[self.pos:end]
+        self.fed_newlines += chunk.count(b"\n")
         if chunk.endswith(b"\n"):
             chunk = chunk[:-1]
+        line_no = self._line_at(self.pos)
         for raw in chunk.split(b"\n"):
             line = raw.decode("utf-8", errors="replace").removesuffix("\r")
-            self.ingest._line(self.key, self.origin, line, self._ref(self.line_no), self.now_ms, self.out)
-            self.line_no += 1
+            self.ingest._line(self.key, self.origin, line, self._ref(line_no), self.now_ms, self.out)
+            line_no += 1
         self.pos = end

@@ -76,6 +76,8 @@ class Ingest:
         self._origins: dict[str, dict[str, Any]] = {}
         self.writes = WriteTracker(self.clock, config.slow_write_ms)
         self.materialise: Materialise | None = None
+        self.block_newlines = 0
+        """Newlines of the block :meth:`feed_block` read last (where the caller's next block starts)."""
         """Set by the block being read: makes the lines of its open writes that are decided before it ends."""
 
     # --- public API ------------------------------------------------------------------------------------------
@@ -118,8 +120,11 @@ class Ingest:
         out: list[Output] = []
         try:
             origin = self._origin(Decoded(text=""), hint)
-            BlockReader(self, block, file_ref, first_line, origin, _key(origin), out).run()
+            reader = BlockReader(self, block, file_ref, first_line, origin, _key(origin), out)
+            reader.run()
+            self.block_newlines = reader.newlines
         except Exception as exc:
+            self.block_newlines = block.count(b"\n")
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{file_ref}:{first_line}", block))
         return out
 
