@@ -141,6 +141,30 @@ class TestScaleOut:
         assert len(got) == len(set(got))
 
 
+class TestLiveStream:
+    def test_a_steady_stream_is_decided_by_its_own_records(
+        self, stack: Stack, workers: list[WorkerProcess], tmp_path: Path
+    ) -> None:
+        """While logs keep flowing (never a moment with nothing in flight), verdicts come from the watermarks, not
+        from the idle timer after the stream stops: a worker that waited for "lag 0" never warmed up on a live
+        cluster."""
+        logs = scenario(tmp_path, "recurring")
+        workers.append(WorkerProcess(stack, "live").start())
+        replay = threading.Thread(target=stack.cli, args=("replay", str(logs), "--cluster", "live", "--speed", "120"),
+                                  kwargs={"timeout": 120})
+        replay.start()
+        try:
+            got = stack.read("verdicts", until=2, timeout_s=45)
+            streaming = replay.is_alive()
+        finally:
+            replay.join(120)
+        assert len(got) >= 2, f"{len(got)} verdicts while the stream flowed: {workers[0].tail()}"
+        assert streaming, "the verdicts came only after the replay ended"
+        count = next(float(line.split()[-1]) for line in workers[0].metrics().splitlines()
+                     if line.startswith("correlator_decision_latency_seconds_count"))
+        assert count >= 1, "no verdict was decided by a live record"
+
+
 class TestOperations:
     def test_sigterm_drains_and_exits_cleanly(self, stack: Stack, tmp_path: Path) -> None:
         """SIGTERM stops the worker with exit 0 and its consumer group has committed what it read."""

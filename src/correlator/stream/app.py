@@ -194,7 +194,7 @@ def create_app(
 
     def caught_up() -> bool:
         """Idleness means 'nothing more is coming'; while this worker still has a backlog, nothing is idle."""
-        return all(lag == 0 for lag in lags.values()) and raw_ingest.caught_up()
+        return all(lag == 0 for lag in lags.values())  # the raw inputs: the probe's (``check_live``)
 
     @app.task
     async def start_raw_ingest() -> None:

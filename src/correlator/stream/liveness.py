@@ -25,7 +25,7 @@ class Status:
     live: bool
     """The broker answered."""
     caught_up: bool
-    """Every assigned input partition has been processed to its end."""
+    """Keeping up: every record that was at an assigned input's end at the previous probe has been processed."""
     fatal: str | None = None
     """A reason to stop: the topics are no longer those the worker started on."""
     behind: str = ""
@@ -48,6 +48,9 @@ class Probe:
         self._admin = AdminClient(settings.kafka_client(**{"log_level": 0}))
         self.topic_ids: dict[str, str] = {}
         """Each topic's id when first seen: a topic deleted and created again under the same name gets a new one."""
+        self.ends_before: dict[tuple[str, int], int] = {}
+        """Each input's end at the previous probe. A steady stream always has a few records in flight, so "caught
+        up" means having read what was there one probe ago: a worker keeping up is, one with a backlog is not."""
 
     def _recreated(self) -> str | None:
         """The first topic whose id differs from the one first seen, as a reason; ``None`` when all are the same."""
@@ -88,6 +91,7 @@ class Probe:
         except KafkaException as exc:
             return Status(False, False, behind=f"cannot reach Kafka at {self.bootstrap}: {exc.args[0].str()}")
         behind = []
+        before, self.ends_before = self.ends_before, {tp: high for tp, (_, high) in ends.items()}
         for tp, (low, high) in ends.items():
             done = processed.get(tp)
             if done is not None and done >= high:
@@ -96,7 +100,7 @@ class Probe:
             if tp[0] in self.transactional:
                 continue
             position = done + 1 if done is not None else committed.get(tp, -1)
-            if high > low and position < high:
+            if high > low and position < min(high, before.get(tp, high)):
                 behind.append(f"{tp[0]}/{tp[1]}")
         return Status(True, not behind and bool(mine), behind=", ".join(behind[:3]))
 

@@ -101,9 +101,6 @@ class RawIngest:
     def healthy(self) -> bool:
         return self.running and self._thread is not None and self._thread.is_alive()
 
-    def caught_up(self) -> bool:
-        return all(lag == 0 for lag in self.lags.values())
-
     def restart_idle(self, now_ms: int) -> None:
         """After an outage every idle clock starts again (applied by the loop's thread before its next tick)."""
         self._restart_idle_at = now_ms
@@ -300,7 +297,7 @@ class _Loop:
                 state.ingest.restart_idle(self.owner._restart_idle_at)
             self.owner._restart_idle_at = None
             return
-        if not (self.owner.live and self.owner.caught_up()):
+        if not self.owner.live:  # the worker's probe: broker answering and every input read (see ``liveness``)
             return
         flushed = [(state, state.flush_idle(now)) for state in self.states.values()]
         flushed = [(state, produced) for state, produced in flushed if produced]
