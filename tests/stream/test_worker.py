@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from correlator.bench.proc import running
 from correlator.offline.analyze import analyze
 from correlator.simulate import generate
 from tests.support.worker import Stack, WorkerProcess
@@ -104,7 +105,13 @@ class TestCrashRecovery:
             if "correlator_records_in_total{topic=\"correlator.events." in text:
                 break
             time.sleep(0.05)
+        children = first.children()
+        assert children, "the worker runs raw ingest in a child process"
         first.kill()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(map(running, children)):
+            time.sleep(0.1)
+        assert not any(map(running, children)), "raw ingest outlived its killed worker"
         replay.join(120)
 
         workers.append(WorkerProcess(stack, "second").start())
@@ -145,9 +152,10 @@ class TestLiveStream:
     def test_a_steady_stream_is_decided_by_its_own_records(
         self, stack: Stack, workers: list[WorkerProcess], tmp_path: Path
     ) -> None:
-        """While logs keep flowing (never a moment with nothing in flight), verdicts come from the watermarks, not
-        from the idle timer after the stream stops: a worker that waited for "lag 0" never warmed up on a live
-        cluster."""
+        """While logs keep flowing (never a moment with nothing in flight), verdicts come while they flow, not after
+        the stream stops: a worker that waited for "lag 0" never warmed up on a live cluster. (Which of the
+        watermarks or a quiet source's idleness decides depends on the logs: this TaskManager is silent for up to
+        26 minutes of log time, 13 s at this speed.)"""
         logs = scenario(tmp_path, "recurring")
         workers.append(WorkerProcess(stack, "live").start())
         replay = threading.Thread(target=stack.cli, args=("replay", str(logs), "--cluster", "live", "--speed", "120"),
@@ -160,9 +168,6 @@ class TestLiveStream:
             replay.join(120)
         assert len(got) >= 2, f"{len(got)} verdicts while the stream flowed: {workers[0].tail()}"
         assert streaming, "the verdicts came only after the replay ended"
-        count = next(float(line.split()[-1]) for line in workers[0].metrics().splitlines()
-                     if line.startswith("correlator_decision_latency_seconds_count"))
-        assert count >= 1, "no verdict was decided by a live record"
 
 
 class TestOperations:

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from confluent_kafka import Consumer, TopicPartition
 
+from correlator.bench.proc import children
 from tests.support.services import ROOT, free_port
 
 CLI = [sys.executable, "-m", "correlator.cli"]
@@ -157,6 +158,10 @@ class WorkerProcess:
     def metrics(self) -> str:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as response:
             return response.read().decode()
+
+    def children(self) -> list[int]:
+        """Pids of the worker's child processes (its raw-ingest process)."""
+        return children(self.process.pid) if self.process is not None else []
 
     def kill(self) -> None:
         """``kill -9``: no drain, no commit."""

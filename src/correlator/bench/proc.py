@@ -20,6 +20,40 @@ def usage(pid: int) -> tuple[float, int]:
     return cpu, peak
 
 
+def tree_usage(pid: int) -> tuple[float, int]:
+    """``usage`` summed over a process and its children (the worker's raw-ingest process): CPU seconds, and the sum
+    of their peaks (an upper bound of the peak they held together)."""
+    cpu, peak = usage(pid)
+    for child in children(pid):
+        try:
+            more_cpu, more_peak = usage(child)
+        except (OSError, IndexError, ValueError):  # exited while listed
+            continue
+        cpu, peak = cpu + more_cpu, peak + more_peak
+    return cpu, peak
+
+
+def children(pid: int) -> list[int]:
+    """Pids of a process's running children (zombies left out)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # exited while listed
+            continue
+        if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+            found.append(int(stat.parent.name))
+    return found
+
+
+def running(pid: int) -> bool:
+    """Neither gone nor a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
 class PeakRss:
     """Samples a child's ``VmHWM`` every ``every_s`` until it exits; ``kib`` is the last value seen."""
 

@@ -31,7 +31,7 @@ from confluent_kafka import Consumer
 from correlator.adapters import topics as topic_admin
 from correlator.adapters.shipping import merged_lines, ship
 from correlator.bench.datanode import routine_share, write_datanode_logs
-from correlator.bench.proc import usage
+from correlator.bench.proc import tree_usage
 from correlator.config import Settings
 from correlator.offline.files import discover
 
@@ -210,7 +210,7 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, d
         echo(f"  naive per-record Faust agent        : {naive:>10,.0f} records/s  (30 s budget)")
         run = _run_worker(contenders["worker"], shipped, workdir, live)
         echo(f"  correlator worker, end to end       : {run.rate:>10,.0f} records/s  {run.cpu_us:6.2f} CPU us/record"
-             f"  {run.rate * size / shipped / 1e6:6.1f} MB/s  peak RSS {run.peak_rss_kib / 1024:.0f} MB")
+             f"  {run.rate * size / shipped / 1e6:6.1f} MB/s  peak RSS {run.peak_rss_kib / 1024:.0f} MB (both processes)")
         two = _scale_out_rate(contenders["workers2"], shipped, workdir, 2)
         echo(f"  two workers, one group              : {two:>10,.0f} records/s  ({two / run.rate:.2f} x one worker)")
         echo(f"  events per raw record = {run.events / shipped:.4f}   (goal <= 0.02)")
@@ -300,10 +300,10 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
             events_in = _sum(metrics, raw_prefix, "bench.events.")
             forwarded = _sum(metrics, "correlator_events_total")
             if raw and not first:
-                first, cpu0 = time.monotonic(), usage(process.pid)[0]
+                first, cpu0 = time.monotonic(), tree_usage(process.pid)[0]
             if raw >= expected and events_in >= forwarded:
                 end = time.monotonic()
-                cpu1, peak = usage(process.pid)
+                cpu1, peak = tree_usage(process.pid)
                 break
             time.sleep(SCRAPE_EVERY_S)
         if not end:

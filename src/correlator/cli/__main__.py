@@ -1,3 +1,4 @@
 from correlator.cli import main
 
-main()
+if __name__ == "__main__":  # a spawned child process imports this module again
+    main()

@@ -2,7 +2,7 @@
 
 ingest     raw topics ──> confluent-kafka batches, one scan each (core ``Ingest``) ──> ``correlator.events`` keyed by
            cluster, ``correlator.deadletter`` with the reason; one transaction with the raw offsets
-           (``correlator.stream.raw_ingest``: the firehose never goes through a Faust agent record by record)
+           (``correlator.stream.raw_ingest``, in a process of its own: the firehose never goes through Faust)
 correlate  ``correlator.events`` (committed records only) ──> the cluster's ``Engine`` ──> ``correlator.verdicts``
 timer      processing time ──> idle sources advanced (only while live and caught up; idle clocks restart after
            any outage)
@@ -24,7 +24,6 @@ import faust
 from confluent_kafka.admin import AdminClient
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from correlator.adapters.scanners import fastest_scanner
 from correlator.config import Settings
 from correlator.core.correlate.engine import EngineConfig
 from correlator.core.events import Event
@@ -37,8 +36,9 @@ from correlator.stream import (
 )
 from correlator.stream.guard import Guard, Health
 from correlator.stream.liveness import Probe, Status
-from correlator.stream.metrics import UnknownSources, WorkerMetrics
-from correlator.stream.raw_ingest import RawIngest, consumer_group
+from correlator.stream.metrics import WorkerMetrics
+from correlator.stream.raw_ingest import consumer_group
+from correlator.stream.raw_process import RawIngestProcess
 from correlator.stream.report_pages import register as register_report_pages
 from correlator.stream.state import ClusterState
 from correlator.stream.transport import bytes_topic, faust_app, read_committed
@@ -90,7 +90,6 @@ def create_app(
     raw_names = (settings.topic_logs_flink, settings.topic_logs_hdfs)
     counts = partition_counts(settings, (*raw_names, settings.topic_events))
     ingest_config = settings.ingest_config()
-    scanner = fastest_scanner()
 
     app = faust_app(
         settings,
@@ -113,8 +112,7 @@ def create_app(
     )
 
     cluster_states: dict[str, tuple[int, ClusterState]] = {}
-    raw_ingest = RawIngest(settings, ingest_config, scanner, metrics, now_ms, tick_s=options.tick_s, health=health,
-                           unknown=UnknownSources(metrics))
+    raw_ingest = RawIngestProcess(settings, ingest_config, metrics, tick_s=options.tick_s)
     correlate_lock = asyncio.Lock()
     lags: dict[tuple[str, int], int] = {}
     processed: dict[tuple[str, int], int] = {}
@@ -198,7 +196,7 @@ def create_app(
 
     @app.task
     async def start_raw_ingest() -> None:
-        await asyncio.get_running_loop().run_in_executor(None, raw_ingest.start)
+        raw_ingest.start()  # from the main thread: the child's death signal follows the thread that started it
 
     @app.on_before_shutdown.connect
     async def stop_raw_ingest(*_: Any, **__: Any) -> None:
