@@ -7,14 +7,15 @@ Secrets are ``SecretStr`` so that printing, logging or ``repr`` of the settings 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from correlator.core.correlate.engine import EngineConfig
-from correlator.core.ingest.ingest import IngestConfig
+if TYPE_CHECKING:  # imported where used: `correlator parse` need not load the engine to read its settings
+    from correlator.core.correlate.engine import EngineConfig
+    from correlator.core.ingest.ingest import IngestConfig
 
 ENV_PREFIX = "CORRELATOR_"
 
@@ -93,6 +94,8 @@ class Settings(BaseSettings):
         return value
 
     def engine_config(self) -> EngineConfig:
+        from correlator.core.correlate.engine import EngineConfig
+
         return EngineConfig(
             out_of_orderness_ms=self.out_of_orderness_ms,
             lookahead_ms=self.lookahead_ms,
@@ -101,6 +104,8 @@ class Settings(BaseSettings):
         )
 
     def ingest_config(self) -> IngestConfig:
+        from correlator.core.ingest.ingest import IngestConfig
+
         return IngestConfig(tz=self.tz, default_cluster=self.cluster, idle_flush_ms=self.multiline_idle_ms,
                             slow_write_ms=self.slow_write_ms)
 

@@ -60,6 +60,15 @@ class RuntimeFailure(click.ClickException):
         click.echo(f"correlator: {self.format_message()}", err=True)
 
 
+def report(summary: Any, command: str) -> None:
+    """What a command that read files says at the end (an ``offline.summary.Summary``): what was skipped or
+    rejected; with nothing recognised at all, fail."""
+    if summary.recognised == 0:
+        raise RuntimeFailure(summary.line(command).removeprefix(f"{command}: "))
+    if summary.problems:
+        click.echo(f"correlator: {summary.line(command)}", err=True)
+
+
 def main() -> None:
     try:
         cli.main(prog_name="correlator", standalone_mode=True)

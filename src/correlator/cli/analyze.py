@@ -9,7 +9,7 @@ from typing import Any
 import click
 import orjson
 
-from correlator.cli import RuntimeFailure
+from correlator.cli import RuntimeFailure, report
 from correlator.cli.options import settings_options
 from correlator.config import Settings
 from correlator.core.explain.verdict import verdict_to_dict
@@ -68,14 +68,6 @@ def _report(verdicts: list[Any], report_dir: Path, zone: str) -> None:
     finally:
         if progress is not None:
             progress.close()
-
-
-def report(summary: Summary, command: str) -> None:
-    """Say what was skipped or rejected; with nothing recognised at all, fail."""
-    if summary.recognised == 0:
-        raise RuntimeFailure(summary.line(command).removeprefix(f"{command}: "))
-    if summary.problems:
-        click.echo(f"correlator: {summary.line(command)}", err=True)
 
 
 def _progress(unit: str = " events", desc: str = "analyzing", total: int | None = None) -> Any:

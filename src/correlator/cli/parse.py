@@ -7,8 +7,7 @@ import sys
 import click
 
 from correlator.adapters.codec import encode_event
-from correlator.cli import RuntimeFailure
-from correlator.cli.analyze import report
+from correlator.cli import RuntimeFailure, report
 from correlator.cli.options import settings_options
 from correlator.config import Settings
 from correlator.core.ingest.records import ParseError

@@ -25,7 +25,7 @@ class WorkerMetrics:
         self.decision_latency = Histogram(
             "correlator_decision_latency_seconds",
             "Wall time from a case's decision (event time of the deciding input) to the verdict's publication",
-            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 2.5, 5, 10, 30, 60, 300),
             registry=r,
         )
         self.consumer_lag = Gauge("correlator_consumer_lag", "Records behind the high watermark",
