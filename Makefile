@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 KAFKA_VERSION ?= 3.9.1
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-unit bench lint up down reset clean lab lab-fixtures lab-shipper
+.PHONY: setup demo test test-unit bench soak lint up down reset clean lab lab-fixtures lab-shipper
 
 setup: $(STAMP) kafka-jars redis-server
 
@@ -47,6 +47,13 @@ bench: setup
 	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh reset
 	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh start
 	@status=0; $(VENV)/bin/correlator bench stream --bootstrap-servers 127.0.0.1:$(BENCH_KAFKA_PORT) || status=$$?; \
+	  KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh stop; exit $$status
+
+# Ten minutes of a steady 20k records/s: is the worker's memory flat while it keeps up?
+soak: setup
+	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh reset
+	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh start
+	@status=0; $(VENV)/bin/correlator bench soak --bootstrap-servers 127.0.0.1:$(BENCH_KAFKA_PORT) || status=$$?; \
 	  KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh stop; exit $$status
 
 # The lab: real HDFS and Flink from Maven jars, real faults, every daemon's log shipped live by Debian's rsyslog

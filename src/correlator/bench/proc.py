@@ -33,6 +33,18 @@ def tree_usage(pid: int) -> tuple[float, int]:
     return cpu, peak
 
 
+def tree_rss_kib(pid: int) -> int:
+    """Resident memory now (``VmRSS``, KiB) of a process and its children, summed."""
+    total = 0
+    for one in (pid, *children(pid)):
+        try:
+            status = Path(f"/proc/{one}/status").read_text()
+        except OSError:  # exited while listed
+            continue
+        total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+    return total
+
+
 def children(pid: int) -> list[int]:
     """Pids of a process's running children (zombies left out)."""
     found = []

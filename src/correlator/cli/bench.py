@@ -25,9 +25,10 @@ def parse_bench(size_mb: int, corpus: str | None, kinds: tuple[str, ...]) -> Non
 
 
 def _register_stream() -> None:
-    from correlator.cli.bench_stream import stream_bench
+    from correlator.cli.bench_stream import soak_bench, stream_bench
 
     bench.add_command(stream_bench)
+    bench.add_command(soak_bench)
 
 
 _register_stream()

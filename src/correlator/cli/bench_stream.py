@@ -1,4 +1,5 @@
-"""``correlator bench stream``: the worker against a bare consume loop and a naive Faust agent, on one broker."""
+"""``correlator bench stream`` (the worker against a bare consume loop and Faust baselines) and ``bench soak`` (its
+memory under a steady stream for minutes), each on one broker."""
 
 from __future__ import annotations
 
@@ -26,3 +27,22 @@ def stream_bench(scale: int, datanodes: int, lines_per_datanode: int, settings: 
                   lines_per_datanode=lines_per_datanode)
     except RuntimeError as exc:
         raise RuntimeFailure(str(exc)) from exc
+
+
+@click.command("soak")
+@click.option("--minutes", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="how long to feed the worker")
+@click.option("--rate", type=click.IntRange(1), default=20_000, show_default=True, help="raw records per second")
+@settings_options(*KAFKA, "topics_dir")
+def soak_bench(minutes: float, rate: int, settings: Settings) -> None:
+    """The worker under a steady DataNode-heavy stream: is its memory flat (±10 %, under 300 MB) while it keeps up?
+
+    Exit 1 when it is not."""
+    from correlator.bench.soak import run_soak
+
+    try:
+        ok = run_soak(settings, settings.topics_dir, click.echo, minutes=minutes, rate=rate)
+    except RuntimeError as exc:
+        raise RuntimeFailure(str(exc)) from exc
+    if not ok:
+        raise RuntimeFailure("soak goal missed (see above)")

@@ -1,0 +1,120 @@
+"""``correlator bench soak``: the worker fed a steady DataNode-heavy stream for minutes; is its memory flat?
+
+A leak shows only over time: a worker that keeps up for a minute may still grow without bound (held writes, source
+clocks, caches). Busy DataNodes' lines (mostly routine block writes, as in ``bench stream``) are produced at a fixed
+rate, keyed and with headers as our shipper sends them; every ``SAMPLE_EVERY_S`` the worker's resident memory (its
+own and its raw-ingest process's, summed) and its progress are read. After a warm-up minute the RSS must stay within
+±10 % and under the limit, and the worker must keep up (read what was produced up to a few seconds before).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka import Producer
+
+from correlator.bench.datanode import datanode_lines
+from correlator.bench.proc import tree_rss_kib
+from correlator.bench.stream import _create_topics, _scrape, _settings, _start_worker, _sum, _terminate
+from correlator.config import Settings
+
+SAMPLE_EVERY_S = 10.0
+WARM_UP_S = 60.0
+FLAT = 0.10
+RSS_LIMIT_MB = 300
+Echo = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    at_s: float
+    produced: int
+    read: float
+    rss_kib: int
+
+
+def _stream(hosts: int) -> Iterator[tuple[bytes, bytes, list[tuple[str, bytes]]]]:
+    """Round-robin over the hosts' lines, each host's in its own time order (one key per host, as a shipper)."""
+    lines = [datanode_lines(h, 10**9) for h in range(1, hosts + 1)]
+    keys = [f"soak-dn{h}/hadoop-hdfs-datanode-soak-dn{h}.log".encode() for h in range(1, hosts + 1)]
+    headers = [[("cluster", b"soak"), ("host", f"soak-dn{h}".encode()), ("role", b"datanode")]
+               for h in range(1, hosts + 1)]
+    while True:
+        for i, source in enumerate(lines):
+            yield keys[i], next(source).encode(), headers[i]
+
+
+def run_soak(base: Settings, topics_dir: Path, echo: Echo, *, minutes: float, rate: int, hosts: int = 8) -> bool:
+    """Returns whether memory stayed flat and under the limit while the worker kept up."""
+    suffix = uuid.uuid4().hex[:8]
+    settings = _settings(base, "soak", suffix, f"soak-{suffix}")
+    _create_topics(settings, topics_dir)
+    with tempfile.TemporaryDirectory(prefix="correlator-soak-") as tmp:
+        process, port = _start_worker(settings, Path(tmp), "soak")
+        try:
+            samples = _feed(settings, process.pid, port, minutes * 60, rate, hosts, echo)
+        finally:
+            _terminate(process, 60)
+    return _verdict(samples, rate, echo)
+
+
+def _feed(settings: Settings, pid: int, port: int, seconds: float, rate: int, hosts: int,
+          echo: Echo) -> list[Sample]:
+    producer = Producer(settings.kafka_client(**{"linger.ms": 20, "queue.buffering.max.messages": 1_000_000}))
+    stream = _stream(hosts)
+    topic = settings.topic_logs_hdfs
+    samples: list[Sample] = []
+    start = time.monotonic()
+    produced, next_sample = 0, start + SAMPLE_EVERY_S
+    echo(f"soak: {rate:,} records/s for {seconds / 60:.1f} min from {hosts} busy DataNodes; a sample every "
+         f"{SAMPLE_EVERY_S:.0f} s (worker and raw-ingest process RSS summed)")
+    while (now := time.monotonic()) - start < seconds:
+        due = int((now - start) * rate)
+        while produced < due:
+            key, value, headers = next(stream)
+            try:
+                producer.produce(topic, value=value, key=key, headers=headers)
+            except BufferError:
+                producer.poll(0.05)
+                continue
+            produced += 1
+        producer.poll(0)
+        if now >= next_sample:
+            next_sample += SAMPLE_EVERY_S
+            samples.append(_sample(now - start, produced, pid, port, topic))
+            s = samples[-1]
+            echo(f"  {s.at_s:6.0f} s  produced {s.produced:>11,}  read {s.read:>11,.0f}  RSS {s.rss_kib / 1024:6.0f} MB")
+        time.sleep(0.01)
+    producer.flush(30)
+    return samples
+
+
+def _sample(at_s: float, produced: int, pid: int, port: int, topic: str) -> Sample:
+    try:
+        read = _sum(_scrape(port), "correlator_records_in_total", f'topic="{topic}"')
+    except OSError:
+        read = 0.0
+    return Sample(at_s, produced, read, tree_rss_kib(pid))
+
+
+def _verdict(samples: list[Sample], rate: int, echo: Echo) -> bool:
+    steady = [s for s in samples if s.at_s >= WARM_UP_S]
+    if len(steady) < 2:
+        echo("soak: too short to judge (needs samples after the warm-up minute)")
+        return False
+    low, high = min(s.rss_kib for s in steady), max(s.rss_kib for s in steady)
+    mid = (low + high) / 2
+    flat = (high - low) / 2 <= FLAT * mid
+    under = high / 1024 < RSS_LIMIT_MB
+    last = samples[-1]
+    behind_s = (last.produced - last.read) / rate
+    keeping_up = behind_s <= 5
+    echo(f"soak: RSS after the warm-up {low / 1024:.0f}-{high / 1024:.0f} MB (±{(high - low) / 2 / mid:.1%}; goal "
+         f"±{FLAT:.0%}, under {RSS_LIMIT_MB} MB): {'met' if flat and under else 'missed'}; worker "
+         f"{behind_s:.1f} s behind at the end ({'kept up' if keeping_up else 'fell behind'})")
+    return flat and under and keeping_up
