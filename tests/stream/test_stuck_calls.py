@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from correlator.stream.stuck_calls import TransactionStuck, bounded
+from correlator.stream.stuck_calls import TransactionStuck, abandon, abandoned, bounded
 
 
 def test_a_call_that_returns_in_time_gives_its_result() -> None:
@@ -28,3 +28,16 @@ def test_a_call_that_never_returns_is_reported_stuck_and_the_caller_goes_on() ->
             bounded("send_offsets_to_transaction", release.wait, timeout_s=0.5, margin_s=0.5)
     finally:
         release.set()
+
+
+def test_an_abandoned_producer_is_let_go_once_its_call_returns() -> None:
+    """Kept while its call blocks (destroying it would block too), dropped after: no growth across restarts."""
+    before = abandoned()
+    release = threading.Event()
+    with pytest.raises(TransactionStuck) as stuck:
+        bounded("commit_transaction", release.wait, timeout_s=0.1, margin_s=0.1)
+    abandon(object(), stuck.value)  # type: ignore[arg-type]  # only kept, never called
+    assert abandoned() == before + 1
+    release.set()
+    assert stuck.value.returned.wait(5)
+    assert abandoned() == before

@@ -38,15 +38,37 @@ class Sample:
     rss_kib: int
 
 
-def _stream(hosts: int) -> Iterator[tuple[bytes, bytes, list[tuple[str, bytes]]]]:
-    """Round-robin over the hosts' lines, each host's in its own time order (one key per host, as a shipper)."""
+JOB = "5f0c3b2a9d8e7f6a5b4c3d2e1f0a9b8c"
+CHECKPOINT_EVERY = 20_000
+"""DataNode records between two checkpoints of the JobManager's (about a second apart at the default rate)."""
+_CC = "org.apache.flink.runtime.checkpoint.CheckpointCoordinator     [] - "
+
+
+def _stream(hosts: int) -> Iterator[tuple[bool, bytes, bytes, list[tuple[str, bytes]]]]:
+    """Round-robin over the hosts' lines, each host's in its own time order (one key per host, as a shipper), and a
+    JobManager whose checkpoints complete on the DataNodes' clock: with no Flink log the engine would hold HDFS
+    evidence for hours of log time (no case can still need it only once Flink has passed it), as no real cluster
+    does. Yields (is_flink, key, value, headers)."""
     lines = [datanode_lines(h, 10**9) for h in range(1, hosts + 1)]
     keys = [f"soak-dn{h}/hadoop-hdfs-datanode-soak-dn{h}.log".encode() for h in range(1, hosts + 1)]
     headers = [[("cluster", b"soak"), ("host", f"soak-dn{h}".encode()), ("role", b"datanode")]
                for h in range(1, hosts + 1)]
+    jm_key = b"soak-jm/flink-flink-standalonesession-0-soak-jm.log"
+    jm_headers = [("cluster", b"soak"), ("host", b"soak-jm"), ("role", b"jobmanager")]
+    count, checkpoint = 0, 0
     while True:
         for i, source in enumerate(lines):
-            yield keys[i], next(source).encode(), headers[i]
+            line = next(source)
+            yield False, keys[i], line.encode(), headers[i]
+            count += 1
+            if count % CHECKPOINT_EVERY == 0:
+                checkpoint += 1
+                stamp = line[:23]
+                yield True, jm_key, (f"{stamp} INFO  {_CC}Triggering checkpoint {checkpoint} (type=CheckpointType"
+                                     f"{{name='Checkpoint', sharingFilesStrategy=FORWARD_BACKWARD}}) @ 0 for job "
+                                     f"{JOB}.").encode(), jm_headers
+                yield True, jm_key, (f"{stamp} INFO  {_CC}Completed checkpoint {checkpoint} for job {JOB} (41236 "
+                                     "bytes, checkpointDuration=118 ms, finalizationTime=3 ms).").encode(), jm_headers
 
 
 def run_soak(base: Settings, topics_dir: Path, echo: Echo, *, minutes: float, rate: int, hosts: int = 8) -> bool:
@@ -68,6 +90,7 @@ def _feed(settings: Settings, pid: int, port: int, seconds: float, rate: int, ho
     producer = Producer(settings.kafka_client(**{"linger.ms": 20, "queue.buffering.max.messages": 1_000_000}))
     stream = _stream(hosts)
     topic = settings.topic_logs_hdfs
+    topics = {False: topic, True: settings.topic_logs_flink}
     samples: list[Sample] = []
     start = time.monotonic()
     produced, next_sample = 0, start + SAMPLE_EVERY_S
@@ -76,9 +99,9 @@ def _feed(settings: Settings, pid: int, port: int, seconds: float, rate: int, ho
     while (now := time.monotonic()) - start < seconds:
         due = int((now - start) * rate)
         while produced < due:
-            key, value, headers = next(stream)
+            flink, key, value, headers = next(stream)
             try:
-                producer.produce(topic, value=value, key=key, headers=headers)
+                producer.produce(topics[flink], value=value, key=key, headers=headers)
             except BufferError:
                 producer.poll(0.05)
                 continue

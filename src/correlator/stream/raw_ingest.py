@@ -43,7 +43,7 @@ from correlator.stream.raw_clients import (
     state_topic,
 )
 from correlator.stream.state import RawPartitionState
-from correlator.stream.stuck_calls import ABANDONED, TransactionStuck, bounded
+from correlator.stream.stuck_calls import TransactionStuck, abandon, bounded
 
 log = logging.getLogger(__name__)
 RESTART_BACKOFF_S = 2.0
@@ -160,9 +160,9 @@ class _Loop:
                 if time.monotonic() - self.last_tick >= owner.tick_s:
                     self.last_tick = time.monotonic()
                     self._tick()
-        except TransactionStuck:
+        except TransactionStuck as stuck:
             self.stuck = True
-            ABANDONED.append(self.producer)
+            abandon(self.producer, stuck)
             raise
         finally:
             owner.running = False

@@ -9,8 +9,20 @@ from typing import Any
 from confluent_kafka import Producer
 
 STUCK_MARGIN_S = 10.0
-ABANDONED: list[Producer] = []
-"""Producers whose transactional call never returned: destroying one would block on that call, so they are kept."""
+_ABANDONED: list[tuple[Producer, threading.Event]] = []
+"""Producers whose transactional call had not returned: destroying one would block on that call, so each is kept
+until its call returns (the event is set), then let go."""
+
+
+def abandon(producer: Producer, stuck: TransactionStuck) -> None:
+    """Keep ``producer`` while its stuck call runs; let go of those whose call has returned since."""
+    _ABANDONED[:] = [(p, done) for p, done in _ABANDONED if not done.is_set()]
+    _ABANDONED.append((producer, stuck.returned))
+
+
+def abandoned() -> int:
+    """Producers still kept for a call that has not returned."""
+    return sum(1 for _, done in _ABANDONED if not done.is_set())
 
 
 class TransactionStuck(RuntimeError):
@@ -18,6 +30,11 @@ class TransactionStuck(RuntimeError):
     out a coordinator request that waits on a broker that went down, so ``send_offsets_to_transaction`` can block
     for ever across a broker restart. The loop then gives up that producer and consumer and starts again: the new
     producer's ``init_transactions`` fences the old transactional id and aborts its open transaction."""
+
+    def __init__(self, message: str, returned: threading.Event) -> None:
+        super().__init__(message)
+        self.returned = returned
+        """Set once the stuck call does return."""
 
 
 def bounded(name: str, call: Callable[[], Any], timeout_s: float, margin_s: float = STUCK_MARGIN_S) -> Any:
@@ -37,7 +54,7 @@ def bounded(name: str, call: Callable[[], Any], timeout_s: float, margin_s: floa
     threading.Thread(target=run, name=f"txn-{name}", daemon=True).start()
     if not done.wait(timeout_s + margin_s):
         raise TransactionStuck(f"{name} did not return within {timeout_s + margin_s:.0f} s "
-                               f"(its timeout was {timeout_s:.0f} s); starting a new producer")
+                               f"(its timeout was {timeout_s:.0f} s); starting a new producer", done)
     if "error" in box:
         raise box["error"]
     return box.get("result")
