@@ -33,3 +33,26 @@ def test_a_misspelt_metric_fails_where_it_is_used() -> None:
     """In the child's loop (an error it reports), never later in the parent, where it would vanish."""
     with pytest.raises(AttributeError, match="no_such_metric"):
         MetricUpdates().no_such_metric.inc()
+
+
+def test_a_child_that_dies_fails_the_stage_with_its_exit_status() -> None:
+    """A crashed raw-ingest process (here: killed) must not leave the worker waiting, not ready, for ever."""
+    import os
+    import signal
+    import time
+
+    from correlator.config import Settings
+    from correlator.stream.raw_process import RawIngestProcess
+
+    settings = Settings(bootstrap_servers="127.0.0.1:9")  # nothing listens: the child never gets far
+    raw = RawIngestProcess(settings, settings.ingest_config(), WorkerMetrics())
+    raw.start()
+    try:
+        os.kill(raw._process.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while raw.failed is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert raw.failed == f"raw ingest process exited with code {-signal.SIGKILL}"
+        assert not raw.healthy
+    finally:
+        raw.stop(5)

@@ -124,6 +124,8 @@ class RawIngestProcess:
                 break
             self._apply(status)
         self.running = False
+        if self._process is not None:
+            self._process.join(5)  # the pipe closes a moment before the exit status is known
         code = self._process.exitcode if self._process is not None else None
         if self.failed is None and code not in (0, None):
             self.failed = f"raw ingest process exited with code {code}"
