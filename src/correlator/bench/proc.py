@@ -11,13 +11,20 @@ import threading
 from pathlib import Path
 
 
+def _stat(pid: int) -> list[str]:
+    """Fields of ``/proc/PID/stat`` after the command name (state first, then the parent's pid, ...)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def _status_kib(pid: int, field: str) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith(f"{field}:")), 0)
+
+
 def usage(pid: int) -> tuple[float, int]:
     """CPU seconds (user + system) and peak RSS (KiB) of a running process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    status = Path(f"/proc/{pid}/status").read_text()
-    peak = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
-    return cpu, peak
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), _status_kib(pid, "VmHWM")
 
 
 def tree_usage(pid: int) -> tuple[float, int]:
@@ -38,10 +45,9 @@ def tree_rss_kib(pid: int) -> int:
     total = 0
     for one in (pid, *children(pid)):
         try:
-            status = Path(f"/proc/{one}/status").read_text()
+            total += _status_kib(one, "VmRSS")
         except OSError:  # exited while listed
             continue
-        total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
     return total
 
 
@@ -49,19 +55,20 @@ def children(pid: int) -> list[int]:
     """Pids of a process's running children (zombies left out)."""
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
+        one = int(stat.parent.name)
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            fields = _stat(one)
         except OSError:  # exited while listed
             continue
         if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
-            found.append(int(stat.parent.name))
+            found.append(one)
     return found
 
 
 def running(pid: int) -> bool:
     """Neither gone nor a zombie."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        return _stat(pid)[0] not in ("Z", "X")
     except OSError:
         return False
 

@@ -13,6 +13,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from confluent_kafka import Producer
 
 from correlator.bench.datanode import datanode_lines
 from correlator.bench.proc import tree_rss_kib
-from correlator.bench.stream import _create_topics, _scrape, _settings, _start_worker, _sum, _terminate
+from correlator.bench.stream import contender_settings, create_topics, metric_sum, scrape, start_worker, terminate
 from correlator.config import Settings
 
 SAMPLE_EVERY_S = 10.0
@@ -41,7 +42,8 @@ class Sample:
 JOB = "5f0c3b2a9d8e7f6a5b4c3d2e1f0a9b8c"
 CHECKPOINT_EVERY = 20_000
 """DataNode records between two checkpoints of the JobManager's (about a second apart at the default rate)."""
-_CC = "org.apache.flink.runtime.checkpoint.CheckpointCoordinator     [] - "
+_CC = "org.apache.flink.runtime.checkpoint.CheckpointCoordinator    [] - "
+"""Flink 2.1.1's wording and padding, as in tests/data/lab/3.4.1-2.1.1/lock-held/flink-root-standalonesession-0-lab-jm.log."""
 
 
 def _stream(hosts: int) -> Iterator[tuple[bool, bytes, bytes, list[tuple[str, bytes]]]]:
@@ -64,24 +66,31 @@ def _stream(hosts: int) -> Iterator[tuple[bool, bytes, bytes, list[tuple[str, by
             if count % CHECKPOINT_EVERY == 0:
                 checkpoint += 1
                 stamp = line[:23]
+                at_ms = _epoch_ms(stamp)
                 yield True, jm_key, (f"{stamp} INFO  {_CC}Triggering checkpoint {checkpoint} (type=CheckpointType"
-                                     f"{{name='Checkpoint', sharingFilesStrategy=FORWARD_BACKWARD}}) @ 0 for job "
+                                     f"{{name='Checkpoint', sharingFilesStrategy=FORWARD_BACKWARD}}) @ {at_ms} for job "
                                      f"{JOB}.").encode(), jm_headers
                 yield True, jm_key, (f"{stamp} INFO  {_CC}Completed checkpoint {checkpoint} for job {JOB} (41236 "
                                      "bytes, checkpointDuration=118 ms, finalizationTime=3 ms).").encode(), jm_headers
 
 
+def _epoch_ms(stamp: str) -> int:
+    """The JobManager logs the trigger time in epoch ms too (UTC here, like the generated stamps)."""
+    moment = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
 def run_soak(base: Settings, topics_dir: Path, echo: Echo, *, minutes: float, rate: int, hosts: int = 8) -> bool:
     """Returns whether memory stayed flat and under the limit while the worker kept up."""
     suffix = uuid.uuid4().hex[:8]
-    settings = _settings(base, "soak", suffix, f"soak-{suffix}")
-    _create_topics(settings, topics_dir)
+    settings = contender_settings(base, "soak", suffix, f"soak-{suffix}")
+    create_topics(settings, topics_dir)
     with tempfile.TemporaryDirectory(prefix="correlator-soak-") as tmp:
-        process, port = _start_worker(settings, Path(tmp), "soak")
+        process, port = start_worker(settings, Path(tmp), "soak")
         try:
             samples = _feed(settings, process.pid, port, minutes * 60, rate, hosts, echo)
         finally:
-            _terminate(process, 60)
+            terminate(process, 60)
     return _verdict(samples, rate, echo)
 
 
@@ -119,7 +128,7 @@ def _feed(settings: Settings, pid: int, port: int, seconds: float, rate: int, ho
 
 def _sample(at_s: float, produced: int, pid: int, port: int, topic: str) -> Sample:
     try:
-        read = _sum(_scrape(port), "correlator_records_in_total", f'topic="{topic}"')
+        read = metric_sum(scrape(port), "correlator_records_in_total", f'topic="{topic}"')
     except OSError:
         read = 0.0
     return Sample(at_s, produced, read, tree_rss_kib(pid))

@@ -45,7 +45,7 @@ SCRAPE_EVERY_S = 0.25
 """Each scrape renders every metric in the worker's process: ten a second took 7 % of its interpreter's time."""
 
 
-def _settings(base: Settings, contender: str, suffix: str, raw_suffix: str) -> Settings:
+def contender_settings(base: Settings, contender: str, suffix: str, raw_suffix: str) -> Settings:
     """Raw topics shared by every contender; events, verdicts, tables and group private to each."""
     return base.model_copy(
         update={
@@ -69,7 +69,7 @@ def _env(settings: Settings, **extra: str) -> dict[str, str]:
     return env
 
 
-def _create_topics(settings: Settings, topics_dir: Path) -> None:
+def create_topics(settings: Settings, topics_dir: Path) -> None:
     admin = topic_admin.admin_client(settings)
     specs = topic_admin.load_specs(topics_dir, settings)
     topic_admin.apply(admin, specs, topic_admin.plan(admin, specs))
@@ -117,10 +117,10 @@ def _faust_baseline(module: str, settings: Settings, expected: int, workdir: Pat
         data = orjson.loads(result.read_bytes())
         return float(data["raw"]) / (data["done"] - data["first"])
     finally:
-        _terminate(process, 30)
+        terminate(process, 30)
 
 
-def _terminate(process: subprocess.Popen[bytes], grace_s: float) -> None:
+def terminate(process: subprocess.Popen[bytes], grace_s: float) -> None:
     """SIGTERM, so a Faust app shuts down cleanly; SIGKILL if it has not within ``grace_s``."""
     process.send_signal(signal.SIGTERM)
     try:
@@ -130,7 +130,7 @@ def _terminate(process: subprocess.Popen[bytes], grace_s: float) -> None:
         process.wait(10)
 
 
-def _scrape(port: int) -> dict[str, float]:
+def scrape(port: int) -> dict[str, float]:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
         text = response.read().decode()
     out: dict[str, float] = {}
@@ -141,7 +141,7 @@ def _scrape(port: int) -> dict[str, float]:
     return out
 
 
-def _sum(metrics: dict[str, float], prefix: str, label: str = "") -> float:
+def metric_sum(metrics: dict[str, float], prefix: str, label: str = "") -> float:
     return sum(v for k, v in metrics.items() if k.startswith(prefix) and label in k)
 
 
@@ -186,10 +186,10 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, d
                               capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"simulate recurring failed: {done.stderr.strip()[-300:]}")
-        contenders = {name: _settings(settings, name, suffix, suffix)
+        contenders = {name: contender_settings(settings, name, suffix, suffix)
                       for name in ("bare", "naive", "worker", "workers2")}
         for name in ("naive", "worker", "workers2"):  # the bare agent only reads the shared raw topics
-            _create_topics(contenders[name], topics_dir)
+            create_topics(contenders[name], topics_dir)
         files = discover([str(logs)])
         size = sum(os.path.getsize(f.path) for f in files)
         busy = [f for f in files if "/busy/" in f.path]
@@ -247,7 +247,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start_worker(settings: Settings, workdir: Path, name: str) -> tuple[subprocess.Popen[bytes], int]:
+def start_worker(settings: Settings, workdir: Path, name: str) -> tuple[subprocess.Popen[bytes], int]:
     port = _free_port()
     env = _env(settings, CORRELATOR_WEB_PORT=str(port), CORRELATOR_DATA_DIR=str(workdir / f"{name}-data"),
                CORRELATOR_LOG_LEVEL="WARNING", CORRELATOR_IDLE_TIMEOUT_MS=str(LIVE_IDLE_TIMEOUT_MS))
@@ -257,7 +257,7 @@ def _start_worker(settings: Settings, workdir: Path, name: str) -> tuple[subproc
 
 def _scale_out_rate(settings: Settings, expected: int, workdir: Path, count: int) -> float:
     """Raw records/s of ``count`` workers in one consumer group, from the first record any of them read."""
-    started = [_start_worker(settings, workdir, f"worker{count}-{i}") for i in range(count)]
+    started = [start_worker(settings, workdir, f"worker{count}-{i}") for i in range(count)]
     try:
         first = 0.0
         deadline = time.monotonic() + 900
@@ -267,7 +267,7 @@ def _scale_out_rate(settings: Settings, expected: int, workdir: Path, count: int
                 if process.poll() is not None:
                     raise RuntimeError(f"a worker exited: see {workdir}")
                 try:
-                    raw += _sum(_scrape(port), "correlator_records_in_total", "logs.")
+                    raw += metric_sum(scrape(port), "correlator_records_in_total", "logs.")
                 except OSError:
                     continue
             if raw and not first:
@@ -278,11 +278,11 @@ def _scale_out_rate(settings: Settings, expected: int, workdir: Path, count: int
         raise RuntimeError(f"{count} workers did not read the corpus within 15 minutes")
     finally:
         for process, _ in started:
-            _terminate(process, 60)
+            terminate(process, 60)
 
 
 def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Path) -> WorkerRun:
-    process, port = _start_worker(settings, workdir, "worker")
+    process, port = start_worker(settings, workdir, "worker")
     raw_prefix = "correlator_records_in_total"
     try:
         first = end = cpu0 = cpu1 = forwarded = 0.0
@@ -292,13 +292,13 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
             if process.poll() is not None:
                 raise RuntimeError(f"the worker exited: see {workdir / 'worker.log'}")
             try:
-                metrics = _scrape(port)
+                metrics = scrape(port)
             except OSError:
                 time.sleep(0.2)
                 continue
-            raw = _sum(metrics, raw_prefix, "logs.")
-            events_in = _sum(metrics, raw_prefix, "bench.events.")
-            forwarded = _sum(metrics, "correlator_events_total")
+            raw = metric_sum(metrics, raw_prefix, "logs.")
+            events_in = metric_sum(metrics, raw_prefix, "bench.events.")
+            forwarded = metric_sum(metrics, "correlator_events_total")
             if raw and not first:
                 first, cpu0 = time.monotonic(), tree_usage(process.pid)[0]
             if raw >= expected and events_in >= forwarded:
@@ -311,16 +311,16 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
         rate = expected / (end - first)
         events = forwarded
 
-        before = _scrape(port)
+        before = scrape(port)
         live = settings.model_copy(update={"cluster": "bench-live"})
-        verdicts_before = _sum(before, "correlator_verdicts_total")
+        verdicts_before = metric_sum(before, "correlator_verdicts_total")
         # Slow enough that the new cluster's engine warms up (one idle timeout) while failures are still to come.
         ship(merged_lines(discover([str(live_logs)]), live), live, speed=LIVE_SPEED)
         wait_until = time.monotonic() + 90
         after = before
         while time.monotonic() < wait_until:
-            after = _scrape(port)
-            if _sum(after, "correlator_verdicts_total") >= verdicts_before + LIVE_FAILURES:
+            after = scrape(port)
+            if metric_sum(after, "correlator_verdicts_total") >= verdicts_before + LIVE_FAILURES:
                 break
             time.sleep(0.2)
         p50, p99 = _quantile(before, after, 0.5), _quantile(before, after, 0.99)
@@ -328,11 +328,11 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
             latency = "no verdict was decided by a live record (decided by the idle timer instead)"
         else:
             latency = f"p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms (from histogram buckets)"
-        snapshots = {stage: (_sum(after, "correlator_snapshot_seconds_sum", f'stage="{stage}"'),
-                             _sum(after, "correlator_snapshot_seconds_count", f'stage="{stage}"'),
+        snapshots = {stage: (metric_sum(after, "correlator_snapshot_seconds_sum", f'stage="{stage}"'),
+                             metric_sum(after, "correlator_snapshot_seconds_count", f'stage="{stage}"'),
                              max((v for k, v in after.items() if k.startswith("correlator_state_bytes")
                                   and stage in k), default=0.0))
                      for stage in ("ingest", "engine")}
         return WorkerRun(rate, (cpu1 - cpu0) * 1e6 / expected, peak, events, latency, snapshots)
     finally:
-        _terminate(process, 60)
+        terminate(process, 60)
