@@ -10,6 +10,7 @@ PYTEST_ARGS ?=
 .PHONY: setup demo test test-unit bench soak lint up down reset clean lab lab-fixtures lab-shipper
 
 setup: $(STAMP) kafka-jars redis-server
+	@$(PY) -m compileall -q src >/dev/null  # an editable install is not byte-compiled: every start would compile it
 
 $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null || { echo "setup: $(PYTHON) is required" >&2; exit 1; }

@@ -40,9 +40,13 @@ def line_blocks(handle: BinaryIO, block_bytes: int, max_line: int, seen: Overlon
         seen.bytes_read += len(chunk)
         if not chunk:
             break
-        data = carry + chunk
-        cut = data.rfind(b"\n") + 1
-        block, carry = data[:cut], data[cut:]
+        cut = chunk.rfind(b"\n") + 1
+        if cut:  # one copy of the block: the carry and the chunk's lines joined, not the whole chunk twice
+            block, carry = carry + memoryview(chunk)[:cut], chunk[cut:]
+        else:  # the carry may hold lines of its own (what followed a skipped over-long line)
+            data = carry + chunk
+            cut = data.rfind(b"\n") + 1
+            block, carry = data[:cut], data[cut:]
         if block:
             yield _cut_long(block, keep, seen)
         if len(carry) > keep:
