@@ -72,6 +72,8 @@ class Settings(BaseSettings):
     slow_write_ms: int = Field(1_000, ge=1, description="a block write that ends within this is routine: counted, not an event")
 
     # --- Raw ingest (confluent-kafka batches) --------------------------------------------------------------------
+    raw_processes: int = Field(1, ge=1, le=64, description="raw-ingest processes per worker (one core each; more than "
+                               "the raw topics' partitions is of no use)")
     raw_batch: int = Field(10_000, ge=1, description="raw records per consume() batch of the ingest loop")
     raw_fetch_queue_backoff_ms: int = Field(10, ge=0, description="librdkafka fetch.queue.backoff.ms of the raw consumer")
     raw_queued_min_messages: int = Field(200_000, ge=1, description="librdkafka queued.min.messages of the raw consumer")

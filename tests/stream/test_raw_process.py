@@ -1,4 +1,5 @@
-"""Raw ingest's process boundary: what the child's loop does to its metrics lands in the worker's registry."""
+"""Raw ingest's process boundary: what the children's loops do to their metrics lands in the worker's registry, and
+their statuses add up to the stage's."""
 
 from __future__ import annotations
 
@@ -42,13 +43,13 @@ def test_a_child_that_dies_fails_the_stage_with_its_exit_status() -> None:
     import time
 
     from correlator.config import Settings
-    from correlator.stream.raw_process import RawIngestProcess
+    from correlator.stream.raw_process import RawIngestProcesses
 
-    settings = Settings(bootstrap_servers="127.0.0.1:9")  # nothing listens: the child never gets far
-    raw = RawIngestProcess(settings, settings.ingest_config(), WorkerMetrics())
+    settings = Settings(bootstrap_servers="127.0.0.1:9", raw_processes=2)  # nothing listens: the children never get far
+    raw = RawIngestProcesses(settings, settings.ingest_config(), WorkerMetrics())
     raw.start()
     try:
-        os.kill(raw._process.pid, signal.SIGKILL)
+        os.kill(raw.children[1]._process.pid, signal.SIGKILL)  # one of two is enough
         deadline = time.monotonic() + 30
         while raw.failed is None and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -56,3 +57,36 @@ def test_a_child_that_dies_fails_the_stage_with_its_exit_status() -> None:
         assert not raw.healthy
     finally:
         raw.stop(5)
+
+
+def test_the_stage_status_is_the_union_of_its_processes() -> None:
+    """Children of one worker share the raw group: partitions split between them, the stage is healthy only whole."""
+    from correlator.stream.raw_process import RawIngestStatus
+
+    a = RawIngestStatus({("logs.hdfs", 0): 5}, {("logs.hdfs", 0): 99}, frozenset({("logs.hdfs", 0)}), True, 1,
+                        None, "KafkaException: gone", True)
+    b = RawIngestStatus({("logs.hdfs", 1): 0}, {("logs.hdfs", 1): 7}, frozenset({("logs.hdfs", 1)}), True, 2,
+                        None, None, True)
+    whole = RawIngestStatus.combined([pickle.loads(pickle.dumps(a)), b])
+    assert whole.lags == {("logs.hdfs", 0): 5, ("logs.hdfs", 1): 0}
+    assert whole.processed == {("logs.hdfs", 0): 99, ("logs.hdfs", 1): 7}
+    assert whole.assigned == {("logs.hdfs", 0), ("logs.hdfs", 1)}
+    assert whole.assignment_known and whole.running and whole.failures == 3
+    assert whole.last_error == "KafkaException: gone" and whole.failed is None
+
+    waiting = RawIngestStatus.combined([a, RawIngestStatus()])  # one child not assigned, not running yet
+    assert not waiting.assignment_known and not waiting.running
+    broken = RawIngestStatus.combined([a, RawIngestStatus(failed="raw ingest stage failed: x")])
+    assert broken.failed == "raw ingest stage failed: x"
+    assert not RawIngestStatus.combined([]).running
+
+
+def test_a_worker_names_each_raw_process_apart_and_keeps_the_first_name() -> None:
+    """Transactional ids must differ between a worker's processes and stay what a single process always used."""
+    from correlator.config import Settings
+    from correlator.stream.raw_ingest import instance_name
+
+    settings = Settings(web_port=6070)
+    names = [instance_name(settings, i) for i in range(3)]
+    assert len(set(names)) == 3
+    assert names[0].endswith("-6070") and names[1] == names[0] + ".1"

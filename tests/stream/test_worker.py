@@ -90,12 +90,14 @@ class TestCrashRecovery:
     def test_kill_9_mid_replay_loses_no_verdict(
         self, stack: Stack, workers: list[WorkerProcess], tmp_path: Path
     ) -> None:
-        """kill -9 while the recurring scenario streams in, then a restart: every verdict arrives, repeats keep their id."""
+        """kill -9 while the recurring scenario streams in, then a restart: every verdict arrives, repeats keep their id.
+        The killed worker runs two raw-ingest processes, the restarted one a single one: the partitions' committed
+        state moves between them."""
         logs = scenario(tmp_path, "recurring")
         expected = offline_verdicts(logs, "default")
         assert len(expected) >= 4
 
-        first = WorkerProcess(stack, "first").start()
+        first = WorkerProcess(stack, "first", env={"CORRELATOR_RAW_PROCESSES": "2"}).start()
         workers.append(first)
         replay = threading.Thread(target=stack.replay, args=(logs,), kwargs={"cluster": "default"})
         replay.start()
@@ -105,8 +107,9 @@ class TestCrashRecovery:
             if "correlator_records_in_total{topic=\"correlator.events." in text:
                 break
             time.sleep(0.05)
+        assert len(first.raw_ingest_children()) == 2, "the worker runs raw ingest in two child processes"
+        assert first.health()["raw_ingest"]["processes"] == 2
         children = first.children()
-        assert children, "the worker runs raw ingest in a child process"
         first.kill()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and any(map(running, children)):
@@ -124,7 +127,8 @@ class TestScaleOut:
     def test_two_workers_produce_the_same_verdicts_as_one(
         self, stack: Stack, workers: list[WorkerProcess], tmp_path: Path
     ) -> None:
-        """Two workers in one group share the partitions of several clusters and publish the offline verdicts once."""
+        """Two workers in one group share the partitions of several clusters and publish the offline verdicts once
+        (one of them with two raw-ingest processes: three raw consumers in all)."""
         stack.extra["CORRELATOR_IDLE_TIMEOUT_MS"] = "8000"
         names = ("seed", "recurring", "two-jobs", "slow-pipeline")
         expected: set[tuple[str, str]] = set()
@@ -132,7 +136,7 @@ class TestScaleOut:
         for name in names:
             dirs[name] = scenario(tmp_path, name)
             expected |= offline_verdicts(dirs[name], f"cluster-{name}")
-        a = WorkerProcess(stack, "a")
+        a = WorkerProcess(stack, "a", env={"CORRELATOR_RAW_PROCESSES": "2"})
         b = WorkerProcess(stack, "b")
         workers.extend([a, b])
         a.start()

@@ -163,6 +163,18 @@ class WorkerProcess:
         """Pids of the worker's child processes (its raw-ingest process)."""
         return children(self.process.pid) if self.process is not None else []
 
+    def raw_ingest_children(self) -> list[int]:
+        """The children that run raw ingest (multiprocessing's spawned ones, not its resource tracker)."""
+        found = []
+        for pid in self.children():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    if b"spawn_main" in handle.read():
+                        found.append(pid)
+            except OSError:  # exited while listed
+                continue
+        return found
+
     def kill(self) -> None:
         """``kill -9``: no drain, no commit."""
         if self.process and self.process.poll() is None:

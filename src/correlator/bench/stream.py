@@ -41,6 +41,8 @@ LIVE_SPEED = 150
 LIVE_FAILURES = 4
 """Failed checkpoints in the 'recurring' scenario at scale 1."""
 CLI = [sys.executable, "-m", "correlator.cli"]
+RAW_PROCESSES = max(2, min(4, os.cpu_count() or 1))
+"""The second worker run: one raw-ingest process per core (two at least, four at most)."""
 SCRAPE_EVERY_S = 0.25
 """Each scrape renders every metric in the worker's process: ten a second took 7 % of its interpreter's time."""
 
@@ -187,8 +189,9 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, d
         if done.returncode != 0:
             raise RuntimeError(f"simulate recurring failed: {done.stderr.strip()[-300:]}")
         contenders = {name: contender_settings(settings, name, suffix, suffix)
-                      for name in ("bare", "naive", "worker", "workers2")}
-        for name in ("naive", "worker", "workers2"):  # the bare agent only reads the shared raw topics
+                      for name in ("bare", "naive", "worker", "workers2", "processes")}
+        contenders["processes"] = contenders["processes"].model_copy(update={"raw_processes": RAW_PROCESSES})
+        for name in ("naive", "worker", "workers2", "processes"):  # the bare agent only reads the shared raw topics
             create_topics(contenders[name], topics_dir)
         files = discover([str(logs)])
         size = sum(os.path.getsize(f.path) for f in files)
@@ -211,10 +214,14 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, d
         run = _run_worker(contenders["worker"], shipped, workdir, live)
         echo(f"  correlator worker, end to end       : {run.rate:>10,.0f} records/s  {run.cpu_us:6.2f} CPU us/record"
              f"  {run.rate * size / shipped / 1e6:6.1f} MB/s  peak RSS {run.peak_rss_kib / 1024:.0f} MB (both processes)")
+        processes = _scale_out_rate(contenders["processes"], shipped, workdir, 1)
+        echo(f"  one worker, {RAW_PROCESSES} raw-ingest processes  : {processes:>10,.0f} records/s"
+             f"  ({processes / run.rate:.2f} x one process; CORRELATOR_RAW_PROCESSES={RAW_PROCESSES})")
         two = _scale_out_rate(contenders["workers2"], shipped, workdir, 2)
         echo(f"  two workers, one group              : {two:>10,.0f} records/s  ({two / run.rate:.2f} x one worker)")
         echo(f"  events per raw record = {run.events / shipped:.4f}   (goal <= 0.02)")
         echo(f"  worker / tuned bare loop = {run.rate / bare:5.2f}   (goal >= 0.5)")
+        echo(f"  worker with {RAW_PROCESSES} raw-ingest processes / tuned bare loop = {processes / bare:5.2f}")
         echo(f"  worker / naive agent     = {run.rate / naive:5.2f}   (goal >= 5)")
         echo(f"  worker / bare Faust      = {run.rate / ceiling:5.2f}")
         echo(f"  verdict latency in a live replay    : {run.latency}")

@@ -14,7 +14,7 @@ FATAL_LINGER_S = 3.0
 
 @click.command()
 @settings_options(*KAFKA, *TOPICS, *INTERPRETATION, *EVENT_TIME, "worker_id", "web_host", "web_port", "data_dir",
-                  "state_replication", "log_level")
+                  "raw_processes", "state_replication", "log_level")
 def worker(settings: Settings) -> None:
     """Run the Faust worker: raw log topics in, events and verdicts out. SIGTERM drains and commits.
 

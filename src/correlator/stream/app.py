@@ -38,7 +38,7 @@ from correlator.stream.guard import Guard, Health
 from correlator.stream.liveness import Probe, Status
 from correlator.stream.metrics import WorkerMetrics
 from correlator.stream.raw_ingest import consumer_group
-from correlator.stream.raw_process import RawIngestProcess
+from correlator.stream.raw_process import RawIngestProcesses
 from correlator.stream.report_pages import register as register_report_pages
 from correlator.stream.state import ClusterState
 from correlator.stream.transport import bytes_topic, faust_app, read_committed
@@ -114,7 +114,7 @@ def create_app(
     )
 
     cluster_states: dict[str, tuple[int, ClusterState]] = {}
-    raw_ingest = RawIngestProcess(settings, ingest_config, metrics, tick_s=options.tick_s)
+    raw_ingest = RawIngestProcesses(settings, ingest_config, metrics, tick_s=options.tick_s)
     correlate_lock = asyncio.Lock()
     lags: dict[tuple[str, int], int] = {}
     processed: dict[tuple[str, int], int] = {}
@@ -267,9 +267,10 @@ def create_app(
         status = probe.check(assigned, dict(processed))
         if status.fatal is not None or not (status.live and status.caught_up):
             return status
-        if not raw_ingest.assignment_known:
+        raw_status = raw_ingest.status
+        if not raw_status.assignment_known:
             return Status(True, False, behind="raw ingest not assigned yet")
-        raw = raw_probe.check(set(raw_ingest.assigned), dict(raw_ingest.processed))
+        raw = raw_probe.check(set(raw_status.assigned), dict(raw_status.processed))
         return Status(raw.live, raw.live and not raw.behind, raw.fatal, raw.behind)
 
     @app.timer(options.tick_s)
@@ -315,14 +316,14 @@ def create_app(
     @app.page("/healthz")
     async def healthz(web: Any, request: Any) -> Any:
         assigned = len(app.consumer.assignment()) if app.consumer else 0
-        max_lag = max(lags.values(), default=0)
-        max_lag = max(max_lag, max(raw_ingest.lags.values(), default=0))
+        raw_status = raw_ingest.status
+        max_lag = max(max(lags.values(), default=0), max(raw_status.lags.values(), default=0))
         ready = (assigned > 0 and not app.rebalancing and max_lag <= options.ready_max_lag and raw_ingest.healthy
                  and health.failed is None)
         body: dict[str, Any] = {
             "ready": ready, "assigned_partitions": assigned, "max_lag": max_lag, "rebalancing": app.rebalancing,
-            "raw_ingest": {"running": raw_ingest.healthy, "restarts": raw_ingest.failures,
-                           "last_error": raw_ingest.last_error},
+            "raw_ingest": {"running": raw_ingest.healthy, "processes": len(raw_ingest.children),
+                           "restarts": raw_status.failures, "last_error": raw_status.last_error},
         }
         status = outage["status"]
         if status is not None and not status.live:

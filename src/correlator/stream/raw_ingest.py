@@ -89,8 +89,8 @@ class RawIngest:
     unknown: UnknownSources | None = None
 
     def start(self) -> None:
-        """``instance`` (host and web port unless given) names this worker's transactions across its restarts."""
-        self.instance = self.instance or f"{socket.gethostname()}-{self.settings.web_port}"
+        """``instance`` (``instance_name`` unless given) names this loop's transactions across its restarts."""
+        self.instance = self.instance or instance_name(self.settings)
         ensure_state_topic(self.settings)
         self._thread = threading.Thread(target=self._forever, name="raw-ingest", daemon=True)
         self._thread.start()
@@ -314,6 +314,13 @@ class _Loop:
 
     def _commit(self) -> None:
         bounded("commit_transaction", lambda: self.producer.commit_transaction(COMMIT_TIMEOUT_S), COMMIT_TIMEOUT_S)
+
+
+def instance_name(settings: Settings, index: int = 0) -> str:
+    """Host and web port name a worker; a worker's further raw-ingest loops add their index (the first keeps the
+    name a single loop always had, so its open transaction is fenced after an upgrade too)."""
+    name = f"{socket.gethostname()}-{settings.web_port}"
+    return name if index == 0 else f"{name}.{index}"
 
 
 def _key(topic: str, partition: int) -> bytes:

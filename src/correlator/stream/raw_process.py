@@ -1,15 +1,17 @@
 """Raw ingest in a process of its own, so the firehose and the Faust app do not share one interpreter lock.
 
 As a thread beside Faust, the ingest loop held the lock about half the time and the app (its events consumer,
-timers, web pages) the other half: each waited for the other on a machine with cores to spare. The child runs the
-same :class:`~correlator.stream.raw_ingest.RawIngest`; the parent keeps a :class:`RawIngestProcess` with the face the
-app reads (lags, processed offsets, health) and applies the child's metric updates to its own registry::
+timers, web pages) the other half: each waited for the other on a machine with cores to spare. Each child runs the
+same :class:`~correlator.stream.raw_ingest.RawIngest`; ``settings.raw_processes`` of them are members of the raw
+consumer group, as the loops of several workers would be. The parent keeps a :class:`RawIngestProcess` per child and
+:class:`RawIngestProcesses`, the face the app reads (lags, processed offsets, health, combined), and applies the
+children's metric updates to its own registry::
 
-    parent (Faust app)                                  child (spawned; killed with its parent)
-      live flag, restart_idle, stop      ── pipe ──>      RawIngest loop
+    parent (Faust app)                                  children (spawned; killed with their parent)
+      live flag, restart_idle, stop      ── pipe ──>      RawIngest loop, one per child
       status and metric updates          <── pipe ──      every STATUS_EVERY_S
 
-Exactly once is the child's business alone: its transactions commit events with the raw offsets, as before.
+Exactly once is each child's business alone: its transactions commit events with the raw offsets, as before.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -33,7 +35,7 @@ from correlator.adapters.scanners import fastest_scanner
 from correlator.config import Settings
 from correlator.core.ingest.ingest import IngestConfig
 from correlator.stream.metrics import UnknownSources, WorkerMetrics
-from correlator.stream.raw_ingest import RawIngest
+from correlator.stream.raw_ingest import RawIngest, instance_name
 
 log = logging.getLogger(__name__)
 STATUS_EVERY_S = 0.25
@@ -41,22 +43,108 @@ STOP_GRACE_S = 30.0
 _PR_SET_PDEATHSIG = 1
 
 
+@dataclass(frozen=True, slots=True)
+class RawIngestStatus:
+    """What the app reads of raw ingest (lags, processed offsets, health): sent by each child every
+    ``STATUS_EVERY_S``, and combined over the children into the stage's own."""
+
+    lags: dict[tuple[str, int], int] = field(default_factory=dict)
+    processed: dict[tuple[str, int], int] = field(default_factory=dict)
+    """The last raw offset committed per assigned partition (what the liveness probe compares with the ends)."""
+    assigned: frozenset[tuple[str, int]] = frozenset()
+    assignment_known: bool = False
+    """Every consumer got its (possibly empty) assignment since its loop (re)started."""
+    failures: int = 0
+    failed: str | None = None
+    last_error: str | None = None
+    running: bool = False
+
+    @classmethod
+    def of(cls, raw: RawIngest) -> RawIngestStatus:
+        return cls(dict(raw.lags), dict(raw.processed), frozenset(raw.assigned), raw.assignment_known, raw.failures,
+                   raw.failed, raw.last_error, raw.healthy)
+
+    @classmethod
+    def combined(cls, parts: list[RawIngestStatus]) -> RawIngestStatus:
+        """The children share the raw consumer group: their partitions are disjoint, so the union is the stage's."""
+        return cls(
+            {tp: lag for part in parts for tp, lag in part.lags.items()},
+            {tp: offset for part in parts for tp, offset in part.processed.items()},
+            frozenset().union(*(part.assigned for part in parts)),
+            bool(parts) and all(part.assignment_known for part in parts),
+            sum(part.failures for part in parts),
+            next((part.failed for part in parts if part.failed is not None), None),
+            next((part.last_error for part in parts if part.last_error is not None), None),
+            bool(parts) and all(part.running for part in parts),
+        )
+
+
 @dataclass
-class RawIngestProcess:
-    """The parent's side: starts the child, mirrors its status, forwards what the app decides."""
+class RawIngestProcesses:
+    """The worker's raw ingest: ``settings.raw_processes`` children, members of one raw consumer group (each with
+    its own transactions), seen by the app as one stage. More than one uses more cores for the firehose."""
 
     settings: Settings
     config: IngestConfig
     metrics: WorkerMetrics
     tick_s: float = 1.0
-    lags: dict[tuple[str, int], int] = field(default_factory=dict)
-    processed: dict[tuple[str, int], int] = field(default_factory=dict)
-    assigned: set[tuple[str, int]] = field(default_factory=set)
-    assignment_known: bool = False
-    failures: int = 0
+    children: list[RawIngestProcess] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.children = self.children or [RawIngestProcess(self.settings, self.config, self.metrics, self.tick_s, i)
+                                          for i in range(self.settings.raw_processes)]
+
+    def start(self) -> None:
+        for child in self.children:
+            child.start()
+
+    def stop(self, timeout_s: float = STOP_GRACE_S) -> None:
+        """All are asked at once: one leaving the group alone would hand its partitions to the others first."""
+        for child in self.children:
+            child.request_stop()
+        deadline = time.monotonic() + timeout_s
+        for child in self.children:
+            child.stop(max(0.0, deadline - time.monotonic()))
+
+    @property
+    def status(self) -> RawIngestStatus:
+        return RawIngestStatus.combined([child.status for child in self.children])
+
+    @property
+    def failed(self) -> str | None:
+        return next((child.failed for child in self.children if child.failed is not None), None)
+
+    @property
+    def healthy(self) -> bool:
+        return bool(self.children) and all(child.healthy for child in self.children)
+
+    @property
+    def live(self) -> bool:
+        return all(child.live for child in self.children)
+
+    @live.setter
+    def live(self, value: bool) -> None:
+        for child in self.children:
+            child.live = value
+
+    def restart_idle(self, now_ms: int) -> None:
+        for child in self.children:
+            child.restart_idle(now_ms)
+
+
+@dataclass
+class RawIngestProcess:
+    """The parent's side of one child: starts it, keeps its last status, forwards what the app decides."""
+
+    settings: Settings
+    config: IngestConfig
+    metrics: WorkerMetrics
+    tick_s: float = 1.0
+    index: int = 0
+    """Which child of the worker: it names the child's transactions (``instance_name``)."""
+    status: RawIngestStatus = field(default_factory=RawIngestStatus)
     failed: str | None = None
-    last_error: str | None = None
-    running: bool = False
+    """Why the child gave up, or how it died."""
     _live: bool = False
     _process: Any = None
     _conn: Connection | None = None
@@ -68,22 +156,26 @@ class RawIngestProcess:
         parent, child = context.Pipe()
         self._conn = parent
         self._process = context.Process(
-            target=_child_main, name="correlator-raw-ingest", daemon=True,
-            args=(self.settings, self.config, self.tick_s, child),
+            target=_child_main, name=f"correlator-raw-ingest-{self.index}", daemon=True,
+            args=(self.settings, self.config, self.tick_s, self.index, child),
         )
         self._process.start()
         child.close()
-        self._reader = threading.Thread(target=self._read, name="raw-ingest-status", daemon=True)
+        self._reader = threading.Thread(target=self._read, name=f"raw-ingest-status-{self.index}", daemon=True)
         self._reader.start()
+
+    def request_stop(self) -> None:
+        if self._process is not None and self._process.is_alive():
+            self._send(("stop", None))
 
     def stop(self, timeout_s: float = STOP_GRACE_S) -> None:
         process = self._process
         if process is None or not process.is_alive():
             return
-        self._send(("stop", None))
+        self.request_stop()
         process.join(timeout_s)
         if process.is_alive():
-            log.error("raw ingest process did not stop within %.0f s; killing it", timeout_s)
+            log.error("raw ingest process %d did not stop within %.0f s; killing it", self.index, timeout_s)
             process.kill()
             process.join(5)
         if self._reader is not None:
@@ -91,7 +183,7 @@ class RawIngestProcess:
 
     @property
     def healthy(self) -> bool:
-        return self.running and self._process is not None and self._process.is_alive()
+        return self.status.running and self._process is not None and self._process.is_alive()
 
     @property
     def live(self) -> bool:
@@ -119,11 +211,11 @@ class RawIngestProcess:
         assert self._conn is not None
         while True:
             try:
-                status = self._conn.recv()
+                status, updates = self._conn.recv()
             except (EOFError, OSError):
                 break
-            self._apply(status)
-        self.running = False
+            self._apply(status, updates)
+        self.status = replace(self.status, running=False)
         if self._process is not None:
             self._process.join(5)  # the pipe closes a moment before the exit status is known
         code = self._process.exitcode if self._process is not None else None
@@ -131,33 +223,27 @@ class RawIngestProcess:
             self.failed = f"raw ingest process exited with code {code}"
             log.error("%s", self.failed)
 
-    def _apply(self, status: dict[str, Any]) -> None:
-        self.lags = status["lags"]
-        self.processed = status["processed"]
-        self.assigned = status["assigned"]
-        self.assignment_known = status["assignment_known"]
-        self.failures = status["failures"]
-        self.last_error = status["last_error"]
-        self.running = status["running"]
+    def _apply(self, status: RawIngestStatus, updates: Updates) -> None:
+        self.status = status
         try:
-            apply_updates(self.metrics, status["metrics"])
+            apply_updates(self.metrics, updates)
         except Exception:  # a metric's labels changed under the child: the status itself still counts
             log.exception("raw ingest metrics could not be applied")
-        if status["failed"] is not None:
-            self.failed = status["failed"]
+        if status.failed is not None:
+            self.failed = status.failed
 
 
 # --- the child ---------------------------------------------------------------------------------------------------
 
 
-def _child_main(settings: Settings, config: IngestConfig, tick_s: float, conn: Connection) -> None:
+def _child_main(settings: Settings, config: IngestConfig, tick_s: float, index: int, conn: Connection) -> None:
     _die_with_parent()
     for signum in (signal.SIGINT, signal.SIGTERM):  # the parent decides when the child stops (Ctrl-C reaches both)
         signal.signal(signum, signal.SIG_IGN)
     logs.configure(settings.log_level)
     updates = MetricUpdates()
     raw = RawIngest(settings, config, fastest_scanner(), updates, _now_ms, tick_s=tick_s,  # type: ignore[arg-type]
-                    unknown=UnknownSources(updates))  # type: ignore[arg-type]
+                    instance=instance_name(settings, index), unknown=UnknownSources(updates))  # type: ignore[arg-type]
     parent = os.getppid()
     raw.start()
     try:
@@ -170,23 +256,15 @@ def _child_main(settings: Settings, config: IngestConfig, tick_s: float, conn: C
                     raw.live = bool(argument)
                 elif command == "restart_idle":
                     raw.restart_idle(int(argument))
-            conn.send(_status(raw, updates))
+            conn.send((RawIngestStatus.of(raw), updates.drain()))
     except (EOFError, OSError):  # the parent is gone
         pass
     finally:
         raw.stop()
         try:
-            conn.send(_status(raw, updates))
+            conn.send((RawIngestStatus.of(raw), updates.drain()))
         except OSError:
             pass
-
-
-def _status(raw: Any, updates: MetricUpdates) -> dict[str, Any]:
-    return {
-        "lags": dict(raw.lags), "processed": dict(raw.processed), "assigned": set(raw.assigned),
-        "assignment_known": raw.assignment_known, "failures": raw.failures, "failed": raw.failed,
-        "last_error": raw.last_error, "running": raw.healthy, "metrics": updates.drain(),
-    }
 
 
 def _die_with_parent() -> None:
