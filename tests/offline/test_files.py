@@ -150,8 +150,10 @@ class TestBlockPath:
             if end <= pos:
                 continue
             block = data[pos:end]
-            got += by_block.feed_block(block, file_ref="/d/hadoop-hdfs-datanode-dn1.log", first_line=line_no, hint=hint)
-            line_no += block.count(b"\n")
+            read = by_block.feed_block(block, file_ref="/d/hadoop-hdfs-datanode-dn1.log", first_line=line_no, hint=hint)
+            got += read.outputs
+            assert read.newlines == block.count(b"\n")  # the next block's first line, known without a recount
+            line_no += read.newlines
             pos = end
         got += by_block.flush_all()
         findings = [o for o in got if isinstance(o, Event) and o.type != "source_progress"]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from correlator import __version__
+
+if TYPE_CHECKING:  # the summary's module is the offline path's: not imported by commands that do not read files
+    from correlator.offline.summary import Summary
 
 COMMANDS: dict[str, str] = {
     "analyze": "correlator.cli.analyze:analyze",
@@ -60,9 +63,9 @@ class RuntimeFailure(click.ClickException):
         click.echo(f"correlator: {self.format_message()}", err=True)
 
 
-def report(summary: Any, command: str) -> None:
-    """What a command that read files says at the end (an ``offline.summary.Summary``): what was skipped or
-    rejected; with nothing recognised at all, fail."""
+def report(summary: Summary, command: str) -> None:
+    """What a command that read files says at the end: what was skipped or rejected; with nothing recognised at
+    all, fail."""
     if summary.recognised == 0:
         raise RuntimeFailure(summary.line(command).removeprefix(f"{command}: "))
     if summary.problems:

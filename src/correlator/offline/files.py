@@ -164,8 +164,9 @@ def read_file(ingest: Ingest, log: LogFile, cluster: str, seen: Overlong | None 
             return
         line = 1
         for block in line_blocks(handle, BLOCK_BYTES, ingest.config.max_line_bytes, seen):
-            yield from ingest.feed_block(block, file_ref=log.path, first_line=line, hint=hint)
-            line += ingest.block_newlines
+            read = ingest.feed_block(block, file_ref=log.path, first_line=line, hint=hint)
+            yield from read.outputs
+            line += read.newlines
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()

@@ -145,7 +145,7 @@ class TestSourceProgress:
         ingest = Ingest(IngestConfig())
         hint = SourceHint(host="nn", role="namenode", family="hdfs", file="hadoop-u-namenode-nn.log")
         block = ("\n".join(self._noise(400, 500)) + "\n").encode()
-        out = ingest.feed_block(block, file_ref="f", first_line=1, hint=hint) + ingest.flush_all()
+        out = ingest.feed_block(block, file_ref="f", first_line=1, hint=hint).outputs + ingest.flush_all()
         times = [o.ts_ms % 86_400_000 for o in out if isinstance(o, Event) and o.type == "source_progress"]
         assert times[0] == 9 * 3600 * 1000 and times[-1] == (9 * 3600 + 199) * 1000 + 500
 

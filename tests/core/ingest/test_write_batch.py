@@ -57,7 +57,7 @@ def _decided(lines: list[str], cuts: list[int] | None) -> tuple[list[tuple[str, 
         edges = [0, *sorted({c for c in cuts if 0 < c < len(lines)}), len(lines)]
         for a, b in zip(edges, edges[1:]):
             data = ("\n".join(lines[a:b]) + "\n").encode()
-            out += ingest.feed_block(data, file_ref="dn1.log", first_line=a + 1, hint=HINT)
+            out += ingest.feed_block(data, file_ref="dn1.log", first_line=a + 1, hint=HINT).outputs
     out += ingest.flush_all()
     got = [(o.phase, o.block, o.ts_ms, o.duration_ms) if isinstance(o, BlockWrite) else (o.type, "", o.ts_ms, None)
            for o in out if isinstance(o, (BlockWrite, JvmPause))]

@@ -28,7 +28,7 @@ def writes(lines: list[str], *, blocks: bool = True, slow_ms: int = 1000) -> lis
     ingest = Ingest(IngestConfig(slow_write_ms=slow_ms))
     data = ("\n".join(lines) + "\n").encode()
     if blocks:
-        out = ingest.feed_block(data, file_ref="/l/dn1.log", first_line=1, hint=HINT)
+        out = ingest.feed_block(data, file_ref="/l/dn1.log", first_line=1, hint=HINT).outputs
     else:
         out = [o for i, line in enumerate(lines) for o in ingest.feed_line(line, ref=f"x:{i}", hint=HINT)]
     out += ingest.flush_all()
@@ -68,7 +68,8 @@ class TestWriteTracker:
         ingest = Ingest(IngestConfig())
         ingest.feed_block(("\n".join(FIRST + [receiving("09:00:01,000", 7)]) + "\n").encode(),
                           file_ref="f", first_line=1, hint=HINT)
-        out = ingest.feed_block((receiving("09:00:02,500", 8) + "\n").encode(), file_ref="f", first_line=5, hint=HINT)
+        out = ingest.feed_block((receiving("09:00:02,500", 8) + "\n").encode(), file_ref="f", first_line=5,
+                                hint=HINT).outputs
         assert [w.block for w in out if isinstance(w, BlockWrite)] == [f"{BP}:blk_7_1"]
 
     def test_never_ended_writes_are_emitted_at_the_end(self) -> None:
@@ -82,7 +83,8 @@ class TestWriteTracker:
         ingest.feed_block(("\n".join(FIRST + [receiving("09:00:01,000", 7)]) + "\n").encode(),
                           file_ref="f", first_line=1, hint=HINT)
         restored = Ingest.restore(IngestConfig(), ingest.snapshot())
-        out = restored.feed_block((finished("09:00:09,000", 7) + "\n").encode(), file_ref="f", first_line=5, hint=HINT)
+        out = restored.feed_block((finished("09:00:09,000", 7) + "\n").encode(), file_ref="f", first_line=5,
+                                  hint=HINT).outputs
         assert [w.phase for w in out if isinstance(w, BlockWrite)] == ["receiving", "finished"]
         assert restored.stats["routine_writes"] == 0
 

@@ -41,6 +41,15 @@ class SourceHint:
 
 
 @dataclass(frozen=True, slots=True)
+class BlockRead:
+    """What :meth:`Ingest.feed_block` made of a block: its outputs, and how many lines it held (so the caller's next
+    block starts at the right line without counting them again)."""
+
+    outputs: list[Output]
+    newlines: int
+
+
+@dataclass(frozen=True, slots=True)
 class IngestConfig:
     tz: str = "UTC"
     default_cluster: str = "default"
@@ -76,8 +85,6 @@ class Ingest:
         self._origins: dict[str, dict[str, Any]] = {}
         self.writes = WriteTracker(self.clock, config.slow_write_ms)
         self.materialise: Materialise | None = None
-        self.block_newlines = 0
-        """Newlines of the block :meth:`feed_block` read last (where the caller's next block starts)."""
         """Set by the block being read: makes the lines of its open writes that are decided before it ends."""
 
     # --- public API ------------------------------------------------------------------------------------------
@@ -110,7 +117,7 @@ class Ingest:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", ref, line))
         return out
 
-    def feed_block(self, block: bytes, *, file_ref: str, first_line: int, hint: SourceHint) -> list[Output]:
+    def feed_block(self, block: bytes, *, file_ref: str, first_line: int, hint: SourceHint) -> BlockRead:
         """Complete lines of a plain log file in bulk (the offline fast path).
 
         One prefilter scan over the whole block; only records around a hit are decoded, stitched and parsed.
@@ -122,11 +129,10 @@ class Ingest:
             origin = self._origin(Decoded(text=""), hint)
             reader = BlockReader(self, block, file_ref, first_line, origin, _key(origin), out)
             reader.run()
-            self.block_newlines = reader.newlines
+            return BlockRead(out, reader.newlines)
         except Exception as exc:
-            self.block_newlines = block.count(b"\n")
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{file_ref}:{first_line}", block))
-        return out
+            return BlockRead(out, block.count(b"\n"))
 
     def feed_records(
         self,
