@@ -13,6 +13,9 @@ from correlator.config import Settings
 
 SNAPSHOT_LIMIT = 64 * 1024 * 1024
 TRANSACTION_TIMEOUT_MS = 10_000
+HEARTBEAT_MS = 500
+"""A member learns of a rebalance at its next heartbeat; with librdkafka's 3 s every member that joined (another
+raw-ingest process, a new worker) stalled the group that long."""
 
 
 def state_topic(settings: Settings) -> str:
@@ -32,6 +35,7 @@ def consumer_config(settings: Settings, **extra: Any) -> dict[str, Any]:
         "auto.offset.reset": "earliest",
         "fetch.queue.backoff.ms": settings.raw_fetch_queue_backoff_ms,
         "queued.min.messages": settings.raw_queued_min_messages,
+        "heartbeat.interval.ms": HEARTBEAT_MS,
         **extra,
     })
 

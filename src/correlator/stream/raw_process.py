@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
@@ -91,12 +91,25 @@ class RawIngestProcesses:
     children: list[RawIngestProcess] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.children = self.children or [RawIngestProcess(self.settings, self.config, self.metrics, self.tick_s, i)
-                                          for i in range(self.settings.raw_processes)]
+        self.children = self.children or [
+            RawIngestProcess(self.settings, self.config, self.metrics, self.tick_s, i, on_ready=self._ready)
+            for i in range(self.settings.raw_processes)]
+        self._go_lock = threading.Lock()
+        self._went = False
 
     def start(self) -> None:
         for child in self.children:
             child.start()
+
+    def _ready(self) -> None:
+        """The children join the raw group together, once all are ready: one that joined seconds after another
+        (its interpreter still starting) cost the first a rebalance with its partitions half read."""
+        with self._go_lock:
+            if self._went or not all(child.ready for child in self.children):
+                return
+            self._went = True
+        for child in self.children:
+            child.go()
 
     def stop(self, timeout_s: float = STOP_GRACE_S) -> None:
         """All are asked at once: one leaving the group alone would hand its partitions to the others first."""
@@ -142,6 +155,9 @@ class RawIngestProcess:
     tick_s: float = 1.0
     index: int = 0
     """Which child of the worker: it names the child's transactions (``instance_name``)."""
+    on_ready: Callable[[], None] | None = None
+    """Called (from the status thread) once the child has started and waits for ``go`` to join the raw group."""
+    ready: bool = False
     status: RawIngestStatus = field(default_factory=RawIngestStatus)
     failed: str | None = None
     """Why the child gave up, or how it died."""
@@ -164,22 +180,27 @@ class RawIngestProcess:
         self._reader = threading.Thread(target=self._read, name=f"raw-ingest-status-{self.index}", daemon=True)
         self._reader.start()
 
+    def go(self) -> None:
+        self._send(("go", None))
+
     def request_stop(self) -> None:
         if self._process is not None and self._process.is_alive():
             self._send(("stop", None))
 
     def stop(self, timeout_s: float = STOP_GRACE_S) -> None:
+        """The status thread reaps the child once its pipe closes; only if it has not within ``timeout_s`` is the
+        child killed (two threads waiting on one child race: one may see it gone, the other still running)."""
         process = self._process
-        if process is None or not process.is_alive():
+        if process is None:
             return
         self.request_stop()
-        process.join(timeout_s)
+        if self._reader is not None:
+            self._reader.join(timeout_s)
         if process.is_alive():
             log.error("raw ingest process %d did not stop within %.0f s; killing it", self.index, timeout_s)
             process.kill()
-            process.join(5)
-        if self._reader is not None:
-            self._reader.join(5)
+            if self._reader is not None:
+                self._reader.join(10)
 
     @property
     def healthy(self) -> bool:
@@ -215,9 +236,13 @@ class RawIngestProcess:
             except (EOFError, OSError):
                 break
             self._apply(status, updates)
+            if not self.ready:
+                self.ready = True
+                if self.on_ready is not None:
+                    self.on_ready()
         self.status = replace(self.status, running=False)
         if self._process is not None:
-            self._process.join(5)  # the pipe closes a moment before the exit status is known
+            self._process.join(STOP_GRACE_S)  # the pipe closes a moment before the exit status is known
         code = self._process.exitcode if self._process is not None else None
         if self.failed is None and code not in (0, None):
             self.failed = f"raw ingest process exited with code {code}"
@@ -244,15 +269,18 @@ def _child_main(settings: Settings, config: IngestConfig, tick_s: float, index: 
     updates = MetricUpdates()
     raw = RawIngest(settings, config, fastest_scanner(), updates, _now_ms, tick_s=tick_s,  # type: ignore[arg-type]
                     instance=instance_name(settings, index), unknown=UnknownSources(updates))  # type: ignore[arg-type]
-    parent = os.getppid()
-    raw.start()
+    parent, started = os.getppid(), False
     try:
+        conn.send((RawIngestStatus.of(raw), updates.drain()))  # ready: the parent answers "go" when all are
         while os.getppid() == parent:
             if conn.poll(STATUS_EVERY_S):
                 command, argument = conn.recv()
                 if command == "stop":
                     break
-                if command == "live":
+                if command == "go" and not started:
+                    raw.start()
+                    started = True
+                elif command == "live":
                     raw.live = bool(argument)
                 elif command == "restart_idle":
                     raw.restart_idle(int(argument))
