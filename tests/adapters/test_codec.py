@@ -17,7 +17,8 @@ from correlator.adapters.codec import (
     encode_event,
     encode_parse_error,
 )
-from correlator.core.events import EVENT_TYPES, Event, UnknownEventType
+from correlator.core.event_dicts import EVENT_TYPES, UnknownEventType
+from correlator.core.events import Event
 from correlator.core.ingest.records import ParseError
 from correlator.offline.files import iter_events
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import orjson
 
-from correlator.core.events import Event, event_from_dict, event_to_dict
+from correlator.core.event_dicts import event_from_dict, event_to_dict
+from correlator.core.events import Event
 from correlator.core.ingest.records import ParseError
 
 

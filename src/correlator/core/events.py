@@ -1,15 +1,14 @@
 """Typed events: what a parsed log record says, in a shape the engine and the wire share.
 
-Each event is a frozen, slotted dataclass whose class attribute ``type`` is its name on the wire (CONTRACT §4).
-Conversion to and from plain dicts lives here so that every adapter (orjson codec, Faust, files) speaks one schema.
+Each event is a frozen, slotted dataclass whose class attribute ``type`` is its name on the wire (CONTRACT §4);
+``event_dicts`` converts them to and from plain data, one schema for every adapter.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
 CLIENT_ROLE = "client"
 """The HDFS client inside a Flink process (its own log lines, not the daemon's)."""
@@ -334,93 +333,3 @@ class DaemonStart(Event):
     type: ClassVar[str] = "daemon_start"
     component: str
     version: str | None = None
-
-
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type: cls
-    for cls in (
-        CheckpointTriggered,
-        CheckpointCompleted,
-        CheckpointExpired,
-        CheckpointDeclined,
-        CheckpointFailed,
-        CheckpointLateAck,
-        JobStatus,
-        TaskStatus,
-        HdfsClientSlow,
-        DatasetLockHeld,
-        DatasetLockWait,
-        DirectoryScanStats,
-        DirectoryScanReconcile,
-        DirectoryScanConfig,
-        SlowIo,
-        BlockWrite,
-        BlockAllocated,
-        HdfsClientError,
-        DnWriteError,
-        DatanodeAddress,
-        SourceProgress,
-        NameNodeLockHeld,
-        JvmPause,
-        DaemonStart,
-    )
-}
-
-
-def register(cls: type[Event]) -> type[Event]:
-    """Add an event class defined elsewhere in the core to the wire registry."""
-    EVENT_TYPES[cls.type] = cls
-    return cls
-
-
-def event_to_dict(event: Event) -> dict[str, Any]:
-    """Plain-data form with ``type`` and ``at`` first, as CONTRACT §4 prints it."""
-    out: dict[str, Any] = {"type": event.type, "at": event.at}
-    for f in dataclasses.fields(event):
-        value = getattr(event, f.name)
-        out[f.name] = list(value) if isinstance(value, tuple) else value
-    return out
-
-
-class UnknownEventType(ValueError):
-    """A dict that names no registered event type."""
-
-
-class InvalidEvent(ValueError):
-    """A dict whose fields do not have the types its event type declares (a corrupt or foreign record)."""
-
-
-_SCALARS: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bool,), "float": (int, float)}
-
-
-def _accepts(annotation: str, value: Any) -> bool:
-    for option in (part.strip() for part in annotation.split("|")):
-        if option == "None" and value is None:
-            return True
-        if option.startswith("tuple[") and isinstance(value, (list, tuple)):
-            return all(isinstance(item, str) for item in value)
-        kinds = _SCALARS.get(option)
-        if kinds and isinstance(value, kinds) and not (option != "bool" and isinstance(value, bool)):
-            return True
-    return False
-
-
-def event_from_dict(data: dict[str, Any]) -> Event:
-    """Inverse of :func:`event_to_dict`; ignores ``at`` (derived) and unknown keys (forward compatibility).
-
-    Field types are checked, so a corrupt record fails here, at the boundary, not later inside the engine's state.
-    """
-    cls = EVENT_TYPES.get(data.get("type", ""))
-    if cls is None:
-        raise UnknownEventType(f"unknown event type {data.get('type')!r}")
-    kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.name in data:
-            value = data[f.name]
-            if not _accepts(str(f.type), value):
-                raise InvalidEvent(f"{cls.type}.{f.name} has a {type(value).__name__}, expected {f.type}")
-            kwargs[f.name] = tuple(value) if isinstance(value, list) else value
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:  # a required field is missing
-        raise InvalidEvent(f"{cls.type}: {exc}") from None

@@ -9,7 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from correlator.core.events import EVENT_TYPES, Event, UnknownEventType
+from correlator.core.event_dicts import EVENT_TYPES, UnknownEventType
+from correlator.core.events import Event
 
 _NAMES: dict[str, tuple[str, ...]] = {}
 

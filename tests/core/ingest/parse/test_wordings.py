@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from sample_cases import real_sample, reference_cases, run
 
-from correlator.core.events import Event, event_to_dict
+from correlator.core.event_dicts import event_to_dict
+from correlator.core.events import Event
 from correlator.core.ingest.ingest import SourceHint
 from correlator.core.ingest.parse.header import parse_header
 from correlator.core.ingest.records import ParseError

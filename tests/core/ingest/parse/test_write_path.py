@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sample_cases import run
 
-from correlator.core.events import Event, event_to_dict
+from correlator.core.event_dicts import event_to_dict
+from correlator.core.events import Event
 from correlator.core.ingest.ingest import SourceHint
 from correlator.core.ingest.records import ParseError
 
@@ -193,7 +194,7 @@ java.base/java.lang.Thread.run(Thread.java:840)
 def test_real_336_lock_held_by_another_thread_and_the_scanner_waiting() -> None:
     # Hadoop 3.3.6 DataNode (lab run, JDK 17): a thread of a wrapper main held the dataset lock; the scanner waited
     from correlator.core.correlate.evidence import interval_of
-    from correlator.core.events import EVENT_TYPES
+    from correlator.core.event_dicts import EVENT_TYPES
 
     found = events(REAL_336_LOCK, DN)
     assert [(e["type"], e.get("holder") or e.get("waiter")) for e in found] == [
