@@ -47,7 +47,8 @@ def slack(
     """Post verdicts to Slack: one message per incident, recurrences as replies in its thread."""
     from correlator.adapters.redis_incidents import RedisIncidentStore
     from correlator.adapters.slack import RetryPolicy, SlackPoster, SlackRejected
-    from correlator.stream.slackbot import BotConfig, SlackBot, run_file, run_kafka
+    from correlator.stream.slack_feed import run_file, run_kafka
+    from correlator.stream.slackbot import BotConfig, SlackBot
 
     from correlator.adapters import logs
 

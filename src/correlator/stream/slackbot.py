@@ -1,4 +1,4 @@
-"""The Slack bot: verdicts in (Kafka topic or JSONL file), one Slack thread per incident out.
+"""The Slack bot: verdicts in (``slack_feed``: Kafka topic or JSONL file), one Slack thread per incident out.
 
 Delivery is at-least-once from the source and exactly-once to Slack through the incident store: a verdict already done
 is skipped, a verdict whose incident another replica holds waits, and the Kafka offset is committed only after the post
@@ -8,17 +8,15 @@ consumes nothing further and retries with backoff; verdicts stay in the topic.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
-from pathlib import Path
 from typing import Any
 
 from correlator.adapters.redis_incidents import BeginStatus, Begun, RedisIncidentStore, StoreUnavailable, Thread
@@ -327,120 +325,3 @@ class SlackBot:
             self.store.finish(None, self.owner, done, begun.thread, now_ms)
             resolved += 1
         return resolved
-
-
-def decode_verdict(raw: bytes | str | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def read_verdict_lines(path: Path) -> Iterator[dict[str, Any] | None]:
-    """JSONL verdicts; blank lines and ``#`` comment lines are not records."""
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            text = line.strip()
-            if text and not text.startswith("#"):
-                yield decode_verdict(text)
-
-
-def run_file(bot: SlackBot, path: Path, stop: threading.Event | None = None) -> Stats:
-    stop = stop or threading.Event()
-    for verdict in read_verdict_lines(path):
-        if verdict is None:
-            log.warning("skipping a line of %s that is not a JSON object", path.name)
-            bot.stats.count(Outcome.SKIPPED)
-            continue
-        if bot.deliver(verdict, stop) is None:
-            break
-    return bot.stats
-
-
-def run_kafka(
-    bot: SlackBot,
-    consumer_config: Mapping[str, Any],
-    topic: str,
-    *,
-    follow: bool,
-    stop: threading.Event | None = None,
-    poll_s: float = 0.5,
-    idle_exit_s: float = 30.0,
-) -> Stats:
-    """Consume ``topic`` with manual commits. Without ``follow``, return once every assigned partition is at its end
-    (or nothing was assigned for ``idle_exit_s``)."""
-    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-
-    stop = stop or threading.Event()
-    config = {
-        "enable.auto.commit": False,
-        "auto.offset.reset": "earliest",
-        "enable.partition.eof": True,
-        "max.poll.interval.ms": 900_000,
-        **consumer_config,
-    }
-    consumer = Consumer(config)
-    assigned: set[tuple[str, int]] = set()
-    at_end: set[tuple[str, int]] = set()
-
-    def on_assign(_: Any, partitions: list[TopicPartition]) -> None:
-        assigned.update((p.topic, p.partition) for p in partitions)
-
-    def on_revoke(_: Any, partitions: list[TopicPartition]) -> None:
-        for p in partitions:
-            assigned.discard((p.topic, p.partition))
-            at_end.discard((p.topic, p.partition))
-
-    consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
-    started = time.monotonic()
-    next_sweep = time.monotonic() + bot.config.sweep_every_s
-    try:
-        while not stop.is_set():
-            message = consumer.poll(poll_s)
-            if follow and time.monotonic() >= next_sweep:
-                next_sweep = time.monotonic() + bot.config.sweep_every_s
-                _sweep_quietly(bot)
-            if message is None:
-                if not follow and ((assigned and at_end >= assigned) or
-                                   (not assigned and time.monotonic() - started > idle_exit_s)):
-                    break
-                continue
-            where = (message.topic(), message.partition())
-            error = message.error()
-            if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
-                    at_end.add(where)
-                    if not follow and assigned and at_end >= assigned:
-                        break
-                elif error.fatal():
-                    raise KafkaException(error)
-                else:
-                    log.warning("kafka: %s", error)
-                continue
-            at_end.discard(where)
-            verdict = decode_verdict(message.value())
-            if verdict is None:
-                log.warning("skipping %s[%d]@%d: not a JSON object", *where, message.offset())
-                bot.stats.count(Outcome.SKIPPED)
-            elif bot.deliver(verdict, stop) is None:
-                break
-            try:
-                consumer.commit(message=message, asynchronous=False)
-            except KafkaException as exc:
-                log.warning("offset commit failed (%s); the verdict may come again and will be a duplicate", exc)
-    finally:
-        consumer.close()
-    return bot.stats
-
-
-def _sweep_quietly(bot: SlackBot) -> None:
-    try:
-        resolved = bot.sweep()
-    except (StoreUnavailable, SlackUnavailable) as exc:
-        log.warning("resolution sweep skipped: %s", exc)
-        return
-    if resolved:
-        log.info("resolved %d quiet incident(s)", resolved)
