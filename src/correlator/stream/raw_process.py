@@ -88,14 +88,13 @@ class RawIngestProcesses:
     config: IngestConfig
     metrics: WorkerMetrics
     tick_s: float = 1.0
-    children: list[RawIngestProcess] = field(default_factory=list)
+    children: list[RawIngestProcess] = field(init=False)
+    _go_lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    _went: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
-        self.children = self.children or [
-            RawIngestProcess(self.settings, self.config, self.metrics, self.tick_s, i, on_ready=self._ready)
-            for i in range(self.settings.raw_processes)]
-        self._go_lock = threading.Lock()
-        self._went = False
+        self.children = [RawIngestProcess(self.settings, self.config, self.metrics, self.tick_s, i, self._ready)
+                         for i in range(self.settings.raw_processes)]
 
     def start(self) -> None:
         for child in self.children:
