@@ -124,7 +124,7 @@ class RawIngestProcesses:
 
     @property
     def failed(self) -> str | None:
-        return next((child.failed for child in self.children if child.failed is not None), None)
+        return self.status.failed
 
     @property
     def healthy(self) -> bool:
@@ -158,8 +158,7 @@ class RawIngestProcess:
     """Called (from the status thread) once the child has started and waits for ``go`` to join the raw group."""
     ready: bool = False
     status: RawIngestStatus = field(default_factory=RawIngestStatus)
-    failed: str | None = None
-    """Why the child gave up, or how it died."""
+    """The child's last word; once it is gone, also how it died (``failed``)."""
     _live: bool = False
     _process: Any = None
     _conn: Connection | None = None
@@ -202,6 +201,11 @@ class RawIngestProcess:
                 self._reader.join(10)
 
     @property
+    def failed(self) -> str | None:
+        """Why the child gave up, or how it died."""
+        return self.status.failed
+
+    @property
     def healthy(self) -> bool:
         return self.status.running and self._process is not None and self._process.is_alive()
 
@@ -239,13 +243,14 @@ class RawIngestProcess:
                 self.ready = True
                 if self.on_ready is not None:
                     self.on_ready()
-        self.status = replace(self.status, running=False)
         if self._process is not None:
             self._process.join(STOP_GRACE_S)  # the pipe closes a moment before the exit status is known
         code = self._process.exitcode if self._process is not None else None
-        if self.failed is None and code not in (0, None):
-            self.failed = f"raw ingest process exited with code {code}"
-            log.error("%s", self.failed)
+        failed = self.status.failed
+        if failed is None and code not in (0, None):
+            failed = f"raw ingest process exited with code {code}"
+            log.error("%s", failed)
+        self.status = replace(self.status, running=False, failed=failed)
 
     def _apply(self, status: RawIngestStatus, updates: Updates) -> None:
         self.status = status
@@ -253,8 +258,6 @@ class RawIngestProcess:
             apply_updates(self.metrics, updates)
         except Exception:  # a metric's labels changed under the child: the status itself still counts
             log.exception("raw ingest metrics could not be applied")
-        if status.failed is not None:
-            self.failed = status.failed
 
 
 # --- the child ---------------------------------------------------------------------------------------------------
