@@ -21,6 +21,11 @@ def worker(settings: Settings) -> None:
     A stage that keeps failing stops the worker with exit 1 (nothing is skipped: a restart resumes from the last
     committed offsets); SIGTERM ends it within 30 s.
     """
+    from correlator.cli.preflight import require_free_port, require_topics
+
+    require_free_port(settings.web_host, settings.web_port)
+    require_topics(settings, (settings.topic_logs_flink, settings.topic_logs_hdfs, settings.topic_events))
+
     from correlator.adapters import logs
     from correlator.stream.guard import Health
     from correlator.stream.runner import run_worker

@@ -1,15 +1,14 @@
 """Running the worker process: start-up checks that fail in one line, a bounded stop, an exit code that tells.
 
 Every reason the worker cannot start (web port taken, broker unreachable, topics missing) is found before Faust
-starts, so it is one line rather than a page of retries. Once running, a failed stage (see ``guard``) or a SIGTERM
+starts, so it is one line rather than a page of retries: the CLI probes the port and the broker first, and the
+broker and topics are looked at again here, as they may have gone in between. Once running, a failed stage (see ``guard``) or a SIGTERM
 ends the process within a deadline; the caller turns a failure into exit 1.
 """
 
 from __future__ import annotations
 
-import errno
 import signal
-import socket
 from typing import Any
 
 import faust
@@ -32,20 +31,8 @@ class _Worker(faust.Worker):
         super()._on_sigterm()
 
 
-def port_taken(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            return exc.errno == errno.EADDRINUSE
-    return False
-
-
 def run_worker(settings: Settings, health: Health, *, linger_s: float = 3.0, **app_options: Any) -> str | None:
     """Run until stopped; ``None`` after a clean stop, else the one-line reason the worker could not go on."""
-    if port_taken(settings.web_host, settings.web_port):
-        return f"web port {settings.web_host}:{settings.web_port} is already in use (set CORRELATOR_WEB_PORT)"
     try:
         app = create_app(settings, health=health, **app_options)
     except TopicsMissing as exc:
