@@ -173,12 +173,16 @@ def measure_scanners(path: str, limit_bytes: int) -> list[Rate]:
             for s in [ReScanner(), *available_scanners()]]
 
 
-def measure_cli(path: str, size: int, lines: int) -> tuple[Rate, float, int]:
-    """``correlator parse FILE`` as a user runs it, output to a pipe: rate, CPU us per line, peak RSS (KiB)."""
+def _parse_command(path: str) -> list[str]:
     import sys
 
+    return [sys.executable, "-m", "correlator.cli", "parse", "--no-errors", path]
+
+
+def measure_cli(path: str, size: int, lines: int) -> tuple[Rate, float, int]:
+    """``correlator parse FILE`` as a user runs it, output to a pipe: rate, CPU us per line, peak RSS (KiB)."""
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "correlator.cli", "parse", "--no-errors", path],
+    process = subprocess.Popen(_parse_command(path),
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     peak = PeakRss(process.pid)
     assert process.stdout is not None
@@ -192,12 +196,9 @@ def measure_cli(path: str, size: int, lines: int) -> tuple[Rate, float, int]:
 
 def measure_startup() -> float:
     """Seconds ``correlator parse`` takes on an empty file: the part of the CLI's time no corpus size changes."""
-    import sys
-
     with tempfile.NamedTemporaryFile(suffix=".log") as empty:
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "correlator.cli", "parse", "--no-errors", empty.name],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        subprocess.run(_parse_command(empty.name), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         return time.perf_counter() - start
 
 

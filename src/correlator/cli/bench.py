@@ -12,7 +12,8 @@ def bench() -> None:
 
 @bench.command("parse")
 @click.option("--size-mb", type=click.IntRange(1), default=256, show_default=True,
-              help="size of each generated corpus (MiB); 256 is where Hadoop's log4j rolls a daemon's log")
+              help="size of each generated corpus (MiB); 256 is where Hadoop's default log4j.properties rolls a "
+                   "daemon's log")
 @click.option("--kind", "kinds", type=click.Choice(["datanode", "mixed"]), multiple=True,
               default=("datanode", "mixed"), show_default=True, help="generated corpora to run (repeatable)")
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,

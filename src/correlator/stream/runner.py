@@ -2,8 +2,8 @@
 
 Every reason the worker cannot start (web port taken, broker unreachable, topics missing) is found before Faust
 starts, so it is one line rather than a page of retries: the CLI probes the port and the broker first, and the
-broker and topics are looked at again here, as they may have gone in between. Once running, a failed stage (see ``guard``) or a SIGTERM
-ends the process within a deadline; the caller turns a failure into exit 1.
+broker and topics are looked at again here, as they may have gone in between. Once running, a failed stage (see
+``guard``) or a SIGTERM ends the process within a deadline; the caller turns a failure into exit 1.
 """
 
 from __future__ import annotations
