@@ -82,6 +82,35 @@ class TestEventTime:
         assert engine.advance(5_000) == []
         assert len(engine.advance(20_000)) == 1
 
+    def test_a_reloaded_engine_warms_up_again(self) -> None:
+        """A snapshot taken before the TaskManager logged knows no such source. Reloaded after a restart, the engine
+        reads the backlog source by source, the TaskManager's last. It must not decide on the JobManager and
+        DataNodes alone."""
+        config = EngineConfig(idle_timeout_ms=10_000)
+        events = seed()
+        unbroken = Engine(config)
+        unbroken.advance(0)
+        unbroken.advance(10_000)
+        expected = [verdict_to_dict(v) for e in events for v in unbroken.feed(e)] + [
+            verdict_to_dict(v) for v in unbroken.finish()]
+        before = [e for e in events if e.ts_ms < T0 - 100_000]
+        later = [e for e in events if e.ts_ms >= T0 - 100_000]
+        first = Engine(config)
+        first.advance(0)
+        first.advance(10_000)
+        assert [v for e in before for v in first.feed(e)] == []
+        assert "tm01.example.com" not in {e.host for e in before}
+        reloaded = Engine.restore(config, first.snapshot())
+        reloaded.restart_warm_up()
+        backlog = [e for e in later if e.role != "taskmanager"] + [e for e in later if e.role == "taskmanager"]
+        out = [verdict_to_dict(v) for e in backlog for v in reloaded.feed(e)]
+        assert out == []
+        reloaded.restart_idle(200_000)
+        assert reloaded.advance(200_000) == [] and reloaded.advance(205_000) == []
+        out += [verdict_to_dict(v) for v in reloaded.advance(210_000)] + [
+            verdict_to_dict(v) for v in reloaded.finish()]
+        assert len(expected) == 1 and out == expected
+
     def test_idle_source_stops_holding_back(self) -> None:
         """A silent source is ignored after the idle timeout of processing time."""
         engine = Engine(EngineConfig(idle_timeout_ms=1_000))

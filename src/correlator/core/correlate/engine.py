@@ -113,6 +113,10 @@ class Engine:
         """See :meth:`Watermarks.restart_idle`: after an outage no source counts as idle until it is silent anew."""
         self._marks.restart_idle(now_ms)
 
+    def restart_warm_up(self) -> None:
+        """See :meth:`Watermarks.restart_warm_up`: a reloaded engine decides nothing before it has warmed up anew."""
+        self._marks.restart_warm_up()
+
     def finish(self) -> list[Verdict]:
         self._marks.finish()
         return self._decide_ready()

@@ -62,6 +62,14 @@ class Watermarks:
         for clock in self._sources.values():
             clock.last_arrival_ms = self._now_ms
 
+    def restart_warm_up(self) -> None:
+        """A state reloaded after a restart or rebalance knows only the sources its snapshot saw; others may still be
+        in the backlog. Until processing time flows again no source is idle, and then the warm-up waits one idle
+        timeout anew. (An outage alone keeps the warm-up: its sources were all seen live.)"""
+        self._first_now_ms = None
+        for clock in self._sources.values():
+            clock.last_arrival_ms = self._now_ms
+
     def warmed_up(self) -> bool:
         """Whether decisions may be taken before the end of input.
 
