@@ -12,10 +12,12 @@ from collections.abc import Sequence
 
 from correlator.core.ingest.prefilter import (
     NOTHING,
+    OPEN_INDEX,
     PHRASES,
     TRIGGER,
     WRITE,
     WRITE_FROM,
+    BlockHits,
     ReScanner,
     Scanner,
     classify_hits,
@@ -38,15 +40,22 @@ class HyperscanScanner:
             flags=[0] * len(expressions),
         )
 
-    def hits(self, block: bytes) -> list[tuple[int, int]]:
-        found: list[tuple[int, int]] = []
-        add = found.append
+    def hits(self, block: bytes) -> BlockHits:
+        found = BlockHits()
+        trigger, opening, closing = found.triggers.append, found.opens.append, found.closes.append
 
         def on_match(index: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-            add((end - 1, index))
+            if index < WRITE_FROM:
+                trigger((end - 1, index))
+            elif index == OPEN_INDEX:
+                opening(end - 1)
+            else:
+                closing(end - 1)
 
         self._db.scan(block, match_event_handler=on_match)
-        found.sort()
+        found.triggers.sort()  # the order of reports is not promised; a sorted list costs one pass
+        found.opens.sort()
+        found.closes.sort()
         return found
 
     def classify(self, text: str) -> int:
@@ -76,8 +85,8 @@ class AhoCorasickScanner:
             self._automaton.add_word(phrase, index)
         self._automaton.make_automaton()
 
-    def hits(self, block: bytes) -> list[tuple[int, int]]:
-        return sorted(self._automaton.iter(block.decode("latin-1")))
+    def hits(self, block: bytes) -> BlockHits:
+        return BlockHits.split(sorted(self._automaton.iter(block.decode("latin-1"))))
 
     def classify(self, text: str) -> int:
         return classify_hits(index for _, index in self._automaton.iter(text))

@@ -77,6 +77,16 @@ def test_blocks_decide_writes_as_lines_do(writes: list[tuple[int, int | None, in
     assert _decided(lines, blocks) == _decided(lines, None)  # from the second block on the address is known
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_WRITE, min_size=1, max_size=60), st.integers(0, 7))
+def test_one_block_read_before_the_address_is_known_decides_as_lines_do(
+        writes: list[tuple[int, int | None, int]], noise_every: int) -> None:
+    """A source's first block: its first write lines tell the DataNode's address, and the rest is planned."""
+    lines = _log(writes, noise_every)
+    lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
+    assert _decided(lines, [len(lines)]) == _decided(lines, None)
+
+
 def test_a_write_whose_lines_are_seconds_apart_is_slow_although_its_duration_is_short() -> None:
     """The clienttrace duration times only the last packet's acknowledgement; the stamps tell the whole write."""
     lines = [*_log([(0, 10, 5)], 0), receiving("09:00:01,000", 2), finished("09:00:04,500", 2, 2_000_000),
@@ -85,3 +95,23 @@ def test_a_write_whose_lines_are_seconds_apart_is_slow_although_its_duration_is_
     assert [(phase, block[-7:]) for phase, block, _, _ in got if not block.endswith("blk_1_1")] == [
         ("receiving", "blk_2_1"), ("finished", "blk_2_1")]
     assert routine == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2500), min_size=1, max_size=80), st.integers(0, 3))
+def test_second_changes_are_found_by_bisection(gaps: list[int], start_line: int) -> None:
+    """For lines in time order, bisecting on the stamps finds every line whose second differs from the line
+    before, exactly as reading every line would."""
+    from correlator.core.ingest.write_batch import _second_changes
+
+    at, lines = 0, []
+    for gap in gaps:
+        at += gap
+        lines.append(NOISE.format(ts=_stamp(at)))
+    data = ("\n".join(lines) + "\n").encode()
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    first = min(start_line, len(lines) - 1)
+    expected = [starts[i] for i in range(first + 1, len(lines)) if lines[i][:19] != lines[i - 1][:19]]
+    assert _second_changes(data, starts[first]) == expected

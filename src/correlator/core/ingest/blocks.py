@@ -6,18 +6,15 @@ one source joined by newlines. Noise lines between hits are counted, never decod
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
 from correlator.core.ingest.multiline import RECORD_START_BYTES
-from correlator.core.ingest.prefilter import WRITE_FROM
+from correlator.core.ingest.prefilter import OPEN_INDEX, WRITE_FROM, BlockHits
 from correlator.core.ingest.progress import local_stamp
 from correlator.core.ingest.write_batch import CLOSE_BYTES, OBSERVE, OPEN, OPEN_BYTES, Step, WritePlan, plan_writes
 from correlator.core.ingest.writes import Line, block_at, duration_at
-
-OPEN_INDEX = WRITE_FROM
-"""Phrase index of ``Receiving BP-`` (``CLOSE_PHRASE`` follows it)."""
-CLOSE_INDEX = WRITE_FROM + 1
 
 
 class BlockReader:
@@ -66,8 +63,27 @@ class BlockReader:
         if self.key in self.ingest._stitcher.open:
             while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
                 self._feed_to(self._line_end(self.pos))
-        hits = self.ingest.scanner.hits(block)
-        plan = self._plan(hits)
+        found = self.ingest.scanner.hits(block)
+        addressed = self.ingest.writes.addressed(self.key) is not None
+        plan = self._plan(found)
+        if plan is None and self._walk(found.merged(), None, until_addressed=not addressed):
+            plan = self._plan(found)  # the line that told the source's address was just read: plan the rest
+            self._walk(found.triggers if plan is not None else found.merged(), plan)
+        elif plan is not None:
+            self._walk(found.triggers, plan)
+        if self.pos < n:
+            self.pos = self._record_start(n - 1)
+            if plan is not None and self._is_write_line(self.pos):
+                self.decided_until = n
+            if self.pos < self.decided_until:  # the last line was a write decided without being read
+                self.pos = n
+            else:
+                self._feed_to(n)
+
+    def _walk(self, hits: list[tuple[int, int]], plan: WritePlan | None, *, until_addressed: bool = False) -> bool:
+        """Feed each trigger hit's record and run the plan's steps in offset order; without a plan, write hits go
+        one by one. True when it stopped after the write line that told the source's address (``until_addressed``)."""
+        block, n = self.block, len(self.block)
         steps = plan.steps if plan is not None else []
         step = 0
         for hit, index in hits:
@@ -76,6 +92,8 @@ class BlockReader:
             if index >= WRITE_FROM:
                 if plan is None:
                     self._write_fast(hit, index == OPEN_INDEX)
+                    if until_addressed and self.ingest.writes.addressed(self.key) is not None:
+                        return True
                 continue
             start = self._record_start(hit)
             while step < len(steps) and steps[step].at < start:
@@ -93,24 +111,17 @@ class BlockReader:
                     break
         for rest in steps[step:]:
             self._step(rest)
-        if self.pos < n:
-            self.pos = self._record_start(n - 1)
-            if plan is not None and self._is_write_line(self.pos):
-                self.decided_until = n
-            if self.pos < self.decided_until:  # the last line was a write decided without being read
-                self.pos = n
-            else:
-                self._feed_to(n)
+        return False
 
-    def _plan(self, hits: list[tuple[int, int]]) -> WritePlan | None:
+    def _plan(self, found: BlockHits) -> WritePlan | None:
         """The block's writes decided together, once the source's address is known (see ``write_batch``)."""
         tracker = self.ingest.writes
         source = tracker.addressed(self.key)
         if source is None:
             return None
         pos = self.pos
-        open_at = [hit for hit, index in hits if index == OPEN_INDEX and hit >= pos]
-        close_at = [hit for hit, index in hits if index == CLOSE_INDEX and hit >= pos]
+        open_at = found.opens[bisect_left(found.opens, pos):] if pos else found.opens
+        close_at = found.closes[bisect_left(found.closes, pos):] if pos else found.closes
         plan = plan_writes(self.block, pos, open_at, close_at, {b: o[0] for b, o in source.open.items()},
                            tracker.slow_ms, tracker.stamp_at)
         if plan is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
@@ -90,7 +91,40 @@ PHRASES: tuple[str, ...] = TRIGGERS + WRITE_PHRASES
 """Everything a scanner looks for; a hit's phrase index ``>= WRITE_FROM`` is a block-write line."""
 WRITE_FROM = len(TRIGGERS)
 
+OPEN_INDEX = WRITE_FROM
+"""Phrase index of ``Receiving BP-``; ``CLOSE_INDEX`` (the clienttrace ``op: HDFS_WRITE``) follows it."""
+CLOSE_INDEX = WRITE_FROM + 1
+
 NOTHING, TRIGGER, WRITE = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class BlockHits:
+    """Where a block's phrases are, kept apart by kind: a busy DataNode's block holds a hundred write phrases for
+    every trigger, and the block path reads the write offsets as whole lists, never one hit at a time."""
+
+    triggers: list[tuple[int, int]] = field(default_factory=list)
+    """``(offset, phrase index)`` of every trigger phrase, by ascending offset."""
+    opens: list[int] = field(default_factory=list)
+    """Offsets of every write-start phrase, ascending."""
+    closes: list[int] = field(default_factory=list)
+    """Offsets of every write-end phrase, ascending."""
+
+    def merged(self) -> list[tuple[int, int]]:
+        """All hits as ``(offset, phrase index)`` by ascending offset (for a block whose writes go line by line)."""
+        return sorted([*self.triggers, *((o, OPEN_INDEX) for o in self.opens),
+                       *((c, CLOSE_INDEX) for c in self.closes)])
+
+    @classmethod
+    def split(cls, hits: Iterable[tuple[int, int]]) -> BlockHits:
+        """From ``(offset, phrase index)`` pairs in ascending order."""
+        found = cls()
+        for offset, index in hits:
+            if index < WRITE_FROM:
+                found.triggers.append((offset, index))
+            else:
+                (found.opens if index == OPEN_INDEX else found.closes).append(offset)
+        return found
 
 
 class Scanner(Protocol):
@@ -100,8 +134,8 @@ class Scanner(Protocol):
         """``TRIGGER`` if a trigger phrase occurs, else ``WRITE`` if a block-write phrase does, else ``NOTHING``."""
         ...
 
-    def hits(self, block: bytes) -> list[tuple[int, int]]:
-        """``(offset, phrase index)`` of every phrase occurrence in ``block``, by ascending offset."""
+    def hits(self, block: bytes) -> BlockHits:
+        """Every phrase occurrence in ``block`` (an offset within the phrase's line), by kind."""
         ...
 
 
@@ -122,9 +156,9 @@ class ReScanner:
     def classify(self, text: str) -> int:
         return classify_hits(self._index[m.group()] for m in self._text.finditer(text))
 
-    def hits(self, block: bytes) -> list[tuple[int, int]]:
+    def hits(self, block: bytes) -> BlockHits:
         index = self._bytes_index
-        return [(m.start(), index[m.group()]) for m in self._bytes.finditer(block)]
+        return BlockHits.split((m.start(), index[m.group()]) for m in self._bytes.finditer(block))
 
 
 def classify_hits(ids: Iterable[int]) -> int:
