@@ -40,15 +40,15 @@ def tree_usage(pid: int) -> tuple[float, int]:
     return cpu, peak
 
 
-def tree_rss_kib(pid: int) -> int:
-    """Resident memory now (``VmRSS``, KiB) of a process and its children, summed."""
-    total = 0
+def tree_rss_kib(pid: int) -> list[int]:
+    """Resident memory now (``VmRSS``, KiB) of a process, then of each of its children: a leak is found in one."""
+    found = []
     for one in (pid, *children(pid)):
         try:
-            total += _status_kib(one, "VmRSS")
+            found.append(_status_kib(one, "VmRSS"))
         except OSError:  # exited while listed
             continue
-    return total
+    return found
 
 
 def children(pid: int) -> list[int]:

@@ -3,7 +3,7 @@
 A leak shows only over time: a worker that keeps up for a minute may still grow without bound (held writes, source
 clocks, caches). Busy DataNodes' lines (mostly routine block writes, as in ``bench stream``) are produced at a fixed
 rate, keyed and with headers as our shipper sends them; every ``SAMPLE_EVERY_S`` the worker's resident memory (its
-own and its raw-ingest process's, summed) and its progress are read. After a warm-up minute the RSS must stay within
+own, its children's, and their sum) and its progress are read. After a warm-up minute the RSS must stay within
 ±10 % and under the limit, and the worker must keep up (read what was produced up to a few seconds before).
 """
 
@@ -36,7 +36,12 @@ class Sample:
     at_s: float
     produced: int
     read: float
-    rss_kib: int
+    parts_kib: tuple[int, ...]
+    """The worker's own RSS, then its raw-ingest processes'."""
+
+    @property
+    def rss_kib(self) -> int:
+        return sum(self.parts_kib)
 
 
 JOB = "5f0c3b2a9d8e7f6a5b4c3d2e1f0a9b8c"
@@ -104,7 +109,8 @@ def _feed(settings: Settings, pid: int, port: int, seconds: float, rate: int, ho
     start = time.monotonic()
     produced, next_sample = 0, start + SAMPLE_EVERY_S
     echo(f"soak: {rate:,} records/s for {seconds / 60:.1f} min from {hosts} busy DataNodes; a sample every "
-         f"{SAMPLE_EVERY_S:.0f} s (worker and raw-ingest process RSS summed)")
+         f"{SAMPLE_EVERY_S:.0f} s (RSS summed; in brackets the worker's own, then its children's: multiprocessing's "
+         "resource tracker and the raw-ingest processes)")
     while (now := time.monotonic()) - start < seconds:
         due = int((now - start) * rate)
         while produced < due:
@@ -120,7 +126,8 @@ def _feed(settings: Settings, pid: int, port: int, seconds: float, rate: int, ho
             next_sample += SAMPLE_EVERY_S
             samples.append(_sample(now - start, produced, pid, port, topic))
             s = samples[-1]
-            echo(f"  {s.at_s:6.0f} s  produced {s.produced:>11,}  read {s.read:>11,.0f}  RSS {s.rss_kib / 1024:6.0f} MB")
+            echo(f"  {s.at_s:6.0f} s  produced {s.produced:>11,}  read {s.read:>11,.0f}  RSS {s.rss_kib / 1024:6.0f} MB"
+                 f" ({' + '.join(f'{kib / 1024:.0f}' for kib in s.parts_kib)})")
         time.sleep(0.01)
     producer.flush(30)
     return samples
@@ -131,7 +138,7 @@ def _sample(at_s: float, produced: int, pid: int, port: int, topic: str) -> Samp
         read = metric_sum(scrape(port), "correlator_records_in_total", f'topic="{topic}"')
     except OSError:
         read = 0.0
-    return Sample(at_s, produced, read, tree_rss_kib(pid))
+    return Sample(at_s, produced, read, tuple(tree_rss_kib(pid)))
 
 
 def _verdict(samples: list[Sample], rate: int, echo: Echo) -> bool:

@@ -35,6 +35,7 @@ def consumer_config(settings: Settings, **extra: Any) -> dict[str, Any]:
         "auto.offset.reset": "earliest",
         "fetch.queue.backoff.ms": settings.raw_fetch_queue_backoff_ms,
         "queued.min.messages": settings.raw_queued_min_messages,
+        "queued.max.messages.kbytes": settings.raw_queued_max_kbytes,
         "heartbeat.interval.ms": HEARTBEAT_MS,
         **extra,
     })
