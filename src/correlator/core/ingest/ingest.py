@@ -155,8 +155,7 @@ class Ingest:
         joined = b"\n".join(values) + b"\n"
         plain = (
             joined.count(b"\n") == len(values)
-            and joined[:1] != b"{"
-            and b"\n{" not in joined
+            and (b"{" not in joined or (joined[:1] != b"{" and b"\n{" not in joined))  # "{" alone is a memchr
             and not joined.translate(None, _PLAIN)
             and max(map(len, values)) <= self.config.max_line_bytes
         )
