@@ -105,3 +105,26 @@ class TestWire:
         event = seed()[0]
         decoded, position = decode_event(encode_event(event, Position("logs.hdfs", 2, 41, 3)))
         assert decoded == event and position == Position("logs.hdfs", 2, 41, 3)
+
+
+def test_a_cluster_state_loaded_from_its_table_warms_up_again() -> None:
+    """Loading a snapshot is a restart or a rebalance: the backlog it reads next (a TaskManager's lines last) must not
+    be decided on the other sources alone, as an engine still warm from before the snapshot would."""
+    from tests.core.correlate.factory import T0
+
+    config = EngineConfig(idle_timeout_ms=10_000)
+    events = seed()
+    before = [e for e in events if e.ts_ms < T0 - 100_000]
+    later = [e for e in events if e.ts_ms >= T0 - 100_000]
+    backlog = [e for e in later if e.role != "taskmanager"] + [e for e in later if e.role == "taskmanager"]
+    first = ClusterState.load("default", config, None)
+    first.advance(0)
+    first.advance(10_000)
+    assert [v for i, e in enumerate(before) for v in first.feed(i, e, None)] == []
+
+    def decided_during_backlog(state: ClusterState) -> int:
+        return len([v for i, e in enumerate(backlog, start=len(before)) for v in state.feed(i, e, None)])
+
+    still_warm = ClusterState("default", Engine.restore(config, first.engine.snapshot()), first.offset)
+    assert decided_during_backlog(still_warm) == 1  # the hazard: decided on the JobManager and DataNodes alone
+    assert decided_during_backlog(ClusterState.load("default", config, first.dump())) == 0

@@ -137,7 +137,6 @@ def create_app(
         cached = cluster_states.get(cluster)
         if cached is None:
             state = ClusterState.load(cluster, engine_config, engine_table.get(cluster.encode()))
-            state.engine.restart_warm_up()
             state.partition = partition
             cluster_states[cluster] = (partition, state)
             return state
@@ -259,7 +258,6 @@ def create_app(
             cluster = key.decode("utf-8", "replace")
             if cluster not in cluster_states:
                 state = ClusterState.load(cluster, engine_config, engine_table.get(key))
-                state.engine.restart_warm_up()
                 if state.partition in owned:
                     cluster_states[cluster] = (state.partition, state)
 

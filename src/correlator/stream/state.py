@@ -114,13 +114,17 @@ class ClusterState:
 
     @classmethod
     def load(cls, cluster: str, config: EngineConfig, blob: bytes | None) -> ClusterState:
+        """A state loaded from its table is a worker's restart or a rebalance: its engine warms up again (the sources
+        it knew at the snapshot are not all there are; see ``Engine.restart_warm_up``)."""
         if not blob:
             return cls(cluster, Engine(config))
         data = _unpack(blob)
         positions = {k: (int(v[0]), int(v[1])) for k, v in data["positions"].items()}
         foresight = Foresight.restore(data["foresight"]) if data.get("foresight") else Foresight()
-        return cls(cluster, Engine.restore(config, data["engine"]), data["offset"], positions, data["duplicates"],
-                   int(data.get("partition", -1)), foresight)
+        engine = Engine.restore(config, data["engine"])
+        engine.restart_warm_up()
+        return cls(cluster, engine, data["offset"], positions, data["duplicates"], int(data.get("partition", -1)),
+                   foresight)
 
     def dump(self) -> bytes:
         return _pack(
