@@ -41,8 +41,10 @@ class HyperscanScanner:
         )
 
     def hits(self, block: bytes) -> BlockHits:
-        found = BlockHits()
-        trigger, opening, closing = found.triggers.append, found.opens.append, found.closes.append
+        triggers: list[tuple[int, int]] = []
+        opens: list[int] = []
+        closes: list[int] = []
+        trigger, opening, closing = triggers.append, opens.append, closes.append
 
         def on_match(index: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
             if index < WRITE_FROM:
@@ -53,10 +55,10 @@ class HyperscanScanner:
                 closing(end - 1)
 
         self._db.scan(block, match_event_handler=on_match)
-        found.triggers.sort()  # the order of reports is not promised; a sorted list costs one pass
-        found.opens.sort()
-        found.closes.sort()
-        return found
+        triggers.sort()  # the order of reports is not promised; a sorted list costs one pass
+        opens.sort()
+        closes.sort()
+        return BlockHits(triggers, opens, closes)
 
     def classify(self, text: str) -> int:
         seen = [NOTHING]

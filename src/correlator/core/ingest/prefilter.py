@@ -110,6 +110,9 @@ class BlockHits:
     closes: list[int] = field(default_factory=list)
     """Offsets of every write-end phrase, ascending."""
 
+    def __len__(self) -> int:
+        return len(self.triggers) + len(self.opens) + len(self.closes)
+
     def merged(self) -> list[tuple[int, int]]:
         """All hits as ``(offset, phrase index)`` by ascending offset (for a block whose writes go line by line)."""
         return sorted([*self.triggers, *((o, OPEN_INDEX) for o in self.opens),
@@ -118,13 +121,15 @@ class BlockHits:
     @classmethod
     def split(cls, hits: Iterable[tuple[int, int]]) -> BlockHits:
         """From ``(offset, phrase index)`` pairs in ascending order."""
-        found = cls()
+        triggers: list[tuple[int, int]] = []
+        opens: list[int] = []
+        closes: list[int] = []
         for offset, index in hits:
             if index < WRITE_FROM:
-                found.triggers.append((offset, index))
+                triggers.append((offset, index))
             else:
-                (found.opens if index == OPEN_INDEX else found.closes).append(offset)
-        return found
+                (opens if index == OPEN_INDEX else closes).append(offset)
+        return cls(triggers, opens, closes)
 
 
 class Scanner(Protocol):
