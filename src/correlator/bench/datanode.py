@@ -4,6 +4,10 @@ Each block write is logged by a DataNode as three lines (``Receiving …``, the 
 ``duration(ns)``, ``PacketResponder … terminating``); reads as one clienttrace ``op: HDFS_READ`` line. Wordings are
 the Hadoop 3.3 ones (see the golden scenarios). A few writes are slow (clienttrace seconds after ``Receiving``, or a
 ten-digit duration) and a few lines are the evidence the parsers exist for, so a run still has work to do.
+
+As in a real log, lines are not strictly in stamp order: log4j stamps an event when its thread creates it and writes
+it once that thread holds the appender, so a quarter of the reads carry a stamp 1-5 ms older than the line before
+them (at a second's edge, the second before). One write's own lines stay in order: each follows from the last.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ def datanode_lines(host: int, count: int, *, seed: int = 11) -> Iterator[str]:
             due, _, text = heapq.heappop(pending)
             yield f"{_stamp(due)} INFO {text}"
             emitted += 1
+        if emitted >= count:
+            return
         roll = rng.randrange(47)
         src = f"10.20.31.{rng.randrange(1, 60)}:{rng.randrange(40000, 60000)}"
         if roll < 25:
@@ -76,7 +82,8 @@ def datanode_lines(host: int, count: int, *, seed: int = 11) -> Iterator[str]:
             f = {"blk": block - rng.randrange(1, 5000), "gs": 1, "src": dest, "dest": src, "host": host,
                  "cli": rng.randrange(10**9), "bytes": rng.randrange(1000, 10**8), "op": "READ",
                  "ns": rng.randrange(10**5, 10**8)}
-            line = f"{_stamp(ms)} INFO " + _TRACE.format(**f)
+            stamped = ms - rng.randrange(1, 6) if rng.randrange(4) == 0 else ms
+            line = f"{_stamp(stamped)} INFO " + _TRACE.format(**f)
         elif roll < 46:
             line = f"{_stamp(ms)} INFO " + _OTHER[rng.randrange(len(_OTHER))]
         elif rng.randrange(20) == 0:
