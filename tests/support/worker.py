@@ -62,10 +62,12 @@ class Stack:
         result = self.cli("topics", "apply")
         assert result.returncode == 0, result.stderr
 
-    def replay(self, *paths: Path | str, cluster: str | None = None) -> None:
+    def replay(self, *paths: Path | str, cluster: str | None = None, speed: float = 0) -> None:
         args = ["replay", *map(str, paths)]
         if cluster:
             args += ["--cluster", cluster]
+        if speed:
+            args += ["--speed", str(speed)]
         result = self.cli(*args)
         assert result.returncode == 0, result.stderr
 
