@@ -93,6 +93,7 @@ class BlockReader:
                 if plan is None:
                     self._write_fast(hit, index == OPEN_INDEX)
                     if until_addressed and self.ingest.writes.addressed(self.key) is not None:
+                        self.pos = max(self.pos, self._line_end(hit))  # the plan must not decide this line again
                         return True
                 continue
             start = self._record_start(hit)

@@ -23,13 +23,12 @@ from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
 
 OPEN_BYTES = OPEN_PHRASE.encode()
 CLOSE_BYTES = CLOSE_PHRASE.encode()
-# Measured on the bench corpus: possessive fields (they never give back what they took) saved a fifth of the pass;
-# plain byte classes (``[^:\n ]``, where ``\s`` made ``re`` test a category per byte) and starting at ``HDFS_WRITE``
-# (every read line's ``op: HDFS_READ`` was a partial match of ``op: HDFS_WRITE``) another sixth. Each block's match
-# counts are checked against the scanner's phrase hits, so nothing looser slips through.
+# Each pattern starts with its scanner phrase, so every match sits on a phrase hit and equal counts pair each id with
+# its own line. Possessive fields (they never give back what they took) save a fifth of a pass; a plain byte class
+# (``[^:\n ]``: with ``\s``, ``re`` tests a category per byte) a tenth of the ``_CLOSE`` pass.
 _OPEN = re.compile(rb"Receiving BP-[^:\n ]*+:(blk_\d++)_")
 _CLOSE = re.compile(
-    rb"HDFS_WRITE, cliID: [^,\n]*+, offset: [^,\n]*+, srvID: [^,\n]*+, blockid: [^:\n ]*+:(blk_\d++)_\d++, "
+    rb"op: HDFS_WRITE, cliID: [^,\n]*+, offset: [^,\n]*+, srvID: [^,\n]*+, blockid: [^:\n ]*+:(blk_\d++)_\d++, "
     rb"duration(?:\(ns\))?+: (\d++)"
 )
 
@@ -116,23 +115,34 @@ def _within_one_second(block: bytes, start: int, opens: Sequence[bytes], open_at
                        close_ids: Sequence[bytes], close_at: list[int]) -> set[bytes]:
     """Writes whose start and end lines lie in one run of lines stamped in the same second: less than a second long.
 
-    The runs are found by bisecting the block on its lines' stamps (a source logs in time order, which the
-    deadline search relies on too), so only a few dozen lines per block are looked at; each run's starts and ends
-    are then intersected as sets, never one write at a time."""
+    The runs are found by bisecting the block on its lines' stamps, so only a few dozen lines per block are looked
+    at; each run's starts and ends are then intersected as sets, never one write at a time. The bisection assumes
+    time order, which a real log leaves by a few ms wherever threads interleave (log4j stamps an event before its
+    thread holds the appender): a line of another second can hide between two probes. So a run is trusted only once
+    two counts (C speed) show that every one of its lines carries its second; the pairs of a run that fails go to
+    ``_late_ends``, which reads their own stamps."""
     runs = [*_second_changes(block, start), len(block)]
     within: set[bytes] = set()
     o = c = 0
+    run_start = start
     for edge in runs:
         o_end, c_end = bisect_left(open_at, edge, o), bisect_left(close_at, edge, c)
-        if o_end > o and c_end > c:
+        if o_end > o and c_end > c and _one_second(block, run_start, edge):
             within.update(set(opens[o:o_end]).intersection(close_ids[c:c_end]))
-        o, c = o_end, c_end
+        o, c, run_start = o_end, c_end, edge
     return within
+
+
+def _one_second(block: bytes, start: int, end: int) -> bool:
+    """Every line of ``block[start:end]`` (whole lines) begins with the first one's stamp to the second."""
+    second = block[start:start + 19]
+    return block.count(b"\n", start, end - 1) == block.count(b"\n" + second, start, end + 18)
 
 
 def _second_changes(block: bytes, start: int) -> list[int]:
     """Starts of the lines of ``block[start:]`` whose first 19 bytes (a stamp to the second) differ from those of
-    the line before, ascending; lines in time order assumed (two equal probes mean equal lines between them)."""
+    the line before, ascending, if lines are in time order (two equal probes are taken to mean equal lines between
+    them; ``_within_one_second`` checks that)."""
     def line_start(at: int) -> int:
         return max(start, block.rfind(b"\n", 0, at) + 1)
 
@@ -182,8 +192,9 @@ def _late_ends(block: bytes, pairs: set[bytes], opened_at: Mapping[bytes, int], 
 
 def _first_write_at_or_after(block: bytes, write_hits: list[int], ts_ms: int, stamp_at: StampAt) -> int | None:
     """Start of the first write line (``write_hits``: where its phrase is, ascending) stamped ``ts_ms`` or later:
-    the line-by-line path looks at the source's clock on write lines only. Lines are in time order within a
-    source, so a binary search finds it; ``None`` if there is none."""
+    the line-by-line path looks at the source's clock on write lines only. A binary search finds it where the
+    write lines are in time order; a few ms of disorder among them can move the step a few lines on, and with it
+    where a stalled write's event falls among its neighbours'. ``None`` if there is none."""
     lo, hi = 0, len(write_hits)
     while lo < hi:
         mid = (lo + hi) // 2
