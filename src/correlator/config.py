@@ -77,8 +77,11 @@ class Settings(BaseSettings):
     raw_batch: int = Field(10_000, ge=1, description="raw records per consume() batch of the ingest loop")
     raw_fetch_queue_backoff_ms: int = Field(10, ge=0, description="librdkafka fetch.queue.backoff.ms of the raw consumer")
     raw_queued_min_messages: int = Field(200_000, ge=1, description="librdkafka queued.min.messages of the raw consumer")
-    raw_queued_max_kbytes: int = Field(16_384, ge=1, le=2_097_151, description="librdkafka queued.max.messages.kbytes of the raw "
-                                       "consumer: its prefetch, held in memory (librdkafka's own default is 65536)")
+    raw_queued_max_kbytes: int = Field(
+        16_384, ge=1, le=2_097_151,
+        description="librdkafka queued.max.messages.kbytes of the raw consumer: prefetch kept in memory "
+        "(librdkafka: 65536)",
+    )
 
     # --- Service -----------------------------------------------------------------------------------------------
     worker_id: str = Field("correlator", description="Faust application id (consumer group) of the worker")

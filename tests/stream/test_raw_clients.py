@@ -24,4 +24,5 @@ def test_a_prefetch_bound_librdkafka_would_refuse_is_refused_by_the_settings() -
     with pytest.raises(ValidationError):
         Settings(raw_queued_max_kbytes=2_097_152)
     with pytest.raises(Exception, match="queued.max.messages.kbytes"):
-        Consumer({**consumer_config(Settings(bootstrap_servers="127.0.0.1:1")), "queued.max.messages.kbytes": 2_097_152})
+        too_big = {"queued.max.messages.kbytes": 2_097_152}
+        Consumer(consumer_config(Settings(bootstrap_servers="127.0.0.1:1"), **too_big))

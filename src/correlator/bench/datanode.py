@@ -6,8 +6,8 @@ the Hadoop 3.3 ones (see the golden scenarios). A few writes are slow (clienttra
 ten-digit duration) and a few lines are the evidence the parsers exist for, so a run still has work to do.
 
 As in a real log, lines are not strictly in stamp order: log4j stamps an event when its thread creates it and writes
-it once that thread holds the appender, so a quarter of the reads carry a stamp 1-5 ms older than the line before
-them (at a second's edge, the second before). One write's own lines stay in order: each follows from the last.
+it once that thread holds the appender, so a quarter of the reads are stamped 1-5 ms early, and about a fifth end
+up older than the line above them (at a second's edge, in the second before). One write's own lines stay in order.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def _stamp(ms: int) -> str:
 
 
 def datanode_lines(host: int, count: int, *, seed: int = 11) -> Iterator[str]:
-    """``count`` lines of DataNode ``host`` (1-based), in time order: ~78 % write lines, ~20 % reads, the rest other."""
+    """``count`` lines of DataNode ``host`` (1-based), in the order they are written (stamps nearly in order, see the
+    module's docstring): ~78 % write lines, ~20 % reads, the rest other."""
     rng = random.Random(seed * 1000 + host)
     dest = f"10.20.30.{40 + host}:9866"
     ms = 8 * 3600 * 1000
@@ -108,7 +109,7 @@ def write_datanode_logs(directory: str, hosts: int, lines_per_host: int) -> list
 
 
 def write_datanode_corpus(path: str, size_mb: int, *, host: int = 1) -> tuple[int, int]:
-    """One DataNode's log of about ``size_mb`` MiB, time always moving forward. Returns (bytes, lines)."""
+    """One DataNode's log of about ``size_mb`` MiB, as ``datanode_lines`` writes it. Returns (bytes, lines)."""
     target = size_mb * 1024 * 1024
     written = count = 0
     with open(path, "wb") as out:

@@ -37,7 +37,7 @@ class Sample:
     produced: int
     read: float
     parts_kib: tuple[int, ...]
-    """The worker's own RSS, then its raw-ingest processes'."""
+    """The worker's own RSS, then its children's (multiprocessing's resource tracker, the raw-ingest processes)."""
 
     @property
     def rss_kib(self) -> int:
