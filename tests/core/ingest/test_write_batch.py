@@ -102,10 +102,8 @@ def test_blocks_decide_writes_as_lines_do(writes: list[tuple[int, int | None, in
 def test_blocks_decide_writes_as_lines_do_when_threads_log_a_little_out_of_stamp_order(
         writes: list[tuple[int, int | None, int]], noise_every: int, cuts: list[int], lags: list[int]) -> None:
     """The block path finds second changes and deadlines by bisecting on stamps, which assumes time order; a real
-    DataNode's lines leave it by a few ms wherever threads interleave. (A line written a second or more after its
-    stamp can hide between two probes of the same second: a write whose start line was that late, and whose
-    clienttrace duration is short, is then counted routine, where the line path finds its lines a second apart and
-    calls it slow. Checking every run's lines would cost about a tenth of the offline path.)"""
+    DataNode's lines leave it by a few ms wherever threads interleave. A run of one second is therefore checked
+    before its pairs are called fast (an early-stamped line can hide a second between two probes)."""
     lines = _log(writes, noise_every, lags)
     lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
     ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
