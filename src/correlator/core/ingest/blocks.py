@@ -38,6 +38,7 @@ class BlockReader:
         self.out = out
         self.pos = 0
         self.decided_until = 0
+        """End of the last write line decided from its bytes without moving ``pos``; a plan starts after it."""
         self._counted = (0, first_line)
         self.fed_newlines = 0
         """Newlines of the lines handed on one by one; all others were skipped as noise without being counted."""
@@ -93,7 +94,6 @@ class BlockReader:
                 if plan is None:
                     self._write_fast(hit, index == OPEN_INDEX)
                     if until_addressed and self.ingest.writes.addressed(self.key) is not None:
-                        self.pos = max(self.pos, self._line_end(hit))  # the plan must not decide this line again
                         return True
                 continue
             start = self._record_start(hit)
@@ -120,7 +120,7 @@ class BlockReader:
         source = tracker.addressed(self.key)
         if source is None:
             return None
-        pos = self.pos
+        pos = self.pos if self.decided_until <= self.pos else self._line_end(self.decided_until)  # never twice
         open_at = found.opens[bisect_left(found.opens, pos):] if pos else found.opens
         close_at = found.closes[bisect_left(found.closes, pos):] if pos else found.closes
         plan = plan_writes(self.block, pos, open_at, close_at, {b: o[0] for b, o in source.open.items()},
