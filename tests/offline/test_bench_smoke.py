@@ -30,3 +30,14 @@ class TestDataNodeCorpus:
         assert earlier and all("op: HDFS_READ" in line for line in earlier)
         assert any(b[:19] < a[:19] for a, b in zip(lines, lines[1:]))  # across a second's edge too
         assert any("op: HDFS_READ" in line for line in lines)
+
+    def test_the_disorder_it_imitates_is_in_a_real_log(self) -> None:
+        """The lab's real Flink 1.20.1 TaskManager log (log4j2, as Hadoop's log4j stamps before it appends) has
+        lines stamped a few ms before the line above them."""
+        from tests.support.services import ROOT
+
+        path = ROOT / "tests/data/lab/3.3.6-1.20.1/task-error/flink-root-taskexecutor-0-lab-tm.log"
+        stamps = [line[:23] for line in path.read_text(encoding="utf-8").splitlines() if line[:4].isdigit()]
+        earlier = [(a, b) for a, b in zip(stamps, stamps[1:]) if b < a]
+        assert ("2026-12-01 09:41:32,431", "2026-12-01 09:41:32,428") in earlier
+        assert all(b[:16] == a[:16] for a, b in earlier)  # by ms, never by minutes

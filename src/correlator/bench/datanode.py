@@ -6,8 +6,11 @@ the Hadoop 3.3 ones (see the golden scenarios). A few writes are slow (clienttra
 ten-digit duration) and a few lines are the evidence the parsers exist for, so a run still has work to do.
 
 As in a real log, lines are not strictly in stamp order: log4j stamps an event when its thread creates it and writes
-it once that thread holds the appender, so a quarter of the reads are stamped 1-5 ms early, and about a fifth end
-up older than the line above them (at a second's edge, in the second before). One write's own lines stay in order.
+it once that thread holds the appender. The lab's real Flink logs show it (``tests/data/lab/3.3.6-1.20.1/task-error/
+flink-root-taskexecutor-0-lab-tm.log``: ``09:41:32,431`` then ``09:41:32,428``); its DataNode logs are too quiet to.
+So a quarter of the reads are stamped 1-5 ms early, and about a fifth end up older than the line above them (at a
+second's edge, in the second before). One write's own lines stay in order, and so, more kindly than on a busy
+DataNode, do the lines of different writes.
 """
 
 from __future__ import annotations

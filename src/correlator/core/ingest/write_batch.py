@@ -115,12 +115,12 @@ def _within_one_second(block: bytes, start: int, opens: Sequence[bytes], open_at
                        close_ids: Sequence[bytes], close_at: list[int]) -> set[bytes]:
     """Writes whose start and end lines lie in one run of lines stamped in the same second: less than a second long.
 
-    The runs are found by bisecting the block on its lines' stamps, so only a few dozen lines per block are looked
-    at; each run's starts and ends are then intersected as sets, never one write at a time. The bisection assumes
-    time order, which a real log leaves by a few ms wherever threads interleave (log4j stamps an event before its
-    thread holds the appender): a line of another second can hide between two probes. So a run is trusted only once
-    two counts (C speed) show that every one of its lines carries its second; the pairs of a run that fails go to
-    ``_late_ends``, which reads their own stamps."""
+    The runs are found by bisecting the block on its lines' stamps (a few dozen probes per block), and each run's
+    starts and ends are intersected as sets, never one write at a time. The bisection assumes time order, which a
+    real log leaves by a few ms wherever threads interleave (log4j stamps an event before its thread holds the
+    appender; the lab's Flink logs show it), so a line of another second can hide between two probes. A run is
+    therefore trusted only once two counts (C speed, over its bytes) show that every one of its lines carries its
+    second; the pairs of a run that fails go to ``_late_ends``, which reads their own stamps."""
     runs = [*_second_changes(block, start), len(block)]
     within: set[bytes] = set()
     o = c = 0
