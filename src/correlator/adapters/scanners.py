@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from correlator.adapters.write_readers import fastest_write_reader
 from correlator.core.ingest.prefilter import (
     NOTHING,
-    OPEN_INDEX,
     PHRASES,
     TRIGGER,
     WRITE,
@@ -22,6 +22,7 @@ from correlator.core.ingest.prefilter import (
     Scanner,
     classify_hits,
 )
+from correlator.core.ingest.write_lines import WriteReader
 
 
 class HyperscanScanner:
@@ -29,36 +30,33 @@ class HyperscanScanner:
 
     name = "hyperscan"
 
-    def __init__(self, phrases: Sequence[str] = PHRASES) -> None:
+    def __init__(self, phrases: Sequence[str] = PHRASES, write_reader: WriteReader | None = None) -> None:
         import hyperscan
 
         self._hs = hyperscan
-        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._db = self._compile(phrases)
+        # Blocks: triggers only. A busy DataNode's block has a hundred write phrases per trigger, and a Python
+        # callback for each cost more than the scan; the write reader finds and reads them in one go.
+        self._trigger_db = self._compile(phrases[:WRITE_FROM])
+        self.write_reader: WriteReader = write_reader or fastest_write_reader()
+
+    def _compile(self, phrases: Sequence[str]) -> object:
+        db = self._hs.Database(mode=self._hs.HS_MODE_BLOCK)
         expressions = [re.escape(p).encode() for p in phrases]
-        self._db.compile(
-            expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions),
-            flags=[0] * len(expressions),
-        )
+        db.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions),
+                   flags=[0] * len(expressions))
+        return db
 
     def hits(self, block: bytes) -> BlockHits:
         triggers: list[tuple[int, int]] = []
-        opens: list[int] = []
-        closes: list[int] = []
-        trigger, opening, closing = triggers.append, opens.append, closes.append
+        trigger = triggers.append
 
         def on_match(index: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
-            if index < WRITE_FROM:
-                trigger((end - 1, index))
-            elif index == OPEN_INDEX:
-                opening(end - 1)
-            else:
-                closing(end - 1)
+            trigger((end - 1, index))
 
-        self._db.scan(block, match_event_handler=on_match)
+        self._trigger_db.scan(block, match_event_handler=on_match)  # type: ignore[attr-defined]
         triggers.sort()  # the order of reports is not promised; a sorted list costs one pass
-        opens.sort()
-        closes.sort()
-        return BlockHits(triggers, opens, closes)
+        return BlockHits(triggers, self.write_reader.find(block))
 
     def classify(self, text: str) -> int:
         seen = [NOTHING]
@@ -68,7 +66,7 @@ class HyperscanScanner:
             return index < WRITE_FROM  # a trigger decides; a write phrase may still be followed by one
 
         try:
-            self._db.scan(text.encode("utf-8", errors="replace"), match_event_handler=on_match)
+            self._db.scan(text.encode("utf-8", errors="replace"), match_event_handler=on_match)  # type: ignore[attr-defined]
         except self._hs.ScanTerminated:
             return TRIGGER
         return seen[0]
@@ -79,16 +77,21 @@ class AhoCorasickScanner:
 
     name = "pyahocorasick"
 
-    def __init__(self, phrases: Sequence[str] = PHRASES) -> None:
+    def __init__(self, phrases: Sequence[str] = PHRASES, write_reader: WriteReader | None = None) -> None:
         import ahocorasick
 
         self._automaton = ahocorasick.Automaton()
+        self._triggers = ahocorasick.Automaton()
         for index, phrase in enumerate(phrases):
             self._automaton.add_word(phrase, index)
+            if index < WRITE_FROM:
+                self._triggers.add_word(phrase, index)
         self._automaton.make_automaton()
+        self._triggers.make_automaton()
+        self.write_reader: WriteReader = write_reader or fastest_write_reader()
 
     def hits(self, block: bytes) -> BlockHits:
-        return BlockHits.split(sorted(self._automaton.iter(block.decode("latin-1"))))
+        return BlockHits(sorted(self._triggers.iter(block.decode("latin-1"))), self.write_reader.find(block))
 
     def classify(self, text: str) -> int:
         return classify_hits(index for _, index in self._automaton.iter(text))
@@ -107,4 +110,4 @@ def available_scanners() -> list[Scanner]:
 
 def fastest_scanner() -> Scanner:
     engines = available_scanners()
-    return engines[0] if engines else ReScanner()
+    return engines[0] if engines else ReScanner(write_reader=fastest_write_reader())

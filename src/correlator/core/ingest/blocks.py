@@ -6,14 +6,14 @@ one source joined by newlines. Noise lines between hits are counted, never decod
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
 from correlator.core.ingest.multiline import RECORD_START_BYTES
 from correlator.core.ingest.prefilter import OPEN_INDEX, WRITE_FROM, BlockHits
 from correlator.core.ingest.progress import local_stamp
-from correlator.core.ingest.write_batch import CLOSE_BYTES, OBSERVE, OPEN, OPEN_BYTES, Step, WritePlan, plan_writes
+from correlator.core.ingest.write_batch import OBSERVE, OPEN, Step, WritePlan, plan_writes
+from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
 from correlator.core.ingest.writes import Line, block_at, duration_at
 
 
@@ -121,10 +121,8 @@ class BlockReader:
         if source is None:
             return None
         pos = self.pos if self.decided_until <= self.pos else self._line_end(self.decided_until)  # never twice
-        open_at = found.opens[bisect_left(found.opens, pos):] if pos else found.opens
-        close_at = found.closes[bisect_left(found.closes, pos):] if pos else found.closes
-        plan = plan_writes(self.block, pos, open_at, close_at, {b: o[0] for b, o in source.open.items()},
-                           tracker.slow_ms, tracker.stamp_at)
+        plan = plan_writes(self.block, pos, found.writes.since(pos), self.ingest.scanner.write_reader,
+                           {b: o[0] for b, o in source.open.items()}, tracker.slow_ms, tracker.stamp_at)
         if plan is not None:
             tracker.routine += plan.routine
             source.touched_ms = self.now_ms

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from correlator.core.ingest.write_lines import NO_WRITE_LINES, StdlibWriteReader, WriteLines, WriteReader
 from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
 
 FLINK_TRIGGERS = (
@@ -101,69 +102,70 @@ NOTHING, TRIGGER, WRITE = 0, 1, 2
 @dataclass(frozen=True, slots=True)
 class BlockHits:
     """Where a block's phrases are, kept apart by kind: a busy DataNode's block holds a hundred write phrases for
-    every trigger, and the block path reads the write offsets as whole lists, never one hit at a time."""
+    every trigger, and the block path reads the write lines as whole lists, never one hit at a time."""
 
     triggers: list[tuple[int, int]] = field(default_factory=list)
     """``(offset, phrase index)`` of every trigger phrase, by ascending offset."""
-    opens: list[int] = field(default_factory=list)
-    """Offsets of every write-start phrase, ascending."""
-    closes: list[int] = field(default_factory=list)
-    """Offsets of every write-end phrase, ascending."""
+    writes: WriteLines = NO_WRITE_LINES
+    """Every write phrase, and what its pattern read there (a ``WriteReader``'s)."""
 
     def __len__(self) -> int:
-        return len(self.triggers) + len(self.opens) + len(self.closes)
+        return len(self.triggers) + len(self.writes.opens) + len(self.writes.closes)
+
+    @property
+    def opens(self) -> list[int]:
+        """Offsets of every write-start phrase, ascending."""
+        return self.writes.opens
+
+    @property
+    def closes(self) -> list[int]:
+        """Offsets of every write-end phrase, ascending."""
+        return self.writes.closes
 
     def merged(self) -> list[tuple[int, int]]:
         """All hits as ``(offset, phrase index)`` by ascending offset (for a block whose writes go line by line)."""
         return sorted([*self.triggers, *((o, OPEN_INDEX) for o in self.opens),
                        *((c, CLOSE_INDEX) for c in self.closes)])
 
-    @classmethod
-    def split(cls, hits: Iterable[tuple[int, int]]) -> BlockHits:
-        """From ``(offset, phrase index)`` pairs in ascending order."""
-        triggers: list[tuple[int, int]] = []
-        opens: list[int] = []
-        closes: list[int] = []
-        for offset, index in hits:
-            if index < WRITE_FROM:
-                triggers.append((offset, index))
-            else:
-                (opens if index == OPEN_INDEX else closes).append(offset)
-        return cls(triggers, opens, closes)
-
 
 class Scanner(Protocol):
     """Finds the phrases of :data:`PHRASES` in a line, and where (with which phrase) in a byte block."""
+
+    write_reader: WriteReader
 
     def classify(self, text: str) -> int:
         """``TRIGGER`` if a trigger phrase occurs, else ``WRITE`` if a block-write phrase does, else ``NOTHING``."""
         ...
 
     def hits(self, block: bytes) -> BlockHits:
-        """Every phrase occurrence in ``block`` (an offset within the phrase's line), by kind."""
+        """Every phrase occurrence in ``block`` (an offset within the phrase's line), by kind; the write phrases as
+        the scanner's ``WriteReader`` reads them."""
         ...
 
 
 class ReScanner:
     """The stdlib engine: one compiled alternation of the escaped phrases (no groups: they defeat ``re``'s literal
-    search); the phrase a match found is looked up by its text."""
+    search); the phrase a match found is looked up by its text. In blocks it looks for triggers only: the write
+    phrases are its ``WriteReader``'s."""
 
     name = "re"
 
-    def __init__(self, phrases: Sequence[str] = PHRASES) -> None:
+    def __init__(self, phrases: Sequence[str] = PHRASES, write_reader: WriteReader | None = None) -> None:
         ordered = sorted(set(phrases), key=len, reverse=True)
         alternation = "|".join(re.escape(p) for p in ordered)
         self._index = {p: phrases.index(p) for p in ordered}
-        self._bytes_index = {p.encode(): i for p, i in self._index.items()}
+        self._bytes_index = {p.encode(): i for p, i in self._index.items() if i < WRITE_FROM}
         self._text = re.compile(alternation)
-        self._bytes = re.compile(alternation.encode())
+        self._bytes = re.compile("|".join(re.escape(p) for p in ordered if self._index[p] < WRITE_FROM).encode())
+        self.write_reader: WriteReader = write_reader or StdlibWriteReader()
 
     def classify(self, text: str) -> int:
         return classify_hits(self._index[m.group()] for m in self._text.finditer(text))
 
     def hits(self, block: bytes) -> BlockHits:
         index = self._bytes_index
-        return BlockHits.split((m.start(), index[m.group()]) for m in self._bytes.finditer(block))
+        return BlockHits([(m.start(), index[m.group()]) for m in self._bytes.finditer(block)],
+                         self.write_reader.find(block))
 
 
 def classify_hits(ids: Iterable[int]) -> int:

@@ -1,36 +1,24 @@
 """A block's block-write lines decided together: a routine write never reaches Python line by line.
 
 On a busy DataNode most lines are the ``Receiving …`` and the clienttrace ``op: HDFS_WRITE … duration(ns)`` of
-writes that start and end within one block. Two ``findall`` passes (C speed) give every start's block id and every
-end's block id and duration; set operations pair them, and a pair whose end reports less than ``slow_ms`` is counted
+writes that start and end within one block. A ``WriteReader`` gives every start's block id and every end's block id
+and duration as lists (``write_lines``); set operations pair them, and a pair whose end reports less than ``slow_ms`` is counted
 and forgotten (the clienttrace duration spans the whole write, from before its ``Receiving`` line to its end).
 
 What is left is few, and goes through the tracker's own rules at its own byte offset, so the block's events keep the
 order of its lines: writes that were slow, ends whose start came in an earlier block, starts still open at the
 block's end, and the moments the source's clock passes an open write's deadline (found by binary search on the
-lines' stamps). A block whose phrases the patterns do not all explain, or that names one block id twice, is left to
+lines' stamps). A block whose write phrases the reader could not all read, or that names one block id twice, is left to
 the line-by-line path.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
-
-OPEN_BYTES = OPEN_PHRASE.encode()
-CLOSE_BYTES = CLOSE_PHRASE.encode()
-# Each pattern starts with its scanner phrase, so every match sits on a phrase hit and equal counts pair each id with
-# its own line. Possessive fields (they never give back what they took) save a fifth of a pass; a plain byte class
-# (``[^:\n ]``: with ``\s``, ``re`` tests a category per byte) a tenth of the ``_CLOSE`` pass.
-_OPEN = re.compile(rb"Receiving BP-[^:\n ]*+:(blk_\d++)_")
-_CLOSE = re.compile(
-    rb"op: HDFS_WRITE, cliID: [^,\n]*+, offset: [^,\n]*+, srvID: [^,\n]*+, blockid: [^:\n ]*+:(blk_\d++)_\d++, "
-    rb"duration(?:\(ns\))?+: (\d++)"
-)
+from correlator.core.ingest.write_lines import WriteLines, WriteReader
 
 OBSERVE, OPEN, CLOSE = 0, 1, 2
 """Kinds of step; at one offset an observation comes first, as the line-by-line path observes before deciding."""
@@ -58,15 +46,16 @@ class WritePlan:
 StampAt = Callable[[bytes, int], "int | None"]
 
 
-def plan_writes(block: bytes, start: int, open_at: list[int], close_at: list[int], open_before: Mapping[str, int],
+def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader, open_before: Mapping[str, int],
                 slow_ms: int, stamp_at: StampAt) -> WritePlan | None:
-    """The plan for ``block[start:]`` of one source. ``open_at`` / ``close_at``: the offsets where the scanner found
-    each start and end phrase there, in order; ``open_before``: the source's writes still open (block id → start
-    ms). ``None`` when the block needs the line-by-line path."""
-    opens = _OPEN.findall(block, start)
-    closes = _CLOSE.findall(block, start)
-    if len(opens) != len(open_at) or len(closes) != len(close_at):
+    """The plan for ``block[start:]`` of one source. ``lines``: the write lines there, as ``reader`` read them;
+    ``open_before``: the source's writes still open (block id → start ms). ``None`` when the block needs the
+    line-by-line path."""
+    if not lines.all_read:
         return None
+    open_at, close_at = lines.opens, lines.closes
+    opens: list[bytes] = lines.open_ids  # type: ignore[assignment]  # all read: no None among them
+    closes: list[tuple[bytes, bytes]] = list(zip(lines.close_ids, lines.durations))  # type: ignore[arg-type]
     ended = dict(closes)
     started = set(opens)
     if len(started) != len(opens) or len(ended) != len(closes):
@@ -81,7 +70,7 @@ def plan_writes(block: bytes, start: int, open_at: list[int], close_at: list[int
     paired = started & ended.keys()
     unsure = paired - slow
     if slow_ms >= 1000:
-        unsure -= _within_one_second(block, start, opens, open_at, close_ids, close_at)
+        unsure -= _within_one_second(block, start, opens, open_at, close_ids, close_at, reader)
     slow |= _late_ends(block, unsure, opened_at, ended_at, slow_ms, stamp_at)
     routine = len(paired - slow)
     wanted_ends = (ended.keys() - started) | (paired & slow)
@@ -112,31 +101,25 @@ def plan_writes(block: bytes, start: int, open_at: list[int], close_at: list[int
 
 
 def _within_one_second(block: bytes, start: int, opens: Sequence[bytes], open_at: list[int],
-                       close_ids: Sequence[bytes], close_at: list[int]) -> set[bytes]:
+                       close_ids: Sequence[bytes], close_at: list[int], reader: WriteReader) -> set[bytes]:
     """Writes whose start and end lines lie in one run of lines stamped in the same second: less than a second long.
 
     The runs are found by bisecting the block on its lines' stamps (a few dozen probes per block), and each run's
     starts and ends are intersected as sets, never one write at a time. The bisection assumes time order, which a
     real log leaves by a few ms wherever threads interleave (log4j stamps an event before its thread holds the
     appender; the lab's Flink logs show it), so a line of another second can hide between two probes. A run is
-    therefore trusted only once two counts (C speed, over its bytes) show that every one of its lines carries its
-    second; the pairs of a run that fails go to ``_late_ends``, which reads their own stamps."""
+    therefore trusted only once the reader's ``one_second`` (C speed, over its bytes) shows that every one of its
+    lines carries its second; the pairs of a run that fails go to ``_late_ends``, which reads their own stamps."""
     runs = [*_second_changes(block, start), len(block)]
     within: set[bytes] = set()
     o = c = 0
     run_start = start
     for edge in runs:
         o_end, c_end = bisect_left(open_at, edge, o), bisect_left(close_at, edge, c)
-        if o_end > o and c_end > c and _one_second(block, run_start, edge):
+        if o_end > o and c_end > c and reader.one_second(block, run_start, edge):
             within.update(set(opens[o:o_end]).intersection(close_ids[c:c_end]))
         o, c, run_start = o_end, c_end, edge
     return within
-
-
-def _one_second(block: bytes, start: int, end: int) -> bool:
-    """Every line of ``block[start:end]`` (whole lines) begins with the first one's stamp to the second."""
-    second = block[start:start + 19]
-    return block.count(b"\n", start, end - 1) == block.count(b"\n" + second, start, end + 18)
 
 
 def _second_changes(block: bytes, start: int) -> list[int]:

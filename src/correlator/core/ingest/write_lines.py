@@ -1,0 +1,104 @@
+"""A block's block-write lines found and read in one go: where each is, which block it names, how long it took.
+
+A busy DataNode's log is mostly the ``Receiving BP-…`` and the clienttrace ``op: HDFS_WRITE … duration(ns)`` of
+routine writes; the block path (``write_batch``) pairs their ids as whole lists and never reads one alone. What it
+needs of them is here, behind :class:`WriteReader`: the stdlib reader below is the reference, and a native twin
+(``correlator.adapters.write_readers``) gives the same lists several times faster where it was built.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Protocol
+
+from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
+
+OPEN_BYTES = OPEN_PHRASE.encode()
+CLOSE_BYTES = CLOSE_PHRASE.encode()
+# Each pattern starts with its phrase, so a phrase either starts a match or is a line the patterns do not explain.
+OPEN_PATTERN = re.compile(rb"Receiving BP-[^:\n ]*+:(blk_\d++)_")
+CLOSE_PATTERN = re.compile(
+    rb"op: HDFS_WRITE, cliID: [^,\n]*+, offset: [^,\n]*+, srvID: [^,\n]*+, blockid: [^:\n ]*+:(blk_\d++)_\d++, "
+    rb"duration(?:\(ns\))?+: (\d++)"
+)
+STAMP_TO_THE_SECOND = 19
+"""``2020-01-02 08:00:00`` of ``2020-01-02 08:00:00,001``: lines that begin alike were logged in the same second."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriteLines:
+    """Every write phrase of a block, by kind and ascending offset, with what its pattern read there: ``None`` where
+    the pattern does not explain the phrase (a wording we do not know, or a phrase inside another line's match)."""
+
+    opens: list[int]
+    open_ids: list[bytes | None]
+    """``blk_<id>`` of each start, without its generation stamp (a recovery bumps it between start and end)."""
+    closes: list[int]
+    close_ids: list[bytes | None]
+    durations: list[bytes | None]
+    """The clienttrace ``duration(ns)`` digits of each end (digits, not a number: a 10 MB line may hold a million)."""
+
+    def since(self, start: int) -> WriteLines:
+        """The phrases at offset ``start`` or later."""
+        if not start:
+            return self
+        o, c = bisect_left(self.opens, start), bisect_left(self.closes, start)
+        return WriteLines(self.opens[o:], self.open_ids[o:], self.closes[c:], self.close_ids[c:], self.durations[c:])
+
+    @property
+    def all_read(self) -> bool:
+        return None not in self.open_ids and None not in self.close_ids
+
+
+NO_WRITE_LINES = WriteLines([], [], [], [], [])
+
+
+class WriteReader(Protocol):
+    """Reads the write lines of a block; implementations give equal results (a property test holds them so)."""
+
+    name: str
+
+    def find(self, block: bytes) -> WriteLines:
+        """Every occurrence of ``OPEN_PHRASE`` and ``CLOSE_PHRASE``; each pattern is tried at each of its phrases that
+        does not lie inside its previous match (``re.findall``'s rule)."""
+        ...
+
+    def one_second(self, block: bytes, start: int, end: int) -> bool:
+        """Whether every line of ``block[start:end]`` (whole lines: ``end`` starts the next) begins with the first
+        line's stamp to the second."""
+        ...
+
+
+class StdlibWriteReader:
+    """The reference: the two patterns with ``re``, the phrases with ``bytes.find``, the run check by two counts."""
+
+    name = "re"
+
+    def find(self, block: bytes) -> WriteLines:
+        opens, open_ids = _read(block, OPEN_BYTES, OPEN_PATTERN, 1)
+        closes, close_reads = _read(block, CLOSE_BYTES, CLOSE_PATTERN, 2)
+        close_ids = [read[0] if read else None for read in close_reads]
+        durations = [read[1] if read else None for read in close_reads]
+        return WriteLines(opens, [read[0] if read else None for read in open_ids], closes, close_ids, durations)
+
+    def one_second(self, block: bytes, start: int, end: int) -> bool:
+        second = block[start:start + STAMP_TO_THE_SECOND]
+        return block.count(b"\n", start, end - 1) == block.count(b"\n" + second, start, end + STAMP_TO_THE_SECOND - 1)
+
+
+def _read(block: bytes, phrase: bytes, pattern: re.Pattern[bytes], groups: int) -> tuple[list[int], list[
+        tuple[bytes, ...] | None]]:
+    at: list[int] = []
+    reads: list[tuple[bytes, ...] | None] = []
+    matched_until = 0
+    found = block.find(phrase)
+    while found >= 0:
+        match = pattern.match(block, found) if found >= matched_until else None
+        if match is not None:
+            matched_until = match.end()
+        at.append(found)
+        reads.append(match.groups()[:groups] if match is not None else None)
+        found = block.find(phrase, found + len(phrase))
+    return at, reads

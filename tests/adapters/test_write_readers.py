@@ -1,0 +1,95 @@
+"""The native write reader is the stdlib reader's twin: equal results on any bytes, well-formed or not."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from correlator.adapters.scanners import available_scanners, fastest_scanner
+from correlator.adapters.write_readers import NativeWriteReader
+from correlator.core.ingest.ingest import Ingest, IngestConfig
+from correlator.core.ingest.write_lines import StdlibWriteReader
+from tests.core.ingest.test_writes import HINT, finished, receiving, responder
+
+NATIVE = NativeWriteReader()
+STDLIB = StdlibWriteReader()
+
+# Pieces of real write lines and what breaks them: a log line cut anywhere, a field missing or doubled, a phrase
+# inside another line's fields, bytes the patterns stop at.
+_PIECES = [
+    b"2020-01-02 08:00:01,001 INFO DataNode: ", b"2020-01-02 08:00:02,999 ", b"Receiving BP-", b"Receiving BP-1-2-3",
+    b"BP-1473651231-10.20.30.40-1546300800000", b":blk_", b"blk_", b"1117000001", b"_", b"_44000001", b" src: /1:2",
+    b"op: HDFS_WRITE", b"op: HDFS_READ", b", cliID: ", b"DFSClient_1", b", offset: ", b"0", b", srvID: ", b"6f0a",
+    b", blockid: ", b", duration(ns): ", b", duration: ", b"(ns)", b": ", b"18123450", b"9" * 30, b"\n", b" ", b":",
+    b",", b"\xff\xfe", b"\r\n", b"\x00",
+]
+_LINES = [
+    receiving("08:00:00,001", 7).encode(), finished("08:00:00,400", 7).encode(), responder("08:00:00,401", 7).encode(),
+    finished("08:00:03,000", 8, ns=2_500_000_000).encode(),
+    finished("08:00:00,400", 9).replace("duration(ns)", "duration").encode(),
+]
+
+
+@st.composite
+def _blocks(draw: st.DrawFn) -> bytes:
+    parts = draw(st.lists(st.one_of(st.sampled_from(_PIECES), st.sampled_from(_LINES), st.binary(max_size=6),
+                                    st.sampled_from(_LINES).flatmap(lambda line: st.integers(0, len(line)).map(
+                                        lambda cut, line=line: line[:cut]))), max_size=40))
+    return b"".join(parts)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_blocks())
+def test_native_reader_finds_and_reads_what_the_stdlib_reader_does(block: bytes) -> None:
+    assert NATIVE.find(block) == STDLIB.find(block)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_blocks(), st.integers(0, 400), st.integers(0, 420))
+def test_native_reader_sees_runs_of_one_second_as_the_stdlib_reader_does(block: bytes, start: int, end: int) -> None:
+    # As the block path asks: a run starts at a line start and ends where a later line starts, or at the block's end.
+    start = block.rfind(b"\n", 0, min(start, len(block))) + 1
+    end = block.find(b"\n", max(start, min(end, len(block)))) + 1 or len(block)
+    assert NATIVE.one_second(block, start, end) == STDLIB.one_second(block, start, end)
+
+
+def test_a_run_of_one_second_is_told_from_one_that_crosses_a_second() -> None:
+    same = b"".join(receiving(f"08:00:07,{ms:03d}", ms).encode() + b"\n" for ms in (1, 500, 999))
+    crossing = same + receiving("08:00:08,000", 1000).encode() + b"\n"
+    for reader in (NATIVE, STDLIB):
+        assert reader.one_second(same, 0, len(same)) is True
+        assert reader.one_second(crossing, 0, len(crossing)) is False
+        assert reader.one_second(crossing, 0, len(same)) is True
+
+
+def test_a_phrase_the_pattern_cannot_read_is_listed_unread() -> None:
+    block = (receiving("08:00:00,001", 7) + "\n" + "2020-01-02 08:00:00,002 INFO x: Receiving BP-oops\n").encode()
+    for reader in (NATIVE, STDLIB):
+        lines = reader.find(block)
+        assert lines.open_ids == [b"blk_7", None] and not lines.all_read
+        assert lines.since(block.index(b"2020", 1)).open_ids == [None]
+
+
+def test_the_installed_scanners_use_the_native_reader() -> None:
+    """CI builds the extension: a silent fall back to the stdlib reader would cost half the parse."""
+    assert fastest_scanner().write_reader.name == "native"
+    assert all(scanner.write_reader.name == "native" for scanner in available_scanners())
+
+
+@pytest.mark.parametrize("slow_ms", [300, 1000])
+def test_blocks_decide_alike_with_either_reader(slow_ms: int) -> None:
+    lines = []
+    for n in range(200):
+        second, ms = divmod(n * 37, 1000)
+        took = 2_000_000_000 if n % 41 == 0 else 1_812_345
+        lines += [receiving(f"08:{second // 60:02d}:{second % 60:02d},{ms:03d}", n),
+                  finished(f"08:{second // 60:02d}:{second % 60:02d},{ms:03d}", n, ns=took)]
+    data = ("\n".join(lines) + "\n").encode()
+    outputs = []
+    for scanner in (fastest_scanner(), None):
+        ingest = Ingest(IngestConfig(slow_write_ms=slow_ms), scanner)
+        result = ingest.feed_block(data, file_ref="dn1.log", first_line=1, hint=HINT).outputs + ingest.flush_all()
+        outputs.append((result, ingest.writes.routine))
+    assert outputs[0] == outputs[1]
+    assert outputs[0][1] > 150  # most writes were routine: decided by the plan, not line by line
