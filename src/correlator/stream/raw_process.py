@@ -17,6 +17,7 @@ Exactly once is each child's business alone: its transactions commit events with
 from __future__ import annotations
 
 import ctypes
+import gc
 import logging
 import multiprocessing
 import os
@@ -263,6 +264,21 @@ class RawIngestProcess:
 # --- the child ---------------------------------------------------------------------------------------------------
 
 
+GC_THRESHOLDS = (100_000, 20, 100)
+"""The cyclic collector's thresholds in a raw-ingest process (CPython's: 700, 10, 10).
+
+Each record's first ``headers()`` call builds a list and a tuple per header, and a batch holds ten thousand records:
+at the default threshold the collector ran several times a batch and walked every record still held, which made
+``headers()`` cost 2-3 us instead of 0.6 us (measured on 200 k real records) and held the worker to 0.42 x the bare
+loop. Nothing the loop makes lives in a cycle for long; its garbage is freed by reference counts."""
+
+
+def collect_rarely() -> None:
+    """Start-up's objects (modules, settings, scanner) are never garbage: frozen, no collection walks them again."""
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def _child_main(settings: Settings, config: IngestConfig, tick_s: float, index: int, conn: Connection) -> None:
     _die_with_parent()
     for signum in (signal.SIGINT, signal.SIGTERM):  # the parent decides when the child stops (Ctrl-C reaches both)
@@ -271,6 +287,7 @@ def _child_main(settings: Settings, config: IngestConfig, tick_s: float, index: 
     updates = MetricUpdates()
     raw = RawIngest(settings, config, fastest_scanner(), updates, _now_ms, tick_s=tick_s,  # type: ignore[arg-type]
                     instance=instance_name(settings, index), unknown=UnknownSources(updates))  # type: ignore[arg-type]
+    collect_rarely()
     parent, started = os.getppid(), False
     try:
         conn.send((RawIngestStatus.of(raw), updates.drain()))  # ready: the parent answers "go" when all are
