@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 setup: $(STAMP) kafka-jars redis-server
 	@$(PY) -m compileall -q src >/dev/null  # an editable install is not byte-compiled: every start would compile it
 
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml setup.py requirements.lock src/correlator/adapters/_write_lines.c
 	@command -v $(PYTHON) >/dev/null || { echo "setup: $(PYTHON) is required" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip

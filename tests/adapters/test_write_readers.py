@@ -71,6 +71,17 @@ def test_a_phrase_the_pattern_cannot_read_is_listed_unread() -> None:
         assert lines.since(block.index(b"2020", 1)).open_ids == [None]
 
 
+def test_bytes_a_c_string_would_stop_at_are_read_as_the_patterns_read_them() -> None:
+    """A NUL inside a token is a token byte to ``re``, not an end; a line cut at the block's end reads nothing."""
+    line = receiving("08:00:00,001", 7).encode()
+    nul = line.replace(b"BP-1473651231", b"BP-14\x0073651231")
+    cut = finished("08:00:00,400", 7).encode()[:-3]
+    for block in (nul, nul + b"\n" + cut, cut):
+        assert NATIVE.find(block) == STDLIB.find(block)
+    assert NATIVE.find(nul).open_ids == [b"blk_7"]
+    assert NATIVE.find(cut).close_ids == [b"blk_7"]  # the duration's digits end where the block does
+
+
 def test_the_installed_scanners_use_the_native_reader() -> None:
     """CI builds the extension: a silent fall back to the stdlib reader would cost half the parse."""
     assert fastest_scanner().write_reader.name == "native"

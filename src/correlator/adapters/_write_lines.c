@@ -1,6 +1,6 @@
 /* The block-write lines of a block, found and read at memchr speed: the native twin of
- * correlator.core.ingest.write_lines.find_write_lines (whose docstring is the contract; a property test holds the
- * two equal). No I/O, no state: bytes in, lists out.
+ * correlator.core.ingest.write_lines.StdlibWriteReader (``WriteReader``'s docstrings are the contract; property tests
+ * hold the two equal). No I/O, no state: bytes in, lists out.
  *
  * A busy DataNode's log is mostly these lines. In Python, finding them took a multi-pattern scan reporting each one
  * to a callback, then two regex passes to read their block ids and durations: half the time of the whole parse.
@@ -16,6 +16,7 @@ static const char CLOSE_PHRASE[] = "op: HDFS_WRITE";
 static const size_t OPEN_ANCHOR = 10, CLOSE_ANCHOR = 9;
 
 static const char *find(const char *p, const char *end, const char *phrase, size_t size, size_t anchor) {
+    if ((size_t)(end - p) < size) return NULL;
     const char *q = p + anchor;
     while (q < end && (q = memchr(q, phrase[anchor], (size_t)(end - q))) != NULL) {
         const char *at = q - anchor;
@@ -25,9 +26,15 @@ static const char *find(const char *p, const char *end, const char *phrase, size
     return NULL;
 }
 
-/* Skip bytes that are none of ``stops`` (the possessive class ``[^...]*+``). */
-static const char *skip_not(const char *p, const char *end, const char *stops) {
-    while (p < end && strchr(stops, *p) == NULL) p++;
+/* ``[^:\n ]*+``: a pool or host token. */
+static const char *skip_token(const char *p, const char *end) {
+    while (p < end && *p != ':' && *p != '\n' && *p != ' ') p++;
+    return p;
+}
+
+/* ``[^,\n]*+``: a clienttrace field's value. */
+static const char *skip_field(const char *p, const char *end) {
+    while (p < end && *p != ',' && *p != '\n') p++;
     return p;
 }
 
@@ -43,7 +50,7 @@ static const char *literal(const char *p, const char *end, const char *text) {
 
 /* ``Receiving BP-[^:\n ]*+:(blk_\d++)_`` at ``p``: the end of the match, or NULL; the id's span in ``id``. */
 static const char *read_open(const char *p, const char *end, const char **id, const char **id_end) {
-    p = skip_not(p + sizeof(OPEN_PHRASE) - 1, end, ":\n ");
+    p = skip_token(p + sizeof(OPEN_PHRASE) - 1, end);
     if ((p = literal(p, end, ":blk_")) == NULL) return NULL;
     *id = p - 4;
     const char *q = digits(p, end);
@@ -60,10 +67,10 @@ static const char *read_close(const char *p, const char *end, const char **id, c
     p += sizeof(CLOSE_PHRASE) - 1;
     for (int i = 0; i < 3; i++) {
         if ((p = literal(p, end, fields[i])) == NULL) return NULL;
-        p = skip_not(p, end, ",\n");
+        p = skip_field(p, end);
     }
     if ((p = literal(p, end, ", blockid: ")) == NULL) return NULL;
-    p = skip_not(p, end, ":\n ");
+    p = skip_token(p, end);
     if ((p = literal(p, end, ":blk_")) == NULL) return NULL;
     *id = p - 4;
     const char *q = digits(p, end);

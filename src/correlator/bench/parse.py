@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from correlator.bench.proc import PeakRss
 from correlator.core.ingest.prefilter import PHRASES, ReScanner, Scanner, grep_pattern
+from correlator.core.ingest.write_lines import StdlibWriteReader
 
 _JOB = "1a3bc71ac57f33961637adf340e9c28f"
 _CP = "org.apache.flink.runtime.checkpoint.CheckpointCoordinator    [] - "
@@ -163,14 +164,20 @@ def measure_grep(path: str, size: int, lines: int) -> Rate | None:
 
 
 def measure_scanners(path: str, limit_bytes: int) -> list[Rate]:
-    """The prefilter engines alone, scanning the same bytes for the trigger phrases."""
+    """The prefilter engines alone, scanning the same bytes for the trigger phrases (each with the write reader it
+    uses in a block), then the write readers alone."""
     with open(path, "rb") as handle:
         data = handle.read(limit_bytes)
     lines = data.count(b"\n")
     from correlator.adapters.scanners import available_scanners
+    from correlator.adapters.write_readers import fastest_write_reader
 
-    return [_timed(f"prefilter scan only: {s.name}", len(data), lines, lambda s=s: len(s.hits(data)))
-            for s in [ReScanner(), *available_scanners()]]
+    scanners = [ReScanner(), *available_scanners()]
+    readers = {reader.name: reader for reader in (StdlibWriteReader(), fastest_write_reader())}
+    return [_timed(f"prefilter scan only: {s.name} + {s.write_reader.name} write reader", len(data), lines,
+                   lambda s=s: len(s.hits(data))) for s in scanners] + [
+            _timed(f"write reader only: {name}", len(data), lines, lambda r=reader: len(r.find(data).opens))
+            for name, reader in readers.items()]
 
 
 def _parse_command(path: str) -> list[str]:
@@ -242,7 +249,7 @@ def run_bench(size_mb: int, corpus: str | None, echo: Callable[[str], None], kin
 
 def _bench_one(path: str, size: int, lines: int, echo: Callable[[str], None]) -> dict[str, float]:
     for rate in measure_scanners(path, min(size, 64 * 1024 * 1024)):
-        echo(f"  {rate.name:<48} {rate.mb_s:10.1f} MB/s")
+        echo(f"  {rate.name:<56} {rate.mb_s:10.1f} MB/s")
     ours = measure_ours(path, size, lines)
     cli, cpu_us, rss_kib = measure_cli(path, size, lines)
     startup_s = measure_startup()
