@@ -10,6 +10,7 @@ from correlator.adapters.scanners import available_scanners, fastest_scanner
 from correlator.adapters.write_readers import NativeWriteReader
 from correlator.core.ingest.ingest import Ingest, IngestConfig
 from correlator.core.ingest.write_lines import StdlibWriteReader
+from tests.core.ingest.test_write_batch import _AWAY_FROM_THE_THRESHOLD, _decided, _log, _stamp
 from tests.core.ingest.test_writes import HINT, finished, receiving, responder
 
 NATIVE = NativeWriteReader()
@@ -46,21 +47,22 @@ def test_native_reader_finds_and_reads_what_the_stdlib_reader_does(block: bytes)
 
 
 @settings(max_examples=1000, deadline=None)
-@given(_blocks(), st.integers(0, 400), st.integers(0, 420))
-def test_native_reader_sees_runs_of_one_second_as_the_stdlib_reader_does(block: bytes, start: int, end: int) -> None:
-    # As the block path asks: a run starts at a line start and ends where a later line starts, or at the block's end.
-    start = block.rfind(b"\n", 0, min(start, len(block))) + 1
-    end = block.find(b"\n", max(start, min(end, len(block)))) + 1 or len(block)
-    assert NATIVE.one_second(block, start, end) == STDLIB.one_second(block, start, end)
+@given(_blocks(), st.integers(-2, 400), st.lists(st.integers(-2, 420), max_size=8))
+def test_native_reader_sees_lines_of_one_second_as_the_stdlib_reader_does(block: bytes, first: int,
+                                                                         offsets: list[int]) -> None:
+    assert NATIVE.in_second(block, first, offsets) == STDLIB.in_second(block, first, offsets)
 
 
-def test_a_run_of_one_second_is_told_from_one_that_crosses_a_second() -> None:
-    same = b"".join(receiving(f"08:00:07,{ms:03d}", ms).encode() + b"\n" for ms in (1, 500, 999))
-    crossing = same + receiving("08:00:08,000", 1000).encode() + b"\n"
+def test_lines_of_one_second_are_told_from_a_line_of_the_next() -> None:
+    lines = [receiving(f"08:00:07,{ms:03d}", ms).encode() + b"\n" for ms in (1, 500, 999)]
+    block = b"".join(lines) + receiving("08:00:08,000", 1000).encode() + b"\n"
+    starts = [0, len(lines[0]), len(lines[0]) + len(lines[1])]
+    next_second = len(b"".join(lines))
     for reader in (NATIVE, STDLIB):
-        assert reader.one_second(same, 0, len(same)) is True
-        assert reader.one_second(crossing, 0, len(crossing)) is False
-        assert reader.one_second(crossing, 0, len(same)) is True
+        assert reader.in_second(block, 0, [at + 30 for at in starts]) is True  # any offset within the line
+        assert reader.in_second(block, 0, [starts[1], next_second + 5]) is False
+        assert reader.in_second(block, next_second, [next_second + 40]) is True
+        assert reader.in_second(b"08:00\n" + block, 0, [0]) is False  # a first line shorter than a stamp
 
 
 def test_a_phrase_the_pattern_cannot_read_is_listed_unread() -> None:
@@ -104,3 +106,16 @@ def test_blocks_decide_alike_with_either_reader(slow_ms: int) -> None:
         outputs.append((result, ingest.writes.routine))
     assert outputs[0] == outputs[1]
     assert outputs[0][1] > 150  # most writes were routine: decided by the plan, not line by line
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_AWAY_FROM_THE_THRESHOLD, min_size=1, max_size=60), st.integers(0, 7),
+       st.lists(st.integers(1, 200), max_size=6), st.lists(st.integers(0, 30), min_size=1, max_size=20))
+def test_with_the_native_reader_blocks_decide_writes_as_lines_do_out_of_stamp_order(
+        writes: list[tuple[int, int | None, int]], noise_every: int, cuts: list[int], lags: list[int]) -> None:
+    """The core's disorder property (``test_write_batch``), on the scanner and reader the worker and CLI use."""
+    lines = _log(writes, noise_every, lags)
+    lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
+    ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
+    blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
+    assert _decided(lines, blocks, fastest_scanner()) == _decided(lines, None)

@@ -149,29 +149,41 @@ static PyObject *find_write_lines(PyObject *self, PyObject *arg) {
     return result;
 }
 
-/* ``one_second`` of the stdlib reader: whether every line after the first of ``data[start:end]`` (``end``: the
- * start of the next run, so ``data[end - 1]`` ends the run's last line) begins with the first line's 19-byte stamp
- * to the second. None where that stamp is cut short or holds a newline: the caller then counts as the stdlib does. */
-static PyObject *one_second(PyObject *self, PyObject *args) {
+/* Start of the line holding ``data[at]``. */
+static const char *line_start(const char *data, Py_ssize_t at) {
+#ifdef __GLIBC__
+    const char *newline = at > 0 ? memrchr(data, '\n', (size_t)at) : NULL;  /* SIMD, backwards */
+    return newline ? newline + 1 : data;
+#else
+    const char *line = data + at;
+    while (line > data && line[-1] != '\n') line--;
+    return line;
+#endif
+}
+
+/* ``in_second`` of the stdlib reader: whether the line holding each of ``offsets`` begins with the same 19 bytes (a
+ * stamp to the second) as the line at ``first``; false when that line is shorter than a stamp. */
+static PyObject *in_second(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
-    Py_ssize_t start, end;
-    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &end)) return NULL;
+    Py_ssize_t first;
+    PyObject *offsets;
+    if (!PyArg_ParseTuple(args, "y*nO!", &view, &first, &PyList_Type, &offsets)) return NULL;
     const char *data = view.buf;
-    Py_ssize_t n = view.len, width = 19;
-    if (start < 0 || start + width > n || memchr(data + start, '\n', (size_t)width) != NULL) {
-        PyBuffer_Release(&view);
-        Py_RETURN_NONE;
-    }
-    Py_ssize_t stop = end - 1 < n ? end - 1 : n;
-    const char *stamp = data + start, *p = data + start, *last = data + stop;
-    int same = 1;
-    while (p < last && (p = memchr(p, '\n', (size_t)(last - p))) != NULL) {
-        p++;
-        if (data + n - p < width || memcmp(p, stamp, (size_t)width) != 0) {
+    const Py_ssize_t n = view.len, width = 19;
+    int same = first >= 0 && first + width <= n && memchr(data + first, '\n', (size_t)width) == NULL;
+    for (Py_ssize_t i = 0; same && i < PyList_GET_SIZE(offsets); i++) {
+        Py_ssize_t at = PyLong_AsSsize_t(PyList_GET_ITEM(offsets, i));
+        if (at == -1 && PyErr_Occurred()) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        if (at < 0 || at > n) {
             same = 0;
             break;
         }
+        const char *line = line_start(data, at);
+        same = data + n - line >= width && memcmp(line, data + first, (size_t)width) == 0;
     }
     PyBuffer_Release(&view);
     return PyBool_FromLong(same);
@@ -180,8 +192,8 @@ static PyObject *one_second(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"find_write_lines", find_write_lines, METH_O,
      "find_write_lines(block) -> (opens, open_ids, closes, close_ids, durations)"},
-    {"one_second", one_second, METH_VARARGS,
-     "one_second(block, start, end) -> whether the run's lines all carry its first line's second (None: unsure)"},
+    {"in_second", in_second, METH_VARARGS,
+     "in_second(block, first, offsets) -> whether each offset's line begins with the stamp of the line at first"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from correlator.adapters.write_readers import fastest_write_reader
 from correlator.core.ingest.prefilter import (
@@ -54,7 +55,8 @@ class HyperscanScanner:
         def on_match(index: int, _start: int, end: int, _flags: int, _ctx: object) -> None:
             trigger((end - 1, index))
 
-        self._trigger_db.scan(block, match_event_handler=on_match)  # type: ignore[attr-defined]
+        db: Any = self._trigger_db
+        db.scan(block, match_event_handler=on_match)
         triggers.sort()  # the order of reports is not promised; a sorted list costs one pass
         return BlockHits(triggers, self.write_reader.find(block))
 
@@ -65,8 +67,9 @@ class HyperscanScanner:
             seen[0] = TRIGGER if index < WRITE_FROM else WRITE
             return index < WRITE_FROM  # a trigger decides; a write phrase may still be followed by one
 
+        db: Any = self._db
         try:
-            self._db.scan(text.encode("utf-8", errors="replace"), match_event_handler=on_match)  # type: ignore[attr-defined]
+            db.scan(text.encode("utf-8", errors="replace"), match_event_handler=on_match)
         except self._hs.ScanTerminated:
             return TRIGGER
         return seen[0]

@@ -19,15 +19,13 @@ class NativeWriteReader:
         from correlator.adapters import _write_lines  # type: ignore[attr-defined]
 
         self._find = _write_lines.find_write_lines
-        self._one_second = _write_lines.one_second
-        self._stdlib = StdlibWriteReader()
+        self._in_second = _write_lines.in_second
 
     def find(self, block: bytes) -> WriteLines:
         return WriteLines(*self._find(block))
 
-    def one_second(self, block: bytes, start: int, end: int) -> bool:
-        same = self._one_second(block, start, end)
-        return self._stdlib.one_second(block, start, end) if same is None else bool(same)
+    def in_second(self, block: bytes, first: int, offsets: list[int]) -> bool:
+        return bool(self._in_second(block, first, offsets))
 
 
 def fastest_write_reader() -> WriteReader:

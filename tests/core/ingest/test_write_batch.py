@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from correlator.core.events import BlockWrite, JvmPause
 from correlator.core.ingest.ingest import Ingest, IngestConfig
+from correlator.core.ingest.prefilter import Scanner
 from tests.core.ingest.test_writes import HINT, finished, receiving, responder
 
 NOISE = ("2020-01-02 {ts} INFO org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace: src: /10.20.30.42:9866, "
@@ -64,10 +65,11 @@ def _log(writes: list[tuple[int, int | None, int]], noise_every: int, lags: list
     return [line for _, _, line in sorted(timed)]
 
 
-def _decided(lines: list[str], cuts: list[int] | None) -> tuple[list[tuple[str, str, int, int | None]], int]:
+def _decided(lines: list[str], cuts: list[int] | None, scanner: Scanner | None = None) -> tuple[
+        list[tuple[str, str, int, int | None]], int]:
     """Block writes in the order they came out, and the routine count; lines fed one by one (``cuts`` None) or as
-    blocks cut before ``cuts``."""
-    ingest = Ingest(IngestConfig())
+    blocks cut before ``cuts``; the stdlib scanner and write reader unless ``scanner`` is given."""
+    ingest = Ingest(IngestConfig(), scanner)
     out = []
     if cuts is None:
         for i, line in enumerate(lines):

@@ -65,14 +65,14 @@ class WriteReader(Protocol):
         does not lie inside its previous match (``re.findall``'s rule)."""
         ...
 
-    def one_second(self, block: bytes, start: int, end: int) -> bool:
-        """Whether every line of ``block[start:end]`` (whole lines: ``end`` starts the next) begins with the first
-        line's stamp to the second."""
+    def in_second(self, block: bytes, first: int, offsets: list[int]) -> bool:
+        """Whether the line holding each of ``offsets`` begins with the same stamp to the second as the line starting
+        at ``first``; false when that line is shorter than a stamp."""
         ...
 
 
 class StdlibWriteReader:
-    """The reference: the two patterns with ``re``, the phrases with ``bytes.find``, the run check by two counts."""
+    """The reference: the two patterns with ``re``, the phrases with ``bytes.find``, each line's stamp compared."""
 
     name = "re"
 
@@ -83,9 +83,11 @@ class StdlibWriteReader:
         durations = [read[1] if read else None for read in close_reads]
         return WriteLines(opens, [read[0] if read else None for read in open_ids], closes, close_ids, durations)
 
-    def one_second(self, block: bytes, start: int, end: int) -> bool:
-        second = block[start:start + STAMP_TO_THE_SECOND]
-        return block.count(b"\n", start, end - 1) == block.count(b"\n" + second, start, end + STAMP_TO_THE_SECOND - 1)
+    def in_second(self, block: bytes, first: int, offsets: list[int]) -> bool:
+        second = block[first:first + STAMP_TO_THE_SECOND] if first >= 0 else b""
+        if len(second) < STAMP_TO_THE_SECOND or b"\n" in second:
+            return False
+        return all(0 <= at <= len(block) and block.startswith(second, block.rfind(b"\n", 0, at) + 1) for at in offsets)
 
 
 def _read(block: bytes, phrase: bytes, pattern: re.Pattern[bytes], groups: int) -> tuple[list[int], list[
