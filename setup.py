@@ -4,4 +4,4 @@ without setuptools' "experimental" warning. Optional: where no C compiler builds
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("correlator.adapters._write_lines", ["src/correlator/adapters/_write_lines.c"],
-                             extra_compile_args=["-O2"], optional=True)])
+                             extra_compile_args=["-O3"], optional=True)])

@@ -13,6 +13,7 @@ def test_bench_parse_small() -> None:
     result = CliRunner().invoke(cli, ["bench", "parse", "--size-mb", "2"])
     assert result.exit_code == 0, result.output
     for text in ("corpus 'datanode'", "corpus 'mixed'", "correlator (offline path", "correlator parse FILE",
+                 "correlator analyze FILE", "ratio correlator analyze / grep", "write reader only: native",
                  "naive loop", "grep -cE", "ratio ours / naive", "ratio ours / grep", "CPU us/line", "peak RSS", "start-up"):
         assert text in result.output
 

@@ -77,11 +77,11 @@ class StdlibWriteReader:
     name = "re"
 
     def find(self, block: bytes) -> WriteLines:
-        opens, open_ids = _read(block, OPEN_BYTES, OPEN_PATTERN, 1)
-        closes, close_reads = _read(block, CLOSE_BYTES, CLOSE_PATTERN, 2)
+        opens, open_reads = _read(block, OPEN_BYTES, OPEN_PATTERN)
+        closes, close_reads = _read(block, CLOSE_BYTES, CLOSE_PATTERN)
         close_ids = [read[0] if read else None for read in close_reads]
         durations = [read[1] if read else None for read in close_reads]
-        return WriteLines(opens, [read[0] if read else None for read in open_ids], closes, close_ids, durations)
+        return WriteLines(opens, [read[0] if read else None for read in open_reads], closes, close_ids, durations)
 
     def in_second(self, block: bytes, first: int, offsets: list[int]) -> bool:
         second = block[first:first + STAMP_TO_THE_SECOND] if first >= 0 else b""
@@ -90,8 +90,8 @@ class StdlibWriteReader:
         return all(0 <= at <= len(block) and block.startswith(second, block.rfind(b"\n", 0, at) + 1) for at in offsets)
 
 
-def _read(block: bytes, phrase: bytes, pattern: re.Pattern[bytes], groups: int) -> tuple[list[int], list[
-        tuple[bytes, ...] | None]]:
+def _read(block: bytes, phrase: bytes, pattern: re.Pattern[bytes]) -> tuple[list[int], list[tuple[bytes, ...] | None]]:
+    """Offsets of every ``phrase``, and the pattern's groups read there (``None`` where it does not match)."""
     at: list[int] = []
     reads: list[tuple[bytes, ...] | None] = []
     matched_until = 0
@@ -101,6 +101,6 @@ def _read(block: bytes, phrase: bytes, pattern: re.Pattern[bytes], groups: int) 
         if match is not None:
             matched_until = match.end()
         at.append(found)
-        reads.append(match.groups()[:groups] if match is not None else None)
+        reads.append(match.groups() if match is not None else None)
         found = block.find(phrase, found + len(phrase))
     return at, reads
