@@ -48,8 +48,9 @@ class TestAnalyzeCommand:
         assert "checkpoint 60 of job 1a3bc71ac57f33961637adf340e9c28f failed" in text
         assert "cause: HDFS_DIRECTORY_SCAN" in text and "dfs.datanode.directoryscan.interval" in text
 
-    def test_no_failures_prints_nothing_and_succeeds(self) -> None:
-        assert run(str(GOLDEN / "no-failures"))[:2] == (0, b"")
+    def test_no_failures_prints_no_verdict_says_why_and_succeeds(self) -> None:
+        code, out, err = run(str(GOLDEN / "no-failures"))
+        assert (code, out) == (0, b"") and "checkpoints triggered, none failed" in err
 
     def test_missing_path_is_a_runtime_failure(self, tmp_path: Path) -> None:
         code, _, err = run(str(tmp_path / "absent.log"))

@@ -53,6 +53,27 @@ class TestNothingRecognised:
         assert code == 1 and "1 lines too long" in err.splitlines()[-1]
 
 
+def test_logs_without_a_failed_checkpoint_say_why_there_is_no_verdict(tmp_path: Path) -> None:
+    """Only a DataNode's log: no Flink checkpoint at all. The seed's JobManager log without its failure: checkpoints
+    that all completed. Either way no verdict, exit 0, and the reason on stderr."""
+    datanode = tmp_path / "dn" / "hadoop-hdfs-datanode-dn1.log"
+    datanode.parent.mkdir()
+    datanode.write_bytes(HEADER + b"write data to disk cost:1873ms (threshold=300ms), volume=file:/d/1, blockId=1\n")
+    code, out, err = run("analyze", str(datanode.parent))
+    assert (code, out) == (0, "") and "no verdict: no Flink checkpoint in these logs" in err
+
+    flink = tmp_path / "jm" / "flink-jobmanager.log"
+    flink.parent.mkdir()
+    job = "1a3bc71ac57f33961637adf340e9c28f"
+    flink.write_text("".join(
+        f"2020-01-02 10:0{n}:00,000 INFO  org.apache.flink.runtime.checkpoint.CheckpointCoordinator    [] - "
+        f"{phrase}" for n in range(3) for phrase in (
+            f"Triggering checkpoint {n + 1} (type=CHECKPOINT) @ 1577959200000 for job {job}.\n",
+            f"Completed checkpoint {n + 1} for job {job} (8872 bytes in 3120 ms).\n")))
+    code, out, err = run("analyze", str(flink.parent))
+    assert (code, out) == (0, "") and "no verdict: 3 checkpoints triggered, none failed" in err
+
+
 def test_skipped_files_next_to_good_ones_are_reported_but_succeed(binary_dir: Path) -> None:
     shutil.copytree(GOLDEN / "seed", binary_dir / "seed")
     code, out, err = run("analyze", str(binary_dir))

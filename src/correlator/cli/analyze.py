@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import orjson
 from correlator.cli import RuntimeFailure, report
 from correlator.cli.options import settings_options
 from correlator.config import Settings
+from correlator.core.events import Event
 from correlator.core.explain.verdict import verdict_to_dict
 from correlator.core.explain.verdict_text import verdict_text
 from correlator.offline.analyze import ordered_events, run_engine
@@ -32,16 +35,19 @@ def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, settings:
     """
     progress = _progress()
     summary = Summary()
+    checkpoints: Counter[str] = Counter()
     try:
         events = ordered_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary,
                                 on_item=(lambda _item: progress.update(1)) if progress is not None else None)
-        verdicts = run_engine(events, settings.engine_config())
+        verdicts = run_engine(_counting_checkpoints(events, checkpoints), settings.engine_config())
     except FileNotFoundError as exc:
         raise RuntimeFailure(f"no such file or directory: {exc}") from None
     finally:
         if progress is not None:
             progress.close()
     report(summary, "analyze")
+    if not verdicts:
+        click.echo(f"correlator: analyze: no verdict: {_why_no_verdict(checkpoints)}", err=True)
     if report_dir is not None:
         _report(verdicts, report_dir, settings.tz)
     out = sys.stdout.buffer
@@ -54,6 +60,22 @@ def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, settings:
         out.flush()
     except BrokenPipeError:
         return
+
+
+def _counting_checkpoints(events: Iterable[Event], seen: Counter[str]) -> Iterator[Event]:
+    for event in events:
+        if event.type.startswith("checkpoint_"):
+            seen[event.type] += 1
+        yield event
+
+
+def _why_no_verdict(checkpoints: Counter[str]) -> str:
+    """A verdict explains a failed checkpoint; say which part was missing."""
+    if not checkpoints:
+        return ("no Flink checkpoint in these logs (a verdict explains a failed checkpoint: add the JobManager's or "
+                "TaskManagers' logs)")
+    triggered = checkpoints["checkpoint_triggered"]
+    return f"{triggered:,} checkpoints triggered, none failed" if triggered else "no failed checkpoint in these logs"
 
 
 def _report(verdicts: list[Any], report_dir: Path, zone: str) -> None:
