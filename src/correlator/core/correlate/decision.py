@@ -113,20 +113,23 @@ def datanode_version(ctx: Context, host: str) -> str | None:
     return next((v for (h, r), v in sorted(ctx.versions.items()) if r == "namenode"), None)
 
 
-def _counts(iv: Interval, intervals: list[Interval], traits_of: Callable[[str], DatanodeTraits | None]) -> bool:
+def _counts(iv: Interval, held: set[str], reporting: set[str],
+            traits_of: Callable[[str], DatanodeTraits | None]) -> bool:
     """Scanner totals and reconcile warnings are a cause only where the version logs no lock reports.
 
-    Where lock reports exist, a scanner that held the lock long says so itself (``scanner_lock``); then its totals
-    and reconcile lines support it. A DataNode of unknown version that logged any lock report has them. Where the totals are logged after the lock's release, only reconcile work
-    (which takes the lock per block) can have stalled a writer.
+    Where lock reports exist, a scanner that held the lock long says so itself (``scanner_lock``; ``held``: the hosts
+    where one did); then its totals and reconcile lines support it. A DataNode of unknown version that logged any lock
+    report (``reporting``: those hosts) has them. Where the totals are logged after the lock's release, only reconcile
+    work (which takes the lock per block) can have stalled a writer. The host sets are built once per case: a dense
+    window asked the whole interval list again for every point.
     """
     if iv.kind not in SCANNER_POINTS:
         return True
-    if any(o.kind == "scanner_lock" and o.host == iv.host and o.magnitude_ms >= SUPPORTING_HOLD_MS for o in intervals):
+    if iv.host in held:
         return True
     traits = traits_of(iv.host)
     if traits is None:
-        return not any(o.kind in LOCK_REPORT_KINDS and o.host == iv.host for o in intervals)
+        return iv.host not in reporting
     if traits.lock_reports:
         return False
     return iv.kind == "scan_reconcile" or traits.totals_under_lock
@@ -191,7 +194,9 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
         return datanode_traits(datanode_version(ctx, host))
 
     raw = [iv for iv in (interval_of(e) for e in ctx.evidence) if iv is not None]
-    raw = [iv for iv in raw if _counts(iv, raw, traits_of)]
+    held = {o.host for o in raw if o.kind == "scanner_lock" and o.magnitude_ms >= SUPPORTING_HOLD_MS}
+    reporting = {o.host for o in raw if o.kind in LOCK_REPORT_KINDS}
+    raw = [iv for iv in raw if _counts(iv, held, reporting, traits_of)]
     if pipe.stopper is not None:
         raw.append(_stall_interval(pipe.stopper, window))
     raw += _bad_links(pipe, addresses, window)

@@ -8,6 +8,7 @@ a lock held across a GC pause) is demoted to a symptom.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from correlator.core.correlate.evidence import Interval, is_write_path_holder, overlap_ms, touches
@@ -109,22 +110,20 @@ def relevant(iv: Interval, window: Window, skew_ms: int, tail_ms: int) -> bool:
     return touches(iv.start_ms, iv.end_ms, window.start_ms, end, skew_ms)
 
 
-def _explained_by(iv: Interval, others: list[Interval]) -> str | None:
-    """The cause that explains ``iv`` on the same host, if any."""
-    same_host = [o for o in others if o.host == iv.host and o is not iv]
+def _explained_by(iv: Interval, host_kinds: Mapping[str, list[Interval]]) -> str | None:
+    """The cause that explains ``iv`` among the intervals of its host (``host_kinds``: them by kind), if any. The
+    kinds looked for are never ``iv``'s own, so ``iv`` itself is never taken for its cause."""
     if iv.kind in DN_SYMPTOM_KINDS:
-        if any(o.kind in SCANNER_KINDS for o in same_host):
+        if any(host_kinds.get(kind) for kind in SCANNER_KINDS):
             return "HDFS_DIRECTORY_SCAN"
-        if any(o.kind == "lock_held" and _mostly_inside(iv, o) for o in same_host):
+        if any(_mostly_inside(iv, o) for o in host_kinds.get("lock_held", ())):
             return "DATANODE_LOCK_HELD"
     if iv.kind == "lock_held" and is_write_path_holder(getattr(iv.source, "holder", "")):
-        if any(o.kind == "slow_disk" for o in same_host):
+        if host_kinds.get("slow_disk"):
             return "HDFS_SLOW_DISK"
     if iv.kind in DN_SYMPTOM_KINDS + ("scanner_lock", "lock_held"):
-        for o in same_host:
-            if o.kind == "dn_pause" and overlap_ms(o.start_ms, o.end_ms, iv.start_ms, iv.end_ms) * 2 >= max(
-                1, iv.duration_ms
-            ):
+        for o in host_kinds.get("dn_pause", ()):
+            if overlap_ms(o.start_ms, o.end_ms, iv.start_ms, iv.end_ms) * 2 >= max(1, iv.duration_ms):
                 return "DATANODE_JVM_PAUSE"
     return None
 
@@ -145,8 +144,11 @@ def rank(
     """Candidates best first; ties broken by code so the order is deterministic."""
     pool = [iv for iv in intervals if iv.kind in CODE_OF_KIND and relevant(iv, window, skew_ms, tail_ms)]
     by_code: dict[str, list[Scored]] = {}
+    by_host: dict[str, dict[str, list[Interval]]] = {}
+    for iv in pool:  # once per case: asking the whole pool for each interval's host made a dense window quadratic
+        by_host.setdefault(iv.host, {}).setdefault(iv.kind, []).append(iv)
     for iv in pool:
-        cause = _explained_by(iv, pool)
+        cause = _explained_by(iv, by_host[iv.host])
         score = BASE[iv.kind] * relevance(iv, pipeline, tm_hosts) * (0.3 + 0.7 * strength(iv, window, skew_ms))
         if cause is not None and cause != CODE_OF_KIND[iv.kind]:
             score *= SYMPTOM_FACTOR

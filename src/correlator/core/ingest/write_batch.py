@@ -70,7 +70,7 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
     ended_at = dict(zip(close_ids, close_at))
     paired = started & ended.keys()
     unsure = paired - slow
-    if slow_ms >= 1000:
+    if slow_ms >= 1000 and unsure:  # no pair to judge, no runs to find (a quiet DataNode's block, a Flink log's)
         unsure -= _within_one_second(block, start, opens, open_at, close_ids, close_at, reader)
     slow |= _late_ends(block, unsure, opened_at, ended_at, slow_ms, stamp_at)
     routine = len(paired - slow)
