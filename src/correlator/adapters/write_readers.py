@@ -11,7 +11,8 @@ from correlator.core.ingest.write_lines import StdlibWriteReader, WriteLines, Wr
 
 
 class NativeWriteReader:
-    """memmem for the phrases, the patterns read by hand at each one; no regex engine, no callback per line."""
+    """memchr for a rare byte of each phrase, the patterns read by hand at each one; no regex engine, no callback per
+    line."""
 
     name = "native"
 
