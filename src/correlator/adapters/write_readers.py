@@ -11,7 +11,7 @@ from correlator.core.ingest.write_lines import StdlibWriteReader, WriteLines, Wr
 
 
 class NativeWriteReader:
-    """memchr for a rare byte of each phrase, the patterns read by hand at each one; no regex engine, no callback per
+    """memchr for an uncommon byte of each phrase, the patterns read by hand at each one; no regex engine, no callback per
     line."""
 
     name = "native"
