@@ -57,8 +57,13 @@ class TestAnalyzeCommand:
         assert code == 1 and "absent.log" in err
 
     def test_no_progress_bar_without_a_terminal(self) -> None:
-        """stderr stays clean when it is not a TTY."""
-        assert run(str(GOLDEN / "seed"))[2] == ""
+        """stderr holds only the closing summary when it is not a TTY: a line per file, then the totals."""
+        err = run(str(GOLDEN / "seed"))[2]
+        lines = err.splitlines()
+        assert "\r" not in err and "analyzing" not in err
+        assert all(line.startswith("correlator: analyze: ") for line in lines), lines
+        assert len(lines) == len(list((GOLDEN / "seed").glob("*.log"))) + 1, lines
+        assert "from its daemon file name" in lines[0] and lines[-1].startswith("correlator: analyze: done: ")
 
 
 class TestRealExcerpt:

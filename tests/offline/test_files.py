@@ -210,7 +210,7 @@ class TestNotLogs:
         assert "filebeat.json" in found
         assert reasons["expected.json"].startswith("JSON, but not one shipper record per line (bad_json")
         assert reasons["verdicts.jsonl"].startswith("JSON, but not one shipper record per line (bad_envelope")
-        assert reasons["logs.tar.gz"].startswith("binary")
+        assert reasons["logs.tar.gz"].startswith("unreadable (damaged gzip file"), reasons["logs.tar.gz"]
         assert reasons["README.txt"].startswith("no Flink, Hadoop or JVM GC log line")
 
     def test_one_huge_record_is_not_judged_by_its_head(self, tmp_path: Path) -> None:

@@ -78,11 +78,17 @@ def test_skipped_files_next_to_good_ones_are_reported_but_succeed(binary_dir: Pa
     shutil.copytree(GOLDEN / "seed", binary_dir / "seed")
     code, out, err = run("analyze", str(binary_dir))
     assert code == 0 and out.count("\n") >= 1
-    assert err.startswith("correlator: analyze: done:") and "2 skipped (2 binary)" in err
+    last = err.splitlines()[-1]
+    assert last.startswith("correlator: analyze: done:") and "2 skipped (2 binary)" in last
+    skipped = [line for line in err.splitlines() if ": skipped: " in line]
+    assert len(skipped) == 2 and all("binary" in line for line in skipped), skipped
 
 
-def test_a_clean_run_says_nothing() -> None:
-    assert run("analyze", str(GOLDEN / "seed"))[2] == ""
+def test_a_clean_run_says_only_what_it_read() -> None:
+    """A line per file (how it was read, whose it is) and the totals; nothing skipped, rejected or guessed."""
+    err = run("analyze", str(GOLDEN / "seed"))[2]
+    assert "skipped" not in err and "rejected" not in err and "guess" not in err, err
+    assert err.splitlines()[-1].startswith("correlator: analyze: done: 8 files read;")
 
 
 class TestBoundedReading:

@@ -64,12 +64,13 @@ class RuntimeFailure(click.ClickException):
 
 
 def report(summary: Summary, command: str) -> None:
-    """What a command that read files says at the end: what was skipped or rejected; with nothing recognised at
-    all, fail."""
+    """What a command that read files says at the end, on stderr: each file, how it was read and whose it is (or why it
+    was skipped), then the totals; with nothing recognised at all, fail."""
+    for line in summary.per_file(command):
+        click.echo(line, err=True)
     if summary.recognised == 0:
         raise RuntimeFailure(summary.line(command).removeprefix(f"{command}: "))
-    if summary.problems:
-        click.echo(f"correlator: {summary.line(command)}", err=True)
+    click.echo(f"correlator: {summary.line(command)}", err=True)
 
 
 def main() -> None:

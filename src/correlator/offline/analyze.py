@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from zoneinfo import ZoneInfo
 
 from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import Event
@@ -25,24 +26,25 @@ close late; GC lines lag their JVM's log)."""
 
 def ordered_events(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "default",
                    on_item: Callable[[Event | ParseError], None] | None = None,
-                   summary: Summary | None = None) -> Iterator[Event]:
+                   summary: Summary | None = None, cluster_from_dir: bool = False) -> Iterator[Event]:
     """Every event of the inputs in event-time order (stable within a file, then by file order)."""
     from correlator.adapters.scanners import fastest_scanner
     from correlator.core.ingest.ingest import Ingest, IngestConfig
-    from correlator.offline.files import discover, read_file
+    from correlator.offline.files import LogFile, discover, facts_guessed, read_file
     from correlator.offline.reading import Overlong
 
     summary = summary if summary is not None else Summary()
     scanner = fastest_scanner()
-    files = discover(paths, summary=summary)
+    files = discover(paths, summary=summary, cluster_from_dir=cluster_from_dir, tz=ZoneInfo(tz))
     summary.files += len(files)
 
-    def one(index: int, log: object) -> Iterator[tuple[int, int, int, Event]]:
+    def one(index: int, log: LogFile) -> Iterator[tuple[int, int, int, Event]]:
         ingest = Ingest(IngestConfig(tz=tz, default_cluster=cluster), scanner)
         seen = Overlong()
-        items = read_file(ingest, log, cluster, seen)  # type: ignore[arg-type]
+        items = read_file(ingest, log, cluster, seen)
         yield from _reordered(index, _events(items, ingest.flush_all, on_item))
         summary.add_ingest(ingest.stats, seen)
+        summary.read(log.path, log.how, log.host, log.host_from, facts_guessed(log), ingest.stats)
 
     for _, _, _, event in heapq.merge(*(one(i, log) for i, log in enumerate(files))):
         yield event
@@ -97,6 +99,8 @@ def run_engine(events: Iterable[Event], config: EngineConfig | None = None) -> l
 
 
 def analyze(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "default",
-            config: EngineConfig | None = None, summary: Summary | None = None) -> list[Verdict]:
+            config: EngineConfig | None = None, summary: Summary | None = None,
+            cluster_from_dir: bool = False) -> list[Verdict]:
     """Verdicts for every failed checkpoint found in the given files/directories, ordered by failure time."""
-    return run_engine(ordered_events(paths, tz=tz, cluster=cluster, summary=summary), config)
+    return run_engine(ordered_events(paths, tz=tz, cluster=cluster, summary=summary,
+                                     cluster_from_dir=cluster_from_dir), config)

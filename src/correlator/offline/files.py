@@ -1,21 +1,28 @@
-"""Discover log files and read them through one :class:`Ingest`, with hints from CONTRACT §2's naming rules."""
+"""Discover log files and read them through one :class:`Ingest`: whatever compressed, framed or laid them out.
+
+Each file is described once from its head (decompressed): its container framing (CRI, Docker json-file), whether
+its lines are JSON layout records, its family from content, and the host its name proves or only suggests. Reading
+then unwraps every block to the daemon's own text lines and takes the fast block path like any stock log.
+"""
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import BinaryIO
+from dataclasses import dataclass, replace
+from datetime import UTC, tzinfo
+from typing import Any, BinaryIO
 
 from correlator.adapters.scanners import fastest_scanner
 from correlator.core.events import Event
 from correlator.core.ingest.envelopes import EnvelopeError, decode, looks_binary
+from correlator.core.ingest.framing import Framing, Unframer, layout_of, sniff_framing
 from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
 from correlator.core.ingest.prefilter import Scanner
 from correlator.core.ingest.records import ParseError
-from correlator.core.ingest.sources import facts_from_path, input_side, sniff_family
+from correlator.core.ingest.sources import HostFrom, facts_from_path, input_side, sniff_family
+from correlator.offline.opening import CORRUPT, compression_of, open_log
 from correlator.offline.reading import Overlong, bounded_lines, line_blocks
 from correlator.offline.summary import Summary
 
@@ -32,60 +39,88 @@ class LogFile:
     """``flink`` | ``hdfs`` | ``gc`` | ``envelope``."""
     side: str = "hdfs"
     """Which raw topic it is shipped to (``flink`` | ``hdfs``), decided once while its head is at hand."""
+    framing: Framing = Framing.PLAIN
+    layout: str | None = None
+    """The JSON layout its lines are records of (``ecs``, ``log4j2-json``, …), None for text layouts."""
+    codec: str | None = None
+    host_from: HostFrom = HostFrom.NONE
+    cluster: str | None = None
+    """The cluster its folder names (``--cluster-from-dir``); None: the run's cluster."""
+
+    @property
+    def how(self) -> str:
+        """How the file was read, in words for the per-file summary."""
+        parts = [self.codec or "", "" if self.framing is Framing.PLAIN else f"{self.framing} container log",
+                 f"JSON {self.layout} layout" if self.layout else ""]
+        return ", ".join(p for p in parts if p) or "text"
 
 
 Skipped = list[tuple[str, str]]
 """(path, why) of files that are not logs."""
 
 
-def discover(paths: Sequence[str], skipped: Skipped | None = None, summary: Summary | None = None) -> list[LogFile]:
+def discover(paths: Sequence[str], skipped: Skipped | None = None, summary: Summary | None = None, *,
+             cluster_from_dir: bool = False, tz: tzinfo = UTC) -> list[LogFile]:
     """Files in the given order; directories recursively in name order; ``-`` is stdin.
 
     Files that are not logs (empty, unreadable, binary, JSON that is not one shipper record per line, text with no
     Flink, Hadoop or GC line in its head) are left out: counted by kind in ``summary``, with their path and reason
-    appended to ``skipped``.
+    appended to ``skipped``. With ``cluster_from_dir`` the first folder below a given directory names the cluster of
+    every file under it (one folder per cluster).
     """
     summary = summary if summary is not None else Summary()
-    files: list[str] = []
+    files: list[tuple[str, str | None]] = []
     for path in paths:
         if path == STDIN:
-            files.append(STDIN)
+            files.append((STDIN, None))
         elif os.path.isdir(path):
             for root, dirs, names in os.walk(path):
                 dirs.sort()
-                files.extend(os.path.join(root, n) for n in sorted(names) if not n.startswith("."))
+                top = os.path.relpath(root, path).replace("\\", "/").split("/")[0]
+                folder = top if cluster_from_dir and top not in (".", "") else None
+                files.extend((os.path.join(root, n), folder) for n in sorted(names) if not n.startswith("."))
         elif os.path.isfile(path):
-            files.append(path)
+            files.append((path, None))
         else:
             raise FileNotFoundError(path)
     found: list[LogFile] = []
-    for path in files:
-        described = _describe(path)
+    for path, folder in files:
+        described = _describe(path, tz)
         if isinstance(described, LogFile):
-            found.append(described)
+            found.append(replace(described, cluster=folder) if folder else described)
             continue
         kind, why = described
         summary.skipped[kind] += 1
+        summary.notes.append((path, f"skipped: {why}"))
         if skipped is not None:
             skipped.append((path, why))
     return _adopt_gc_roles(found)
 
 
-def _describe(path: str) -> LogFile | tuple[str, str]:
+def _describe(path: str, tz: tzinfo = UTC) -> LogFile | tuple[str, str]:
     """The log file at ``path``, or (kind, why) it is none."""
     if path == STDIN:
         return LogFile(STDIN, "unknown", None, "flink", "flink")
     facts = facts_from_path(path)
+    codec = compression_of(_peek(path))
     try:
-        with open(path, "rb") as handle:
+        handle, codec = open_log(path)
+        with handle:
             head = handle.read(SNIFF_BYTES)
-    except OSError as exc:
-        return "unreadable", f"unreadable ({exc.strerror or exc})"
+    except CORRUPT as exc:
+        damaged = f"damaged {codec} file: " if codec else ""
+        return "unreadable", f"unreadable ({damaged}{getattr(exc, 'strerror', None) or exc})"
     if not head.strip():
-        return "empty", "empty"
+        return "empty", "empty" if codec is None else f"empty once decompressed ({codec})"
     if looks_binary(head):
-        return "binary", "binary (NUL bytes or control characters)"
-    text = head.decode("utf-8", errors="replace")
+        if codec:
+            return "binary", f"binary once decompressed ({codec}): an archive or data, not a log; unpack it first"
+        return "binary", "binary (NUL bytes or control characters): not a log, nor a gzip, bzip2, xz or zstd file"
+    framing = sniff_framing(head.decode("utf-8", errors="replace"))
+    text = _unframed_head(head, framing)
+    layout = layout_of(text.lstrip("\ufeff").split("\n", 1)[0])
+    if layout is not None:
+        text = _unframed_head(text.encode("utf-8"), Framing.PLAIN, tz)
     family = sniff_family(text) or facts.family
     if family is None:
         return "unrecognised layout", "no Flink, Hadoop or JVM GC log line in its first 64 KiB"
@@ -95,7 +130,24 @@ def _describe(path: str) -> LogFile | tuple[str, str]:
             return "not shipper records", why
     if facts.family == "gc" and family not in ("envelope",):
         family = "gc"
-    return LogFile(path, facts.host or "unknown", facts.role, family, input_side(family, facts.role, text))
+    return LogFile(path, facts.host or "unknown", facts.role, family, input_side(family, facts.role, text), framing,
+                   layout, codec, facts.host_from)
+
+
+def _peek(path: str) -> bytes:
+    try:
+        with open(path, "rb") as raw:
+            return raw.read(6)
+    except OSError:
+        return b""
+
+
+def _unframed_head(head: bytes, framing: Framing, layout_zone: tzinfo | None = None) -> str:
+    """The head's whole lines as the daemon wrote them (container framing stripped, layout records rendered)."""
+    if framing is Framing.PLAIN and layout_zone is None:
+        return head.decode("utf-8", errors="replace")
+    cut = head.rfind(b"\n") + 1 or len(head)
+    return Unframer(framing, layout_zone).block(head[:cut]).decode("utf-8", errors="replace")
 
 
 def _not_envelope_lines(head: str) -> str | None:
@@ -122,7 +174,7 @@ def _adopt_gc_roles(files: list[LogFile]) -> list[LogFile]:
             sibling = by_dir.get(os.path.dirname(f.path))
             if sibling is not None:
                 host = sibling.host if f.host in ("unknown", None) else f.host
-                f = LogFile(f.path, host, sibling.role, "gc", input_side("gc", sibling.role))
+                f = replace(f, host=host, role=sibling.role, side=input_side("gc", sibling.role))
         out.append(f)
     return out
 
@@ -134,27 +186,44 @@ def iter_events(
     cluster: str = "default",
     scanner: Scanner | None = None,
     summary: Summary | None = None,
+    cluster_from_dir: bool = False,
 ) -> Iterator[Event | ParseError]:
     """Every event and parse error of the given files, each file in order, through one :class:`Ingest`."""
     summary = summary if summary is not None else Summary()
     ingest = Ingest(IngestConfig(tz=tz, default_cluster=cluster), scanner or fastest_scanner())
     seen = Overlong()
-    for log in discover(paths, summary=summary):
+    for log in discover(paths, summary=summary, cluster_from_dir=cluster_from_dir, tz=ingest.clock.zone):
         summary.files += 1
+        before = ingest.stats
         yield from read_file(ingest, log, cluster, seen)
+        summary.read(log.path, log.how, log.host, log.host_from, facts_guessed(log), _since(before, ingest.stats))
     yield from ingest.flush_all()
     summary.add_ingest(ingest.stats, seen)
+
+
+def facts_guessed(log: LogFile) -> bool:
+    """Whether the file's host is a guess (a folder's or a pod-like name), which the summary says."""
+    return log.host != "unknown" and log.host_from in (HostFrom.POD_FILE, HostFrom.DIRECTORY)
+
+
+def _since(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """One file's share of a shared ingest's counters."""
+    events = {k: n - before["events"].get(k, 0) for k, n in after["events"].items()}
+    return {"lines": after["lines"] - before["lines"], "events": events}
 
 
 BLOCK_BYTES = 4 * 1024 * 1024
 
 
 def read_file(ingest: Ingest, log: LogFile, cluster: str, seen: Overlong | None = None) -> Iterator[Event | ParseError]:
-    """Envelope files go record by record like the topic; plain logs go in line-aligned blocks (fast path)."""
+    """Envelope files go record by record like the topic; logs go in line-aligned blocks (fast path), unwrapped from
+    their compression, container framing and JSON layout first."""
     host = None if log.host == "unknown" else log.host
     family = None if log.family == "envelope" else log.family
+    cluster = log.cluster or cluster
     hint = SourceHint(cluster=cluster, host=host, file=log.path, role=log.role, family=family)
-    handle: BinaryIO = sys.stdin.buffer if log.path == STDIN else open(log.path, "rb")  # noqa: SIM115
+    handle: BinaryIO = sys.stdin.buffer if log.path == STDIN else open_log(log.path)[0]
+    line = 1
     try:
         if log.family == "envelope":
             for number, raw in enumerate(bounded_lines(handle, ingest.config.max_line_bytes * 4, seen), start=1):
@@ -162,11 +231,16 @@ def read_file(ingest: Ingest, log: LogFile, cluster: str, seen: Overlong | None 
                 if value.strip():
                     yield from ingest.feed(value, ref=f"{log.path}:{number}", hint=SourceHint(cluster=cluster))
             return
-        line = 1
-        for block in line_blocks(handle, BLOCK_BYTES, ingest.config.max_line_bytes, seen):
-            read = ingest.feed_block(block, file_ref=log.path, first_line=line, hint=hint)
+        unframer = Unframer(log.framing, ingest.clock.zone if log.layout else None)
+        for framed in line_blocks(handle, BLOCK_BYTES, ingest.config.max_line_bytes, seen):
+            read = ingest.feed_block(unframer.block(framed), file_ref=log.path, first_line=line, hint=hint)
             yield from read.outputs
             line += read.newlines
+        rest = unframer.flush()
+        if rest is not None:
+            yield from ingest.feed_block(rest + b"\n", file_ref=log.path, first_line=line, hint=hint).outputs
+    except CORRUPT as exc:
+        yield ingest.reject("unreadable", f"{log.path}: {exc}", f"{log.path}:{line}")
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()

@@ -23,6 +23,28 @@ class Summary:
     events: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     bytes_read: int = 0
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    """(path, what happened to it): every file given, read or skipped, in order."""
+    guessed_hosts: int = 0
+    """Files whose host was taken from a folder or a pod-like name rather than proved by content or a stock name."""
+
+    def read(self, path: str, how: str, host: str, host_from: str, guessed: bool, stats: dict[str, Any]) -> None:
+        """One file read: how, whose it is and where that came from, its lines and events."""
+        self.guessed_hosts += guessed
+        events = sum(stats.get("events", {}).values())
+        who = f"host {host} from its {host_from}" + (" (a guess: name the host in the file name or a shipper field)"
+                                                      if guessed else "")
+        if host == "unknown":
+            who = "host from its lines"
+        self.notes.append((path, f"{how}; {who}; {int(stats.get('lines', 0)):,} lines, {events:,} events"))
+
+    def per_file(self, command: str, limit: int = 40) -> list[str]:
+        """The per-file lines every file-reading command ends with on stderr."""
+        notes = sorted(self.notes)
+        out = [f"correlator: {command}: {path}: {note}" for path, note in notes[:limit]]
+        if len(self.notes) > limit:
+            out.append(f"correlator: {command}: … and {len(self.notes) - limit} more files")
+        return out
 
     def add_ingest(self, stats: dict[str, Any], overlong: Overlong) -> None:
         """One ingest's counters; lines too long are counted where they were read (the fast path skips noise)."""
@@ -40,7 +62,7 @@ class Summary:
 
     @property
     def problems(self) -> bool:
-        return bool(self.skipped or self.too_long or self.recognised == 0)
+        return bool(self.skipped or self.too_long or self.guessed_hosts or self.recognised == 0)
 
     def line(self, command: str) -> str:
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
@@ -50,6 +72,8 @@ class Summary:
         parts.append(f"{self.recognised} log lines recognised")
         if self.too_long:
             parts.append(f"{self.too_long} lines too long")
+        if self.guessed_hosts:
+            parts.append(f"{self.guessed_hosts} file{'s' if self.guessed_hosts != 1 else ''} with a guessed host")
         parts.append(f"{self.events} events")
         rejected = {r: n for r, n in self.errors.items() if r != "line_too_long"}
         if rejected:

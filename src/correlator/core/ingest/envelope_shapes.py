@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, tzinfo
 from typing import Any
 
-from correlator.core.ingest.limits import EPOCH_MS_MAX, EPOCH_MS_MIN, OutOfRange, epoch_ms
-from correlator.core.ingest.timestamps import TimestampError, to_epoch_ms
+from correlator.core.ingest.kubernetes import first_str, path_of, pod_of_metadata
+from correlator.core.ingest.layouts import LayoutRecord, read_layout, render, time_ms
+from correlator.core.ingest.limits import EPOCH_MS_MAX, EPOCH_MS_MIN, OutOfRange
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +45,11 @@ class ShapeError(ValueError):
     """A JSON object none of the shapes can read a text from."""
 
 
-def read_object(data: dict[str, Any]) -> Shipped:
+def read_object(data: dict[str, Any], zone: tzinfo = UTC) -> Shipped:
+    """The first shape that reads ``data``; a log layout record (the daemon's own JSON) before any shipper's."""
+    record = read_layout(data)
+    if record is not None:
+        return _layout(data, record, zone)
     for reader in _READERS:
         shipped = reader(data)
         if shipped is not None:
@@ -53,13 +59,31 @@ def read_object(data: dict[str, Any]) -> Shipped:
     raise ShapeError("JSON envelope has no string 'message', 'log', 'msg' or 'body' field")
 
 
+def _layout(data: dict[str, Any], record: LayoutRecord, zone: tzinfo) -> Shipped:
+    """A daemon's JSON layout record, straight or decoded by a shipper that kept its own fields beside it."""
+    raw_fields = data.get("fields")
+    common = _common(data, raw_fields if isinstance(raw_fields, dict) else {})
+    return Shipped(
+        shape=f"layout-{record.layout}",
+        text=render(record, zone),
+        host=first_str(common["pod"], path_of(data, "host", "name"), data.get("host.name"), common["host"]),
+        file=first_str(path_of(data, "log", "file", "path"), data.get("log.file.path"), common["file"]),
+        cluster=common["cluster"],
+        role=common["role"] or common["pod_role"],
+    )
+
+
 def _common(data: dict[str, Any], fields: dict[str, Any]) -> dict[str, str | None]:
-    """Top-level and ``fields.*`` names every shape may carry (templates, ``fields_under_root``, record modifiers)."""
+    """Top-level and ``fields.*`` names every shape may carry (templates, ``fields_under_root``, record modifiers);
+    ``pod`` and ``pod_role`` where the shipper added Kubernetes metadata (the pod is the host there)."""
+    pod = pod_of_metadata(data)
     return {
-        "host": _first_str(fields.get("host"), data.get("host"), data.get("hostname")),
-        "file": _first_str(fields.get("file"), data.get("file"), data.get("path"), data.get("filepath")),
-        "cluster": _first_str(fields.get("cluster"), data.get("cluster")),
-        "role": _first_str(fields.get("role"), data.get("role")),
+        "pod": pod.pod if pod else None,
+        "pod_role": pod.role if pod else None,
+        "host": first_str(fields.get("host"), data.get("host"), data.get("hostname")),
+        "file": first_str(fields.get("file"), data.get("file"), data.get("path"), data.get("filepath")),
+        "cluster": first_str(fields.get("cluster"), data.get("cluster")),
+        "role": first_str(fields.get("role"), data.get("role")),
     }
 
 
@@ -79,10 +103,10 @@ def _filebeat_or_vector(data: dict[str, Any]) -> Shipped | None:
     return Shipped(
         shape=kind,
         text=message,
-        host=_first_str(_path(data, "host", "name"), common["host"]),
-        file=_first_str(_path(data, "log", "file", "path"), common["file"]),
+        host=first_str(common["pod"], path_of(data, "host", "name"), common["host"]),
+        file=first_str(path_of(data, "log", "file", "path"), common["file"]),
         cluster=common["cluster"],
-        role=common["role"],
+        role=common["role"] or common["pod_role"],
         shipper_ts_ms=_first_time(data, "@timestamp", "timestamp", "time", "date"),
     )
 
@@ -92,7 +116,8 @@ def _fluentbit(data: dict[str, Any]) -> Shipped | None:
     if not isinstance(message, str):
         return None
     common = _common(data, {})
-    return Shipped("fluentbit", message, common["host"], common["file"], common["cluster"], common["role"],
+    return Shipped("fluentbit", message, first_str(common["pod"], common["host"]), common["file"], common["cluster"],
+                   common["role"] or common["pod_role"],
                    _first_time(data, "@timestamp", "date", "time", "timestamp"))
 
 
@@ -108,7 +133,7 @@ def _rsyslog(data: dict[str, Any]) -> Shipped | None:
         shape="rsyslog",
         text=message.replace("#012", "\n"),
         host=common["host"],
-        file=_first_str(_path(local, "metadata", "filename"), data.get("$!metadata!filename"), common["file"]),
+        file=first_str(path_of(local, "metadata", "filename"), data.get("$!metadata!filename"), common["file"]),
         cluster=common["cluster"],
         role=common["role"],
         shipper_ts_ms=_first_time(data, "timereported", "timegenerated", "timestamp"),
@@ -120,14 +145,15 @@ def _otel(data: dict[str, Any]) -> Shipped | None:
     body = _any_value(data.get("body"))
     if not isinstance(body, str):
         return None
-    resource = _attributes(_path(data, "resource", "attributes") or data.get("resources"))
+    resource = _attributes(path_of(data, "resource", "attributes") or data.get("resources"))
     return _otel_record(body, resource, data)
 
 
 def _otel_record(body: str, resource: dict[str, Any], record: dict[str, Any]) -> Shipped:
     attributes = _attributes(record.get("attributes"))
     both = {**resource, **attributes}
-    nanos = _first_str(record.get("timeUnixNano"), record.get("time_unix_nano"), record.get("observedTimeUnixNano"))
+    pod = pod_of_metadata(both)
+    nanos = first_str(record.get("timeUnixNano"), record.get("time_unix_nano"), record.get("observedTimeUnixNano"))
     if nanos and nanos.isascii() and nanos.isdigit() and len(nanos) <= 20:
         time_ms = _shipper_time(int(nanos) // 1_000_000)
     else:
@@ -135,10 +161,11 @@ def _otel_record(body: str, resource: dict[str, Any], record: dict[str, Any]) ->
     return Shipped(
         shape="otel",
         text=body,
-        host=_first_str(both.get("host.name"), both.get("host")),
-        file=_first_str(both.get("log.file.path"), both.get("log.file.name")),
-        cluster=_first_str(both.get("cluster"), both.get("k8s.cluster.name")),
-        role=_first_str(both.get("role"), both.get("service.name") if both.get("service.name") in _ROLES else None),
+        host=first_str(pod.pod if pod else None, both.get("host.name"), both.get("host")),
+        file=first_str(both.get("log.file.path"), both.get("log.file.name")),
+        cluster=first_str(both.get("cluster"), both.get("k8s.cluster.name")),
+        role=first_str(both.get("role"), both.get("service.name") if both.get("service.name") in _ROLES else None,
+                        pod.role if pod else None),
         shipper_ts_ms=time_ms,
     )
 
@@ -151,7 +178,7 @@ def _otlp_batch(resource_logs: list[Any]) -> Shipped:
     when they share their host and file, which is what one file's shipper sends."""
     records: list[Shipped] = []
     for entry in resource_logs:
-        resource = _attributes(_path(entry, "resource", "attributes"))
+        resource = _attributes(path_of(entry, "resource", "attributes"))
         for scope in _list(entry, "scopeLogs") + _list(entry, "instrumentationLibraryLogs"):
             for record in _list(scope, "logRecords"):
                 body = _any_value(record.get("body")) if isinstance(record, dict) else None
@@ -192,41 +219,13 @@ def _attributes(value: Any) -> dict[str, Any]:
     return {}
 
 
-def _path(data: Any, *keys: str) -> Any:
-    node: Any = data
-    for key in keys:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
-
-
-def _first_str(*values: Any) -> str | None:
-    for value in values:
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
 def _first_time(data: dict[str, Any], *keys: str) -> int | None:
     for key in keys:
         if key in data:
             try:
-                return _shipper_time(_time_ms(data[key]))
+                return _shipper_time(time_ms(data[key]))
             except OutOfRange as exc:
                 raise OutOfRange(f"{key}: {exc}") from None
-    return None
-
-
-def _time_ms(value: Any) -> int | None:
-    """ISO 8601 with a zone, epoch seconds (Fluent Bit's float) or epoch milliseconds."""
-    if isinstance(value, str):
-        try:
-            return to_epoch_ms(value)
-        except TimestampError:
-            return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return epoch_ms(value)
     return None
 
 

@@ -11,12 +11,14 @@ parsers' later fallbacks.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, tzinfo
 
 from correlator.core.ingest.envelope_shapes import ShapeError, Shipped, read_object
+from correlator.core.ingest.framing import unframe_text
+from correlator.core.ingest.layouts import read_layout, render
 from correlator.core.ingest.limits import OutOfRange, valid_text
 from correlator.core.ingest.sources import source_of_key
 
@@ -59,12 +61,17 @@ def decode_text(value: bytes) -> tuple[str, bool]:
         return value.decode("utf-8", errors="replace"), True
 
 
-def decode(value: bytes, headers: Mapping[str, bytes] | None = None, key: bytes | None = None) -> Decoded:
-    """Decode one record value; raises :class:`EnvelopeError` with a stable reason when it is unusable."""
+def decode(value: bytes, headers: Mapping[str, bytes] | None = None, key: bytes | None = None,
+           zone: tzinfo = UTC) -> Decoded:
+    """Decode one record value; raises :class:`EnvelopeError` with a stable reason when it is unusable.
+
+    Whatever carried it, the text is unwrapped down to the daemon's own line: a container runtime's CRI prefix is
+    removed and a JSON layout record is rendered as its text line (stamped in ``zone``, the ingest's zone)."""
     if looks_binary(value):
         raise EnvelopeError("binary", "value contains NUL bytes or mostly control characters")
     text, invalid = decode_text(value)
-    shipped = _json_value(text)
+    text = unframe_text(text)
+    shipped = _json_value(text, zone)
     named = _header_fields(headers)
     keyed = source_of_key(key.decode("utf-8", errors="replace")) if key else None
     if shipped is None:
@@ -76,8 +83,9 @@ def decode(value: bytes, headers: Mapping[str, bytes] | None = None, key: bytes 
             cluster=named.get("cluster"),
             invalid_utf8=invalid,
         )
-    text = valid_text(shipped.text)
-    replaced = text is not shipped.text
+    inner = _inner(shipped.text, zone)
+    text = valid_text(inner)
+    replaced = text is not inner
     return Decoded(
         text=text,
         host=named.get("host") or _valid(shipped.host) or (keyed.host if keyed else None),
@@ -110,7 +118,21 @@ def _header_fields(headers: Mapping[str, bytes] | None) -> dict[str, str]:
     return out
 
 
-def _json_value(text: str) -> Shipped | None:
+def _inner(text: str, zone: tzinfo) -> str:
+    """A shipper's text that is itself framed (a CRI line, a JSON layout record forwarded unparsed)."""
+    text = unframe_text(text)
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return text
+        record = read_layout(data) if isinstance(data, dict) else None
+        if record is not None:
+            return render(record, zone)
+    return text
+
+
+def _json_value(text: str, zone: tzinfo = UTC) -> Shipped | None:
     """The envelope a value holds, or None for a raw line. An object must parse; a string record (Vector's
     ``log_namespace``) is used when it parses, and is otherwise a raw line that happens to start with a quote."""
     stripped = text.lstrip("\ufeff \t")
@@ -129,7 +151,7 @@ def _json_value(text: str) -> Shipped | None:
     if not isinstance(data, dict):
         raise EnvelopeError("bad_envelope", f"JSON envelope is a {type(data).__name__}, not an object")
     try:
-        return read_object(data)
+        return read_object(data, zone)
     except ShapeError as exc:
         raise EnvelopeError("bad_envelope", str(exc)) from None
     except OutOfRange as exc:

@@ -14,6 +14,7 @@ from typing import Any
 from correlator.core.events import Event
 from correlator.core.ingest.blocks import BlockReader
 from correlator.core.ingest.envelopes import Decoded, EnvelopeError, decode
+from correlator.core.ingest.framing import is_cri, unframe_records
 from correlator.core.ingest.limits import out_of_range
 from correlator.core.ingest.multiline import Closed, Stitcher, is_record_start
 from correlator.core.ingest.parse import Rejected, SourceState, parse_record
@@ -152,6 +153,10 @@ class Ingest:
         """
         if not values:
             return []
+        if is_cri(values[0]):
+            values, offsets = unframe_records(values, offsets)
+            if not values:
+                return []
         joined = b"\n".join(values) + b"\n"
         plain = (
             joined.count(b"\n") == len(values)
@@ -166,7 +171,7 @@ class Ingest:
             return out
         out = []
         try:
-            decoded = decode(values[0], headers, key)
+            decoded = decode(values[0], headers, key, self.clock.zone)
             origin = self._origin(decoded, SourceHint())
             if key and not (origin["host"] and origin["file"]):
                 origin["stream"] = key.decode("utf-8", errors="replace")
@@ -262,7 +267,7 @@ class Ingest:
             out.append(self._error("line_too_long", f"record of {len(value)} bytes", ref, value))
             return
         try:
-            decoded = decode(value, headers, record_key)
+            decoded = decode(value, headers, record_key, self.clock.zone)
         except EnvelopeError as exc:
             out.append(self._error(exc.reason, exc.detail, ref, value))
             return
@@ -335,6 +340,7 @@ class Ingest:
             "family": hint.family or (facts.family if facts else None),
             "file": file,
             "shipper_ts_ms": decoded.shipper_ts_ms,
+            "file_date": facts.date if facts else None,
         }
 
     def _safe_record(self, closed: Closed, out: list[Output]) -> None:
@@ -392,6 +398,10 @@ class Ingest:
                 continue
             self._stats.events[event.type] += 1
             out.append(event)
+
+    def reject(self, reason: str, detail: str, ref: str) -> ParseError:
+        """Input the caller could not even read (a damaged compressed file), counted like any rejected record."""
+        return self._error(reason, detail, ref, b"")
 
     def _error(self, reason: str, detail: str, ref: str, text: str | bytes) -> ParseError:
         self._stats.errors[reason] += 1

@@ -1,16 +1,19 @@
 """Who wrote a log: host and role from standard file names, role from logger names, family from content.
 
-CONTRACT §2 "How offline input is recognised": role comes from content (logger names) first; file names give the
-host and a fallback role; the parent directory names the host in YARN/Kubernetes layouts.
+Role comes from content (logger names) first; file names give the host and a fallback role: a daemon's stock file
+name or the kubelet's container file name proves the host; a pod-named file (``kubectl logs`` saved as
+``<pod>.log``) or, failing all, the parent directory (per-host folders) is a guess, and :class:`HostFrom` says so.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 
 from correlator.core.events import CLIENT_ROLE
+from correlator.core.ingest.kubernetes import POD_NAME, pod_of_path, role_of_pod
 
 _HADOOP_FILE = re.compile(
     r"^hadoop-(?:.+-)?(?P<cmd>datanode|namenode|journalnode|zkfc|secondarynamenode)-(?P<host>[^/]+?)"
@@ -18,9 +21,9 @@ _HADOOP_FILE = re.compile(
 )
 _FLINK_FILE = re.compile(
     r"^flink-(?:.+-)?(?P<cmd>taskexecutor|taskmanager|standalonesession|jobmanager|standalonejob)-\d+-(?P<host>[^/]+?)"
-    r"\.(?:log|out)(?:\.\d+)?$"
+    r"\.(?:log|out)(?:\.[\w-]+)?$"
 )
-_FLINK_CLIENT_FILE = re.compile(r"^flink-(?:.+-)?client-(?P<host>[^/]+?)\.log(?:\.\d+)?$")
+_FLINK_CLIENT_FILE = re.compile(r"^flink-(?:.+-)?client-(?P<host>[^/]+?)\.log(?:\.[\w-]+)?$")
 """``bin/flink`` (CliFrontend) writes ``flink-<user>-client-<host>.log``: the client, not a TaskManager."""
 _ROLE_WORDS = (
     ("taskexecutor", "taskmanager"),
@@ -31,8 +34,22 @@ _ROLE_WORDS = (
     ("datanode", "datanode"),
     ("namenode", "namenode"),
 )
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
+_ROLLED_DATE = re.compile(r"(?:^|[._-])(?P<y>20\d\d)-?(?P<m>[01]\d)-?(?P<d>[0-3]\d)(?:[._-]|$)")
+"""A date in a rolled file's name (log4j's ``DailyRollingFileAppender`` ``.yyyy-MM-dd``, logrotate's ``-yyyyMMdd``)."""
+_LOG_STEM = re.compile(r"^(?P<stem>.+?)\.(?:log|out|txt)(?:\.[\w-]+)?$")
 _GC_NAME = re.compile(r"(?:^|[^a-z])gc(?:[^a-z]|$)", re.IGNORECASE)
 _UNIX_DIR_NOISE = frozenset({"", ".", "..", "log", "logs", "tmp", "var"})
+
+
+class HostFrom(StrEnum):
+    """Where a file's host came from: a standard name proves it; the others are guesses, and are said."""
+
+    DAEMON_FILE = "daemon file name"
+    KUBELET_FILE = "kubelet file name"
+    POD_FILE = "pod-named file"
+    DIRECTORY = "directory name"
+    NONE = "nothing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +58,13 @@ class FileFacts:
     role: str | None
     family: str | None
     """``flink`` / ``hdfs`` / ``gc`` when the name alone says so."""
+    host_from: HostFrom = HostFrom.NONE
+    date: tuple[int, int, int] | None = None
+    """The date a rolled file's name carries: the day of a layout that stamps only the time."""
+
+    @property
+    def host_guessed(self) -> bool:
+        return self.host is not None and self.host_from in (HostFrom.POD_FILE, HostFrom.DIRECTORY)
 
 
 def role_word(name: str) -> str | None:
@@ -56,20 +80,37 @@ def facts_from_path(path: str) -> FileFacts:
     """Host, role and family a log file's path announces (any may be unknown)."""
     parts = path.replace("\\", "/").rstrip("/").split("/")
     name = parts[-1]
+    for suffix in _COMPRESSED:
+        name = name.removesuffix(suffix)
     parent = parts[-2] if len(parts) > 1 else ""
+    date = _rolled_date(name)
+    pod = pod_of_path(path)
+    if pod is not None:
+        return FileFacts(pod.pod, pod.role, None, HostFrom.KUBELET_FILE, date)
     m = _HADOOP_FILE.match(name)
     if m:
         cmd = m["cmd"]
-        return FileFacts(m["host"], cmd if cmd in ("datanode", "namenode") else None, "hdfs")
+        return FileFacts(m["host"], cmd if cmd in ("datanode", "namenode") else None, "hdfs", HostFrom.DAEMON_FILE, date)
     m = _FLINK_FILE.match(name)
-    if m:
-        return FileFacts(m["host"], role_word(m["cmd"]), "flink")
+    if m and not m["host"].isdigit():  # `<cluster-id>-taskmanager-1-1.log` is a pod's name, not a stock file
+        return FileFacts(m["host"], role_word(m["cmd"]), "flink", HostFrom.DAEMON_FILE, date)
     m = _FLINK_CLIENT_FILE.match(name)
     if m:
-        return FileFacts(m["host"], CLIENT_ROLE, "flink")
-    host = parent if parent not in _UNIX_DIR_NOISE else None
+        return FileFacts(m["host"], CLIENT_ROLE, "flink", HostFrom.DAEMON_FILE, date)
     family = "gc" if _GC_NAME.search(name) else None
-    return FileFacts(host, role_word(name), family)
+    stem = _LOG_STEM.match(name)
+    if stem and stem["stem"].count("-") >= 2 and POD_NAME.match(stem["stem"]):  # `kubectl logs <pod> > <pod>.log`
+        return FileFacts(stem["stem"], role_of_pod(stem["stem"]), family, HostFrom.POD_FILE, date)
+    host = parent if parent not in _UNIX_DIR_NOISE else None
+    return FileFacts(host, role_word(name), family, HostFrom.DIRECTORY if host else HostFrom.NONE, date)
+
+
+def _rolled_date(name: str) -> tuple[int, int, int] | None:
+    m = _ROLLED_DATE.search(name)
+    if m is None:
+        return None
+    y, mo, d = int(m["y"]), int(m["m"]), int(m["d"])
+    return (y, mo, d) if 1 <= mo <= 12 and 1 <= d <= 31 else None
 
 
 @dataclass(frozen=True, slots=True)

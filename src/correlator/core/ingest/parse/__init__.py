@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date as date_type
+from datetime import datetime, timedelta
 from typing import Any
 
 from correlator.core.events import Event
@@ -104,6 +105,9 @@ def _dispatch(
             parse_flink(header, lines, emit)
 
 
+_HALF_DAY_MS = 12 * 3600 * 1000
+
+
 def _timestamp(stamp: str | None, origin: dict[str, Any], state: SourceState, clock: LocalClock) -> int:
     """The record's time: its own stamp in the source's zone; for stamp-less layouts the shipper's or the last."""
     shipper = origin.get("shipper_ts_ms")
@@ -117,13 +121,21 @@ def _timestamp(stamp: str | None, origin: dict[str, Any], state: SourceState, cl
         if date is not None:
             state.date = list(date)
             return to_epoch_ms(stamp, clock)
-        known = (state.date[0], state.date[1], state.date[2]) if state.date else None
+        known = (state.date[0], state.date[1], state.date[2]) if state.date else origin.get("file_date")
         if known is None and shipper is not None:
             local = datetime.fromtimestamp(shipper / 1000, tz=clock.zone)
             known = (local.year, local.month, local.day)
         if known is None:
-            raise Rejected("no_timestamp", "time of day without a date, and no date known for this source")
-        return to_epoch_ms(stamp, clock, date=known)
+            raise Rejected("no_timestamp", "time of day without a date, and no date known for this source: "
+                           "name the file with its date (*.log.yyyy-MM-dd) or set --layout with a date")
+        ts_ms = to_epoch_ms(stamp, clock, date=(known[0], known[1], known[2]))
+        if state.last_ts_ms is not None and ts_ms < state.last_ts_ms - _HALF_DAY_MS:  # the clock passed midnight
+            day = date_type(*known) + timedelta(days=1)
+            state.date = [day.year, day.month, day.day]
+            ts_ms = to_epoch_ms(stamp, clock, date=(day.year, day.month, day.day))
+        elif not state.date:
+            state.date = list(known)
+        return ts_ms
     except TimestampError as exc:
         raise Rejected("bad_timestamp", str(exc)) from None
 
