@@ -27,8 +27,11 @@ from correlator.offline.summary import Summary
               help="json: one verdict object per line; text: a human summary per verdict")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write an HTML report with a timeline per verdict into this directory (index.html).")
+@click.option("--cluster-from-dir", is_flag=True,
+              help="Each folder directly under a given directory holds one cluster's logs; the folder names it.")
 @settings_options("tz", "cluster", "lookahead_ms", "clock_skew_ms")
-def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, settings: Settings) -> None:
+def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, cluster_from_dir: bool,
+            settings: Settings) -> None:
     """Print one verdict per failed checkpoint, ordered by failure time, for files, directories or - (stdin).
 
     Exit 1 when no log record was recognised at all (binary or unknown files, nothing but over-long lines).
@@ -38,6 +41,7 @@ def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, settings:
     checkpoints: Counter[str] = Counter()
     try:
         events = ordered_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary,
+                                cluster_from_dir=cluster_from_dir,
                                 on_item=(lambda _item: progress.update(1)) if progress is not None else None)
         verdicts = run_engine(_counting_checkpoints(events, checkpoints), settings.engine_config())
     except FileNotFoundError as exc:

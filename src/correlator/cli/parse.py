@@ -21,8 +21,10 @@ from correlator.offline.summary import Summary
               help="report records that could not be parsed on stderr")
 @click.option("--progress/--no-progress", default=False, show_default=True,
               help="also print source_progress events (each log's own time, used for coverage)")
+@click.option("--cluster-from-dir", is_flag=True,
+              help="Each folder directly under a given directory holds one cluster's logs; the folder names it.")
 @settings_options("tz", "cluster")
-def parse(paths: tuple[str, ...], errors: bool, progress: bool, settings: Settings) -> None:
+def parse(paths: tuple[str, ...], errors: bool, progress: bool, cluster_from_dir: bool, settings: Settings) -> None:
     """Print one event JSON object per line for log files, directories (recursively) or - (stdin).
 
     Exit 1 when no log record was recognised at all (binary or unknown files, nothing but over-long lines).
@@ -30,7 +32,8 @@ def parse(paths: tuple[str, ...], errors: bool, progress: bool, settings: Settin
     out = sys.stdout.buffer
     summary = Summary()
     try:
-        for item in iter_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary):
+        for item in iter_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary,
+                                cluster_from_dir=cluster_from_dir):
             if isinstance(item, ParseError):
                 if errors:
                     click.echo(f"parse error {item.reason} at {item.ref}: {item.detail}", err=True)

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 
 from correlator.adapters.scanners import fastest_scanner
 from correlator.core.events import Event
+from correlator.core.ingest.clusters import identity, split
 from correlator.core.ingest.envelopes import EnvelopeError, decode, looks_binary
 from correlator.core.ingest.framing import Framing, Unframer, layout_of, sniff_framing
 from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
@@ -45,7 +46,9 @@ class LogFile:
     codec: str | None = None
     host_from: HostFrom = HostFrom.NONE
     cluster: str | None = None
-    """The cluster its folder names (``--cluster-from-dir``); None: the run's cluster."""
+    """The cluster its folder names (``--cluster-from-dir``) or its HDFS identity does; None: the run's cluster."""
+    identity: frozenset[str] = frozenset()
+    """The HDFS its head names (:func:`correlator.core.ingest.clusters.identity`)."""
 
     @property
     def how(self) -> str:
@@ -94,7 +97,36 @@ def discover(paths: Sequence[str], skipped: Skipped | None = None, summary: Summ
         summary.notes.append((path, f"skipped: {why}"))
         if skipped is not None:
             skipped.append((path, why))
-    return _adopt_gc_roles(found)
+    found = _adopt_gc_roles(found)
+    return found if cluster_from_dir else _told_apart(found, summary)
+
+
+def _told_apart(files: list[LogFile], summary: Summary) -> list[LogFile]:
+    """Several clusters' logs in one pile, each file given the cluster its HDFS identity proves (said once)."""
+    told = split({f.path: (f.identity, f.family) for f in files})
+    if told.refused:
+        summary.remarks.append(f"not split into clusters: {told.refused}; if they are several clusters, put each "
+                               "in a folder of its own and use --cluster-from-dir")
+    if not told.cluster_of:
+        return files
+    by_dir: dict[str, set[str]] = {}
+    for path, name in told.cluster_of.items():
+        by_dir.setdefault(os.path.dirname(path), set()).add(name)
+    out: list[LogFile] = []
+    unplaced: list[str] = []
+    for f in files:
+        cluster: str | None = told.cluster_of.get(f.path)
+        siblings = by_dir.get(os.path.dirname(f.path), set())
+        if cluster is None and len(siblings) == 1:
+            cluster = next(iter(siblings))  # a GC log beside its process's log
+        if cluster is None:
+            unplaced.append(f.path)
+        out.append(replace(f, cluster=cluster))
+    names = sorted(set(told.cluster_of.values()))
+    summary.remarks.append(f"{len(names)} clusters told apart by the HDFS their logs name: {', '.join(names)}"
+                           + (f"; {len(unplaced)} files name none and stay in the run's cluster: "
+                              + ", ".join(unplaced[:5]) if unplaced else ""))
+    return out
 
 
 def _describe(path: str, tz: tzinfo = UTC) -> LogFile | tuple[str, str]:
@@ -131,7 +163,7 @@ def _describe(path: str, tz: tzinfo = UTC) -> LogFile | tuple[str, str]:
     if facts.family == "gc" and family not in ("envelope",):
         family = "gc"
     return LogFile(path, facts.host or "unknown", facts.role, family, input_side(family, facts.role, text), framing,
-                   layout, codec, facts.host_from)
+                   layout, codec, facts.host_from, identity=identity(text))
 
 
 def _peek(path: str) -> bytes:

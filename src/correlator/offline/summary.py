@@ -25,6 +25,8 @@ class Summary:
     bytes_read: int = 0
     notes: list[tuple[str, str]] = field(default_factory=list)
     """(path, what happened to it): every file given, read or skipped, in order."""
+    remarks: list[str] = field(default_factory=list)
+    """Decisions about the whole input the user should know of (clusters told apart or not)."""
     guessed_hosts: int = 0
     """Files whose host was taken from a folder or a pod-like name rather than proved by content or a stock name."""
 
@@ -44,7 +46,7 @@ class Summary:
         out = [f"correlator: {command}: {path}: {note}" for path, note in notes[:limit]]
         if len(self.notes) > limit:
             out.append(f"correlator: {command}: … and {len(self.notes) - limit} more files")
-        return out
+        return out + [f"correlator: {command}: {remark}" for remark in self.remarks]
 
     def add_ingest(self, stats: dict[str, Any], overlong: Overlong) -> None:
         """One ingest's counters; lines too long are counted where they were read (the fast path skips noise)."""
