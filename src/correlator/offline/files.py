@@ -8,6 +8,7 @@ then unwraps every block to the daemon's own text lines and takes the fast block
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -49,13 +50,25 @@ class LogFile:
     """The cluster its folder names (``--cluster-from-dir``) or its HDFS identity does; None: the run's cluster."""
     identity: frozenset[str] = frozenset()
     """The HDFS its head names (:func:`correlator.core.ingest.clusters.identity`)."""
+    time_only: bool = False
+    """Its lines stamp the time of day only: the date comes from its name, or the file cannot be placed in time."""
+    date: tuple[int, int, int] | None = None
 
     @property
     def how(self) -> str:
         """How the file was read, in words for the per-file summary."""
-        parts = [self.codec or "", "" if self.framing is Framing.PLAIN else f"{self.framing} container log",
-                 f"JSON {self.layout} layout" if self.layout else ""]
+        parts = [self.codec or "", FRAMING_WORDS.get(self.framing, ""),
+                 f"{LAYOUT_WORDS.get(self.layout, self.layout)} layout" if self.layout else ""]
+        if self.time_only:
+            parts.append("times of day dated from its file name ({:04d}-{:02d}-{:02d})".format(*self.date)
+                         if self.date else "times of day with no date in its lines or name: rename it "
+                         "<name>.log.yyyy-MM-dd (the date of its first line) or log the date (%d{ISO8601})")
         return ", ".join(p for p in parts if p) or "text"
+
+
+FRAMING_WORDS = {Framing.CRI: "CRI container log", Framing.DOCKER: "Docker json-file container log"}
+LAYOUT_WORDS = {"ecs": "ECS JSON", "log4j2-json": "log4j2 JsonLayout", "logstash": "Logstash JSON", "gelf": "GELF"}
+_TIME_OF_DAY = re.compile(r"\d\d:\d\d:\d\d[,.]\d{3} ")
 
 
 Skipped = list[tuple[str, str]]
@@ -163,7 +176,8 @@ def _describe(path: str, tz: tzinfo = UTC) -> LogFile | tuple[str, str]:
     if facts.family == "gc" and family not in ("envelope",):
         family = "gc"
     return LogFile(path, facts.host or "unknown", facts.role, family, input_side(family, facts.role, text), framing,
-                   layout, codec, facts.host_from, identity=identity(text))
+                   layout, codec, facts.host_from, identity=identity(text),
+                   time_only=_TIME_OF_DAY.match(text.lstrip("\ufeff")) is not None, date=facts.date)
 
 
 def _peek(path: str) -> bytes:

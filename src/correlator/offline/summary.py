@@ -29,6 +29,9 @@ class Summary:
     """Decisions about the whole input the user should know of (clusters told apart or not)."""
     guessed_hosts: int = 0
     """Files whose host was taken from a folder or a pod-like name rather than proved by content or a stock name."""
+    guessed_times: Counter[str] = field(default_factory=Counter)
+    """Local stamps the zone alone could not place: ``dst_repeated_hour`` (placed by their source's order),
+    ``dst_gap`` (a wall time the spring-forward skipped, read with the offset before it)."""
 
     def read(self, path: str, how: str, host: str, host_from: str, guessed: bool, stats: dict[str, Any]) -> None:
         """One file read: how, whose it is and where that came from, its lines and events."""
@@ -56,15 +59,12 @@ class Summary:
         self.bytes_read += overlong.bytes_read
         self.events += sum(stats.get("events", {}).values())
         self.errors.update(errors)
+        self.guessed_times.update(stats.get("guessed_times", {}))
 
     @property
     def recognised(self) -> int:
         """Lines read from files of a known layout, within the length limit (noise included: it is a log)."""
         return max(0, self.lines - self.too_long)
-
-    @property
-    def problems(self) -> bool:
-        return bool(self.skipped or self.too_long or self.guessed_hosts or self.recognised == 0)
 
     def line(self, command: str) -> str:
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
@@ -76,6 +76,12 @@ class Summary:
             parts.append(f"{self.too_long} lines too long")
         if self.guessed_hosts:
             parts.append(f"{self.guessed_hosts} file{'s' if self.guessed_hosts != 1 else ''} with a guessed host")
+        if self.guessed_times["dst_repeated_hour"]:
+            parts.append(f"{self.guessed_times['dst_repeated_hour']} stamps in the hour the DST fall-back repeats, "
+                         "placed by their file's order")
+        if self.guessed_times["dst_gap"]:
+            parts.append(f"{self.guessed_times['dst_gap']} stamps in the hour the DST spring-forward skips, "
+                         "read with the offset before it")
         parts.append(f"{self.events} events")
         rejected = {r: n for r, n in self.errors.items() if r != "line_too_long"}
         if rejected:

@@ -46,6 +46,7 @@ class BlockReader:
         """The block's newlines, known once ``run`` ends: the next block's first line follows without a recount."""
 
     def run(self) -> None:
+        self.ingest.clock.source = self.key
         self._edge_progress(first=True)
         self.ingest.materialise = self._materialise
         try:

@@ -221,6 +221,7 @@ class Ingest:
             "noise": s.noise,
             "invalid_utf8": s.invalid_utf8,
             "routine_writes": self.writes.routine,
+            "guessed_times": dict(self.clock.guessed),
             "events": dict(s.events),
             "errors": dict(s.errors),
         }
@@ -285,6 +286,7 @@ class Ingest:
 
     def _line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None, out: list[Output]) -> None:
         self._stats.lines += 1
+        self.clock.source = key
         if len(line) > self.config.max_line_bytes:
             out.append(self._error("line_too_long", f"line of {len(line)} characters", ref, line))
             return
@@ -351,6 +353,7 @@ class Ingest:
 
     def _record(self, closed: Closed, out: list[Output]) -> None:
         self._stats.records += 1
+        self.clock.source = _key(closed.origin)  # an idle flush closes other sources' records too
         state = self._source(closed.origin)
         self._progress_line(closed.lines[0], closed.origin, state, closed.ref, out)
         if not closed.candidate:

@@ -31,31 +31,62 @@ class TimestampError(ValueError):
     """A timestamp that is malformed, out of the plausible years, or lacks a date that cannot be inferred."""
 
 
-class LocalClock:
-    """Converts zone-less wall-clock stamps in one zone; caches the UTC epoch of each minute (logs are dense)."""
+FOLD_TOLERANCE_MS = 10 * 60 * 1000
+"""How far a source's stamps may run behind its newest before a wall time in the repeated DST hour is read as its
+second pass: logs stay in order to within seconds; the fall-back jumps them back a whole hour."""
 
-    __slots__ = ("zone", "_minutes")
+
+class LocalClock:
+    """Converts zone-less wall-clock stamps in one zone; caches the UTC epoch of each minute (logs are dense).
+
+    The hour a DST fall-back repeats is ambiguous on the wall; a source's own order settles it: its log moves
+    forward, so a wall time in that hour lying well behind the newest time the same source reached is the second
+    pass. Ingest names the current source (:attr:`source`) before it reads a source's lines. Stamps in the repeated
+    hour and in the hour a spring-forward skips are counted in :attr:`guessed`, for the run to say.
+    """
+
+    __slots__ = ("zone", "source", "last_ambiguous", "guessed", "_minutes", "_newest")
 
     def __init__(self, tz: str) -> None:
         self.zone = ZoneInfo(tz)
-        self._minutes: dict[tuple[int, int, int, int, int], int] = {}
+        self.source = ""
+        self.last_ambiguous = False
+        """Whether the last conversion fell in a repeated or skipped hour (callers must not cache its minute)."""
+        self.guessed: dict[str, int] = {}
+        self._minutes: dict[tuple[int, int, int, int, int], tuple[int, int]] = {}
+        self._newest: dict[str, int] = {}
 
     def epoch_ms(self, y: int, mo: int, d: int, h: int, mi: int, s: int, ms: int) -> int:
         if not MIN_YEAR <= y <= MAX_YEAR:
             raise TimestampError(f"year {y} outside {MIN_YEAR}..{MAX_YEAR}")
         key = (y, mo, d, h, mi)
-        base = self._minutes.get(key)
-        if base is None:
+        bases = self._minutes.get(key)
+        if bases is None:
             try:
-                base = int(datetime(y, mo, d, h, mi, tzinfo=self.zone).timestamp()) * 1000
+                first = datetime(y, mo, d, h, mi, tzinfo=self.zone)
             except ValueError as exc:
                 raise TimestampError(str(exc)) from exc
+            bases = (int(first.timestamp()) * 1000, int(first.replace(fold=1).timestamp()) * 1000)
             if len(self._minutes) > 4096:
                 self._minutes.clear()
-            self._minutes[key] = base
+            self._minutes[key] = bases
         if s > 60 or ms > 999:
             raise TimestampError("seconds or milliseconds out of range")
-        return base + s * 1000 + ms
+        first_ms, second_ms = bases[0] + s * 1000 + ms, bases[1] + s * 1000 + ms
+        newest = self._newest.get(self.source)
+        self.last_ambiguous = first_ms != second_ms
+        if not self.last_ambiguous:
+            result = first_ms
+        elif second_ms < first_ms:  # a wall time the spring-forward skipped: read with the offset before it
+            result = first_ms
+            self.guessed["dst_gap"] = self.guessed.get("dst_gap", 0) + 1
+        else:
+            later = newest is not None and first_ms < newest - FOLD_TOLERANCE_MS
+            result = second_ms if later else first_ms
+            self.guessed["dst_repeated_hour"] = self.guessed.get("dst_repeated_hour", 0) + 1
+        if newest is None or result > newest:
+            self._newest[self.source] = result
+        return result
 
 
 def local_date(stamp: str) -> tuple[int, int, int] | None:

@@ -173,7 +173,8 @@ class WriteTracker:
                 return None
             if len(self._minutes) > 4096:
                 self._minutes.clear()
-            self._minutes[minute] = base
+            if not self.clock.last_ambiguous:  # a minute of a repeated DST hour depends on the source's order
+                self._minutes[minute] = base
         seconds, millis = text[17:19], text[20:23]
         if not (seconds.isdigit() and millis.isdigit()):
             return None
@@ -192,7 +193,8 @@ class WriteTracker:
                 return None
             if len(self._byte_minutes) > 4096:
                 self._byte_minutes.clear()
-            self._byte_minutes[minute] = base
+            if not self.clock.last_ambiguous:
+                self._byte_minutes[minute] = base
         try:
             seconds, millis = int(data[at + 17:at + 19]), int(data[at + 20:at + 23])
         except ValueError:
