@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     # --- Interpretation ----------------------------------------------------------------------------------------
     tz: str = Field("UTC", description="time zone of log timestamps that carry none")
     cluster: str = Field("default", description="cluster name for inputs that carry none")
+    layout: str | None = Field(
+        None, description="log4j pattern of logs whose lines do not start with their date, e.g. "
+        "'%-5p [%t] %d{dd MMM yyyy HH:mm:ss,SSS} %c - %m%n' (lines it does not match are read as usual)")
 
     # --- Event time (defaults suit real clusters; tests shorten the processing-time ones) ----------------------
     lookahead_ms: int = Field(180_000, description="event time to wait after a failure for evidence logged late")
@@ -100,6 +103,18 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown time zone {value!r}") from None
         return value
 
+    @field_validator("layout")
+    @classmethod
+    def _readable_layout(cls, value: str | None) -> str | None:
+        from correlator.core.ingest.patterns import PatternError, TextLayout
+
+        if value:
+            try:
+                TextLayout.compile(value)
+            except PatternError as exc:
+                raise ValueError(str(exc)) from None
+        return value or None
+
     def engine_config(self) -> EngineConfig:
         from correlator.core.correlate.engine import EngineConfig
 
@@ -114,7 +129,7 @@ class Settings(BaseSettings):
         from correlator.core.ingest.ingest import IngestConfig
 
         return IngestConfig(tz=self.tz, default_cluster=self.cluster, idle_flush_ms=self.multiline_idle_ms,
-                            slow_write_ms=self.slow_write_ms)
+                            slow_write_ms=self.slow_write_ms, layout=self.layout)
 
     def sasl_password_value(self) -> str | None:
         """The password from the variable or from the file, read only where a client is built."""

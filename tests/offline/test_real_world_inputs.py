@@ -51,6 +51,7 @@ RENDERINGS: dict[str, tuple[Rendering, dict[str, Any], str]] = {
     "gzip-rotations": (_plain(rerender.gzip_rotations), {}, ""),
     "dst-fall-back": (rerender.dst_fall_back, {"tz": "Europe/Berlin"}, ""),
     "time-only": (_plain(rerender.time_only), {}, ""),
+    "level-first-layout": (_plain(rerender.level_first), {"layout": rerender.LEVEL_FIRST}, ""),
 }
 EVERY_PAIR = ("cri", "cri-of-ecs", "dst-fall-back", "gzip-rotations")
 """Renderings run on both version pairs; the rest on the first (their readers do not depend on the versions)."""
@@ -161,3 +162,21 @@ def test_a_stamp_in_the_hour_spring_forward_skips_is_counted(tmp_path: Path) -> 
     result = CliRunner().invoke(cli, ["analyze", "--tz", "Europe/Berlin", str(tmp_path / "in")], catch_exceptions=False)
     assert re.search(r"\d+ stamps in the hour the DST spring-forward skips, read with the offset before it",
                      result.stderr), result.stderr
+
+
+def test_a_layout_not_starting_with_the_date_is_refused_with_the_setting_that_reads_it(tmp_path: Path) -> None:
+    rerender.level_first(LAB / PAIRS[0] / "slow-disk", tmp_path / "in")
+    result = CliRunner().invoke(cli, ["analyze", str(tmp_path / "in")], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert ("records in a layout it cannot read (if its lines do not start with their date, give their log4j "
+            "pattern with --layout)") in result.stderr
+    verdicts, stderr = _cli(["--layout", rerender.LEVEL_FIRST, str(tmp_path / "in")])
+    assert verdicts and "hadoop-root-datanode-lab-dn2.log: the --layout pattern; host lab-dn2" in stderr
+
+
+@pytest.mark.parametrize("pattern", ["%p %c %m%n", "%d{hh:mm a} %p %m%n", "%d{'unclosed} %m"])
+def test_an_unusable_layout_is_refused_at_start_with_the_reason(pattern: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["analyze", "--layout", pattern, str(LAB / PAIRS[0] / "control")])
+    assert result.exit_code == 2
+    assert "--layout:" in result.output and ("no %d" in result.output or "not supported" in result.output
+                                             or "unclosed" in result.output), result.output

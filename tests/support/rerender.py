@@ -305,3 +305,26 @@ def two_clusters(a: Path, b: Path, dst: Path, *, per_folder: bool = False) -> tu
             (folder / name).write_text(shifted(log.text, shift))
         maps.append(hosts)
     return maps[0], maps[1]
+
+
+STOCK_HEADER = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d:\d\d:\d\d,\d{3}) (TRACE|DEBUG|INFO|WARN|ERROR|FATAL)\s+"
+                          r"([^\s:]+)(?::| +(?:\[[^\]]*\] +)?-) ?(.*)$", re.S)
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+LEVEL_FIRST = "%-5p [%t] %d{dd MMM yyyy HH:mm:ss,SSS} %c - %m%n"
+"""A layout whose lines do not start with their date: the level, the thread, then a log4j ``DATE`` stamp."""
+
+
+def level_first(run: Path, dst: Path) -> Hosts:
+    """Every daemon's lines in :data:`LEVEL_FIRST` (continuation lines as they were)."""
+    dst.mkdir(parents=True)
+    for log in stock_files(run):
+        out = []
+        for line in log.text.splitlines():
+            m = STOCK_HEADER.match(line)
+            if m is None:
+                out.append(line)
+                continue
+            y, mo, d, clock, level, logger, message = m.groups()
+            out.append(f"{level:<5} [main] {d} {MONTHS[int(mo) - 1]} {y} {clock} {logger} - {message}")
+        (dst / log.name).write_text("\n".join(out) + "\n")
+    return {log.host: log.host for log in stock_files(run)}

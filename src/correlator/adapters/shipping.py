@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import Protocol
 
 from confluent_kafka import KafkaException, Producer
 
+from correlator.adapters.opening import open_log
 from correlator.config import Settings
 from correlator.core.ingest.timestamps import LocalClock, to_epoch_ms
 
@@ -28,6 +30,8 @@ class LogFile(Protocol):
     def family(self) -> str: ...
     @property
     def side(self) -> str: ...
+    @property
+    def cluster(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,24 +54,38 @@ def topic_for(log: LogFile, settings: Settings) -> str:
 
 
 def file_lines(index: int, log: LogFile, topic: str, cluster: str, clock: LocalClock) -> Iterator[ShippedLine]:
-    """A file's lines, each with the time of the last timestamped line so that files can be merged by time."""
+    """A file's lines as they are on disk (decompressed; container framing and JSON layouts are the worker's to
+    read), each with the time of the last timestamped line so that files can be merged by time. A file the run
+    told apart by its HDFS (or its folder) carries its own cluster."""
     key = f"{log.host}/{os.path.basename(log.path)}".encode()
-    headers: list[tuple[str, bytes]] = [("cluster", cluster.encode())]
+    headers: list[tuple[str, bytes]] = [("cluster", (log.cluster or cluster).encode())]
     if log.host and log.host != "unknown":
         headers.append(("host", log.host.encode()))
     if log.role:
         headers.append(("role", log.role.encode()))
     frozen = tuple(headers)
     last_ms = 0
-    with open(log.path, "rb") as handle:
+    handle, _ = open_log(log.path)
+    with handle:
         for number, raw in enumerate(handle, start=1):
             value = raw.rstrip(b"\r\n")
             last_ms = line_time_ms(value, clock) or last_ms
             yield ShippedLine(last_ms, index, number, topic, key, value, frozen)
 
 
+_JSON_TIME = re.compile(rb'"(?:@timestamp|time|timestamp)"\s*:\s*"([^"]{10,40})"|"(?:timeMillis|epochSecond)"\s*:\s*(\d+)')
+
+
 def line_time_ms(value: bytes, clock: LocalClock) -> int | None:
-    """The time a line starts with (ISO with or without zone, Hadoop 2's ``yy/MM/dd``), if it starts with one."""
+    """The time a line starts with (ISO with or without zone, Hadoop 2's ``yy/MM/dd``), if it starts with one; for
+    a JSON record (a layout's or a container runtime's), the time its stamp field gives."""
+    if value[:1] == b"{":
+        m = _JSON_TIME.search(value)
+        if m is None:
+            return None
+        if m[2]:
+            return int(m[2]) * (1000 if b"epochSecond" in m[0] else 1)
+        value = m[1]
     head = value[:40].lstrip(b"[").decode("ascii", "replace")
     try:
         return to_epoch_ms(head, clock)

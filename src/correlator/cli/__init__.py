@@ -63,6 +63,9 @@ class RuntimeFailure(click.ClickException):
         click.echo(f"correlator: {self.format_message()}", err=True)
 
 
+UNKNOWN_LAYOUT_HINT = "if the lines do not start with their date, give their log4j pattern with --layout"
+
+
 def report(summary: Summary, command: str) -> None:
     """What a command that read files says at the end, on stderr: each file, how it was read and whose it is (or why it
     was skipped), then the totals; with nothing recognised at all, fail."""
@@ -70,6 +73,9 @@ def report(summary: Summary, command: str) -> None:
         click.echo(line, err=True)
     if summary.recognised == 0:
         raise RuntimeFailure(summary.line(command).removeprefix(f"{command}: "))
+    if summary.events == 0 and summary.errors["unknown_layout"]:
+        raise RuntimeFailure(f"{summary.line(command).removeprefix(f'{command}: ')}; no record was in a layout "
+                             f"correlator reads: {UNKNOWN_LAYOUT_HINT}")
     click.echo(f"correlator: {summary.line(command)}", err=True)
 
 

@@ -29,7 +29,7 @@ from correlator.offline.summary import Summary
               help="Also write an HTML report with a timeline per verdict into this directory (index.html).")
 @click.option("--cluster-from-dir", is_flag=True,
               help="Each folder directly under a given directory holds one cluster's logs; the folder names it.")
-@settings_options("tz", "cluster", "lookahead_ms", "clock_skew_ms")
+@settings_options("tz", "cluster", "layout", "lookahead_ms", "clock_skew_ms")
 def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, cluster_from_dir: bool,
             settings: Settings) -> None:
     """Print one verdict per failed checkpoint, ordered by failure time, for files, directories or - (stdin).
@@ -41,7 +41,7 @@ def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, cluster_f
     checkpoints: Counter[str] = Counter()
     try:
         events = ordered_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary,
-                                cluster_from_dir=cluster_from_dir,
+                                cluster_from_dir=cluster_from_dir, layout=settings.layout,
                                 on_item=(lambda _item: progress.update(1)) if progress is not None else None)
         verdicts = run_engine(_counting_checkpoints(events, checkpoints), settings.engine_config())
     except FileNotFoundError as exc:

@@ -26,7 +26,7 @@ KAFKA = (
     "ssl_keyfile",
 )
 TOPICS = ("topic_logs_flink", "topic_logs_hdfs", "topic_events", "topic_verdicts", "topic_deadletter")
-INTERPRETATION = ("tz", "cluster")
+INTERPRETATION = ("tz", "cluster", "layout")
 EVENT_TIME = ("lookahead_ms", "out_of_orderness_ms", "idle_timeout_ms", "clock_skew_ms", "multiline_idle_ms")
 
 

@@ -23,7 +23,7 @@ from correlator.offline.summary import Summary
               help="also print source_progress events (each log's own time, used for coverage)")
 @click.option("--cluster-from-dir", is_flag=True,
               help="Each folder directly under a given directory holds one cluster's logs; the folder names it.")
-@settings_options("tz", "cluster")
+@settings_options("tz", "cluster", "layout")
 def parse(paths: tuple[str, ...], errors: bool, progress: bool, cluster_from_dir: bool, settings: Settings) -> None:
     """Print one event JSON object per line for log files, directories (recursively) or - (stdin).
 
@@ -33,7 +33,7 @@ def parse(paths: tuple[str, ...], errors: bool, progress: bool, cluster_from_dir
     summary = Summary()
     try:
         for item in iter_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary,
-                                cluster_from_dir=cluster_from_dir):
+                                cluster_from_dir=cluster_from_dir, layout=settings.layout):
             if isinstance(item, ParseError):
                 if errors:
                     click.echo(f"parse error {item.reason} at {item.ref}: {item.detail}", err=True)

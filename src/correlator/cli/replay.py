@@ -18,18 +18,26 @@ from correlator.config import Settings
     show_default=True,
     help="Replay log time this many times faster than it passed (0: as fast as possible).",
 )
+@click.option("--cluster-from-dir", is_flag=True,
+              help="Each folder directly under a given directory holds one cluster's logs, named after the folder.")
 @settings_options(*KAFKA, *TOPICS, *INTERPRETATION)
-def replay(paths: tuple[str, ...], speed: float, settings: Settings) -> None:
+def replay(paths: tuple[str, ...], speed: float, cluster_from_dir: bool, settings: Settings) -> None:
     """Produce log files into the Flink and HDFS topics, each file's lines in order on one partition.
 
-    Lines of all files are merged by their timestamps so the topics look like a live cluster's.
+    Lines of all files are merged by their timestamps so the topics look like a live cluster's. Files are shipped
+    as they are on disk, decompressed: container framing and JSON layouts are read by the worker. Several clusters'
+    files in one folder are told apart as ``analyze`` tells them, each line carrying its cluster.
     """
     from correlator.adapters.shipping import ShippingFailed, merged_lines, ship, topic_for
     from correlator.cli.preflight import require_topics
     from correlator.offline.files import discover
+    from correlator.offline.summary import Summary
 
     skipped: list[tuple[str, str]] = []
-    files = discover(list(paths), skipped)
+    summary = Summary()
+    files = discover(list(paths), skipped, summary, cluster_from_dir=cluster_from_dir, layout=settings.layout)
+    for remark in summary.remarks:
+        click.echo(f"replay: {remark}", err=True)
     for path, why in skipped:
         click.echo(f"replay: skipping {path}: {why}", err=True)
     if not files:

@@ -26,7 +26,8 @@ close late; GC lines lag their JVM's log)."""
 
 def ordered_events(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "default",
                    on_item: Callable[[Event | ParseError], None] | None = None,
-                   summary: Summary | None = None, cluster_from_dir: bool = False) -> Iterator[Event]:
+                   summary: Summary | None = None, cluster_from_dir: bool = False,
+                   layout: str | None = None) -> Iterator[Event]:
     """Every event of the inputs in event-time order (stable within a file, then by file order)."""
     from correlator.adapters.scanners import fastest_scanner
     from correlator.core.ingest.ingest import Ingest, IngestConfig
@@ -35,11 +36,12 @@ def ordered_events(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "def
 
     summary = summary if summary is not None else Summary()
     scanner = fastest_scanner()
-    files = discover(paths, summary=summary, cluster_from_dir=cluster_from_dir, tz=ZoneInfo(tz))
+    config = IngestConfig(tz=tz, default_cluster=cluster, layout=layout)
+    files = discover(paths, summary=summary, cluster_from_dir=cluster_from_dir, tz=ZoneInfo(tz), layout=layout)
     summary.files += len(files)
 
     def one(index: int, log: LogFile) -> Iterator[tuple[int, int, int, Event]]:
-        ingest = Ingest(IngestConfig(tz=tz, default_cluster=cluster), scanner)
+        ingest = Ingest(config, scanner)
         seen = Overlong()
         items = read_file(ingest, log, cluster, seen)
         yield from _reordered(index, _events(items, ingest.flush_all, on_item))
@@ -100,7 +102,7 @@ def run_engine(events: Iterable[Event], config: EngineConfig | None = None) -> l
 
 def analyze(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "default",
             config: EngineConfig | None = None, summary: Summary | None = None,
-            cluster_from_dir: bool = False) -> list[Verdict]:
+            cluster_from_dir: bool = False, layout: str | None = None) -> list[Verdict]:
     """Verdicts for every failed checkpoint found in the given files/directories, ordered by failure time."""
     return run_engine(ordered_events(paths, tz=tz, cluster=cluster, summary=summary,
-                                     cluster_from_dir=cluster_from_dir), config)
+                                     cluster_from_dir=cluster_from_dir, layout=layout), config)

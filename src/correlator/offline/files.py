@@ -20,11 +20,12 @@ from correlator.core.events import Event
 from correlator.core.ingest.clusters import identity, split
 from correlator.core.ingest.envelopes import EnvelopeError, decode, looks_binary
 from correlator.core.ingest.framing import Framing, Unframer, layout_of, sniff_framing
+from correlator.core.ingest.patterns import TextLayout
 from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
 from correlator.core.ingest.prefilter import Scanner
 from correlator.core.ingest.records import ParseError
 from correlator.core.ingest.sources import HostFrom, facts_from_path, input_side, sniff_family
-from correlator.offline.opening import CORRUPT, compression_of, open_log
+from correlator.adapters.opening import CORRUPT, compression_of, open_log
 from correlator.offline.reading import Overlong, bounded_lines, line_blocks
 from correlator.offline.summary import Summary
 
@@ -53,12 +54,15 @@ class LogFile:
     time_only: bool = False
     """Its lines stamp the time of day only: the date comes from its name, or the file cannot be placed in time."""
     date: tuple[int, int, int] | None = None
+    patterned: bool = False
+    """Its lines are in the ``--layout`` pattern (rewritten before they are parsed)."""
 
     @property
     def how(self) -> str:
         """How the file was read, in words for the per-file summary."""
         parts = [self.codec or "", FRAMING_WORDS.get(self.framing, ""),
-                 f"{LAYOUT_WORDS.get(self.layout, self.layout)} layout" if self.layout else ""]
+                 f"{LAYOUT_WORDS.get(self.layout, self.layout)} layout" if self.layout else "",
+                 "the --layout pattern" if self.patterned else ""]
         if self.time_only:
             parts.append("times of day dated from its file name ({:04d}-{:02d}-{:02d})".format(*self.date)
                          if self.date else "times of day with no date in its lines or name: rename it "
@@ -76,15 +80,17 @@ Skipped = list[tuple[str, str]]
 
 
 def discover(paths: Sequence[str], skipped: Skipped | None = None, summary: Summary | None = None, *,
-             cluster_from_dir: bool = False, tz: tzinfo = UTC) -> list[LogFile]:
+             cluster_from_dir: bool = False, tz: tzinfo = UTC, layout: str | None = None) -> list[LogFile]:
     """Files in the given order; directories recursively in name order; ``-`` is stdin.
 
     Files that are not logs (empty, unreadable, binary, JSON that is not one shipper record per line, text with no
     Flink, Hadoop or GC line in its head) are left out: counted by kind in ``summary``, with their path and reason
     appended to ``skipped``. With ``cluster_from_dir`` the first folder below a given directory names the cluster of
-    every file under it (one folder per cluster).
+    every file under it (one folder per cluster). A ``layout`` (log4j pattern) rewrites the heads before they are
+    judged, as the ingest rewrites every line.
     """
     summary = summary if summary is not None else Summary()
+    pattern = TextLayout.compile(layout, tz) if layout else None
     files: list[tuple[str, str | None]] = []
     for path in paths:
         if path == STDIN:
@@ -101,7 +107,7 @@ def discover(paths: Sequence[str], skipped: Skipped | None = None, summary: Summ
             raise FileNotFoundError(path)
     found: list[LogFile] = []
     for path, folder in files:
-        described = _describe(path, tz)
+        described = _describe(path, tz, pattern)
         if isinstance(described, LogFile):
             found.append(replace(described, cluster=folder) if folder else described)
             continue
@@ -142,7 +148,7 @@ def _told_apart(files: list[LogFile], summary: Summary) -> list[LogFile]:
     return out
 
 
-def _describe(path: str, tz: tzinfo = UTC) -> LogFile | tuple[str, str]:
+def _describe(path: str, tz: tzinfo = UTC, pattern: TextLayout | None = None) -> LogFile | tuple[str, str]:
     """The log file at ``path``, or (kind, why) it is none."""
     if path == STDIN:
         return LogFile(STDIN, "unknown", None, "flink", "flink")
@@ -166,9 +172,17 @@ def _describe(path: str, tz: tzinfo = UTC) -> LogFile | tuple[str, str]:
     layout = layout_of(text.lstrip("\ufeff").split("\n", 1)[0])
     if layout is not None:
         text = _unframed_head(text.encode("utf-8"), Framing.PLAIN, tz)
+    patterned = False
+    if pattern is not None:
+        rewritten = pattern.block(text.encode("utf-8", errors="replace")).decode("utf-8", errors="replace")
+        patterned, text = rewritten != text, rewritten
     family = sniff_family(text) or facts.family
     if family is None:
-        return "unrecognised layout", "no Flink, Hadoop or JVM GC log line in its first 64 KiB"
+        if pattern is not None:
+            return "unrecognised layout", (f"no Flink, Hadoop or JVM GC log line in its first 64 KiB"
+                                           f"{'' if patterned else ', and none of its lines matches --layout'}")
+        return "unrecognised layout", ("no Flink, Hadoop or JVM GC log line in its first 64 KiB; if its lines do not "
+                                       "start with their date, give their log4j pattern with --layout")
     if family == "envelope":
         why = _not_envelope_lines(text)
         if why:
@@ -177,7 +191,8 @@ def _describe(path: str, tz: tzinfo = UTC) -> LogFile | tuple[str, str]:
         family = "gc"
     return LogFile(path, facts.host or "unknown", facts.role, family, input_side(family, facts.role, text), framing,
                    layout, codec, facts.host_from, identity=identity(text),
-                   time_only=_TIME_OF_DAY.match(text.lstrip("\ufeff")) is not None, date=facts.date)
+                   time_only=_TIME_OF_DAY.match(text.lstrip("\ufeff")) is not None, date=facts.date,
+                   patterned=patterned)
 
 
 def _peek(path: str) -> bytes:
@@ -233,12 +248,14 @@ def iter_events(
     scanner: Scanner | None = None,
     summary: Summary | None = None,
     cluster_from_dir: bool = False,
+    layout: str | None = None,
 ) -> Iterator[Event | ParseError]:
     """Every event and parse error of the given files, each file in order, through one :class:`Ingest`."""
     summary = summary if summary is not None else Summary()
-    ingest = Ingest(IngestConfig(tz=tz, default_cluster=cluster), scanner or fastest_scanner())
+    ingest = Ingest(IngestConfig(tz=tz, default_cluster=cluster, layout=layout), scanner or fastest_scanner())
     seen = Overlong()
-    for log in discover(paths, summary=summary, cluster_from_dir=cluster_from_dir, tz=ingest.clock.zone):
+    for log in discover(paths, summary=summary, cluster_from_dir=cluster_from_dir, tz=ingest.clock.zone,
+                        layout=layout):
         summary.files += 1
         before = ingest.stats
         yield from read_file(ingest, log, cluster, seen)
@@ -255,7 +272,8 @@ def facts_guessed(log: LogFile) -> bool:
 def _since(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """One file's share of a shared ingest's counters."""
     events = {k: n - before["events"].get(k, 0) for k, n in after["events"].items()}
-    return {"lines": after["lines"] - before["lines"], "events": events}
+    errors = {k: n - before["errors"].get(k, 0) for k, n in after["errors"].items()}
+    return {"lines": after["lines"] - before["lines"], "events": events, "errors": errors}
 
 
 BLOCK_BYTES = 4 * 1024 * 1024

@@ -41,7 +41,10 @@ class Summary:
                                                       if guessed else "")
         if host == "unknown":
             who = "host from its lines"
-        self.notes.append((path, f"{how}; {who}; {int(stats.get('lines', 0)):,} lines, {events:,} events"))
+        unread = int(stats.get("errors", {}).get("unknown_layout", 0))
+        hint = (f"; {unread:,} records in a layout it cannot read (if its lines do not start with their date, give "
+                "their log4j pattern with --layout)" if unread else "")
+        self.notes.append((path, f"{how}; {who}; {int(stats.get('lines', 0)):,} lines, {events:,} events{hint}"))
 
     def per_file(self, command: str, limit: int = 40) -> list[str]:
         """The per-file lines every file-reading command ends with on stderr."""

@@ -21,6 +21,9 @@ class WorkerMetrics:
         self.verdicts = Counter("correlator_verdicts", "Verdicts published, by root-cause code", ["code"], registry=r)
         self.late_evidence = Gauge("correlator_late_evidence", "Evidence that arrived after its case was decided",
                                    ["cluster"], registry=r)
+        self.guessed_times = Counter(
+            "correlator_guessed_times", "Local log stamps the zone alone could not place, by why: dst_repeated_hour "
+            "(placed by their source's order), dst_gap (in the hour a spring-forward skips)", ["why"], registry=r)
         self.duplicates = Counter("correlator_duplicate_events", "Redelivered events skipped", registry=r)
         self.decision_latency = Histogram(
             "correlator_decision_latency_seconds",

@@ -232,9 +232,13 @@ class _Loop:
             floor = state.start_batch(last)
             now = self.owner.now_ms()
             produced = []
+            guessed = dict(state.ingest.clock.guessed)
             for (key, headers), msgs in sources.items():
                 produced += [(item, msgs) for item in state.feed_messages(msgs, key, dict(headers), now, floor)]
                 by_topic[topic] += len(msgs)
+            for why, n in state.ingest.clock.guessed.items():
+                if n > guessed.get(why, 0):
+                    metrics.guessed_times.labels(why).inc(n - guessed.get(why, 0))
             self._send(state, produced)
             self._persist(state)
             offsets.append(TopicPartition(topic, partition, last + 1))

@@ -15,6 +15,7 @@ from correlator.core.events import Event
 from correlator.core.ingest.blocks import BlockReader
 from correlator.core.ingest.envelopes import Decoded, EnvelopeError, decode
 from correlator.core.ingest.framing import is_cri, unframe_records
+from correlator.core.ingest.patterns import TextLayout
 from correlator.core.ingest.limits import out_of_range
 from correlator.core.ingest.multiline import Closed, Stitcher, is_record_start
 from correlator.core.ingest.parse import Rejected, SourceState, parse_record
@@ -60,6 +61,9 @@ class IngestConfig:
     max_record_lines: int = 2000
     slow_write_ms: int = 1000
     """A block write that ends within this of its start is routine: counted, not emitted."""
+    layout: str | None = None
+    """A log4j pattern (``--layout``) whose lines are rewritten into the layout the parsers read before anything
+    else; lines it does not match pass unchanged."""
 
 
 @dataclass(slots=True)
@@ -79,6 +83,7 @@ class Ingest:
         self.config = config
         self.scanner: Scanner = scanner or ReScanner()
         self.clock = LocalClock(config.tz)
+        self.text_layout = TextLayout.compile(config.layout, self.clock.zone) if config.layout else None
         self._stitcher = Stitcher(max_lines=config.max_record_lines)
         self._sources: dict[str, SourceState] = {}
         self._stats = _Stats()
@@ -113,6 +118,8 @@ class Ingest:
         out: list[Output] = []
         try:
             origin = self._origin(Decoded(text=line), hint)
+            if self.text_layout is not None:
+                line = self.text_layout.line(line)
             self._line(_key(origin), origin, line, ref, now_ms, out)
         except Exception as exc:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", ref, line))
@@ -126,6 +133,8 @@ class Ingest:
         path run near the speed of the scan. Refs are ``file_ref:line`` with ``first_line`` the block's first line.
         """
         out: list[Output] = []
+        if self.text_layout is not None:
+            block = self.text_layout.block(block)
         try:
             origin = self._origin(Decoded(text=""), hint)
             reader = BlockReader(self, block, file_ref, first_line, origin, _key(origin), out)
@@ -157,6 +166,8 @@ class Ingest:
             values, offsets = unframe_records(values, offsets)
             if not values:
                 return []
+        if self.text_layout is not None:
+            values = [self.text_layout.block(v) for v in values]
         joined = b"\n".join(values) + b"\n"
         plain = (
             joined.count(b"\n") == len(values)
@@ -282,7 +293,8 @@ class Ingest:
         if text.endswith("\n"):
             text = text[:-1]
         for line in text.split("\n"):
-            self._line(key, origin, line.removesuffix("\r"), ref, now_ms, out)
+            line = line.removesuffix("\r")
+            self._line(key, origin, line if self.text_layout is None else self.text_layout.line(line), ref, now_ms, out)
 
     def _line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None, out: list[Output]) -> None:
         self._stats.lines += 1
