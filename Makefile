@@ -73,6 +73,12 @@ lab-shipper:
 lab-fixtures: setup
 	$(PY) deploy/lab/lab.py run $(LAB_ARGS) --fixtures tests/data/lab
 
+# The same with Flink's log files in log4j2's JSON template layout (ECS template), into <scenario>-json/, e.g.
+# `make lab-fixtures-json LAB_SCENARIOS="slow-disk control"`.
+.PHONY: lab-fixtures-json
+lab-fixtures-json: setup
+	$(PY) deploy/lab/lab.py run $(LAB_ARGS) --flink-layout json --fixtures tests/data/lab
+
 lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 

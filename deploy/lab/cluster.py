@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from confs import FLINK_CLI_LOG4J, FLINK_LOG4J, HADOOP_LOG4J, xml
+from confs import FLINK_LAYOUTS, HADOOP_LOG4J, flink_cli_log4j, flink_log4j, xml
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -84,12 +84,18 @@ class Jars:
     flink_libs: Path
     flink_job: Path
     webapps: Path
+    flink_layout_libs: Path | None = None
+    """log4j2's JSON template layout jar, for `--flink-layout json` only."""
 
 
-def fetch(hadoop: str, flink: str) -> Jars:
-    """Resolve and build everything once per version pair (a `.complete` marker makes reruns instant)."""
+def fetch(hadoop: str, flink: str, flink_layout: str = "text") -> Jars:
+    """Resolve and build everything once per version pair (a `.complete` marker makes reruns instant); the JSON
+    template layout jar only when the Flink logs are to be JSON."""
+    if flink_layout not in FLINK_LAYOUTS:
+        raise LabError(f"unknown Flink log layout {flink_layout!r} (one of {', '.join(FLINK_LAYOUTS)})")
     hlibs = CACHE / f"hadoop-{hadoop}" / "libs"
     flibs = CACHE / f"flink-{flink}-hadoop-{hadoop}" / "libs"
+    layout_libs = CACHE / f"flink-{flink}-hadoop-{hadoop}" / "layout-json"
     hbuild = CACHE / "build" / f"hdfs-{hadoop}"
     fbuild = CACHE / "build" / f"flink-{flink}-hadoop-{hadoop}"
     for libs, build, pom, props in (
@@ -104,6 +110,11 @@ def fetch(hadoop: str, flink: str) -> Jars:
         sources = list((pom.parent / "src").rglob("*.java"))
         if not jar.exists() or any(s.stat().st_mtime > jar.stat().st_mtime for s in sources):
             _mvn(pom, props, ["package"], CACHE / "log" / f"mvn-build-{build.name}.log")
+    if flink_layout == "json" and not (layout_libs / ".complete").exists():
+        _mvn(HERE / "flink" / "pom.xml", {"hadoop.version": hadoop, "flink.version": flink,
+                                          "lab.layout.libs": str(layout_libs)},
+             ["dependency:copy@layout-json"], CACHE / "log" / f"mvn-layout-json-{flibs.parent.name}.log")
+        (layout_libs / ".complete").touch()
     webapps = HOME / "webapps"  # a real directory: Jetty prints its canonical path
     for name in ("hdfs", "datanode", "secondary", "journal"):
         web = webapps / "webapps" / name / "WEB-INF"
@@ -114,7 +125,8 @@ def fetch(hadoop: str, flink: str) -> Jars:
         link.unlink(missing_ok=True)
         link.symlink_to(CACHE.resolve())
     seen = lambda p: link / p.relative_to(CACHE)  # noqa: E731
-    return Jars(seen(hlibs), seen(hbuild / "lab-hdfs-1.jar"), seen(flibs), seen(fbuild / "lab-flink-1.jar"), webapps)
+    return Jars(seen(hlibs), seen(hbuild / "lab-hdfs-1.jar"), seen(flibs), seen(fbuild / "lab-flink-1.jar"), webapps,
+                seen(layout_libs) if flink_layout == "json" else None)
 
 
 @dataclass
@@ -141,6 +153,8 @@ class Cluster:
     run_dir: Path
     flink_major: int
     flink_extra: dict[str, object] = field(default_factory=dict)
+    flink_layout: str = "text"
+    """The Flink daemons' (and client's) log file layout: "text" (stock PatternLayout) or "json" (ECS template)."""
     hosts_dn: tuple[str, ...] = ("lab-dn1", "lab-dn2", "lab-dn3")
     procs: list[Proc] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
@@ -254,22 +268,31 @@ class Cluster:
             **self.flink_extra,
         }
         (conf / "config.yaml").write_text("".join(f"{k}: {v}\n" for k, v in settings.items()))
-        (conf / "log4j.properties").write_text(FLINK_LOG4J)
-        (conf / "log4j-cli.properties").write_text(FLINK_CLI_LOG4J)
-        (conf / "log4j-console.properties").write_text(FLINK_CLI_LOG4J)
+        (conf / "log4j.properties").write_text(flink_log4j(self.flink_layout))
+        (conf / "log4j-cli.properties").write_text(flink_cli_log4j(self.flink_layout))
+        (conf / "log4j-console.properties").write_text(flink_cli_log4j(self.flink_layout))
         self.flink_env = {"FLINK_CONF_DIR": str(conf), "HADOOP_CONF_DIR": str(hconf)}
         return conf
+
+    def _flink_cp(self) -> str:
+        """Flink's libs, and the JSON template layout's jar only when the logs are to be JSON."""
+        cp = [f"{self.jars.flink_libs}/*"]
+        if self.flink_layout == "json":
+            if self.jars.flink_layout_libs is None:
+                raise LabError("--flink-layout json needs the layout jar: fetch(..., flink_layout='json')")
+            cp.append(f"{self.jars.flink_layout_libs}/*")
+        return ":".join(cp)
 
     def _flink_java(self, conf: Path, log: Path, heap_args: list[str], main: str, args: list[str],
                     log4j: str = "log4j.properties") -> list[str]:
         return ["java", *heap_args, *JVM_COMMON, "-Dlog4j2.isThreadContextMapInheritable=true",
                 f"-Dlog.file={log}", f"-Dlog4j.configuration=file:{conf}/{log4j}",
-                f"-Dlog4j.configurationFile=file:{conf}/{log4j}", "-cp", f"{self.jars.flink_libs}/*", main, *args]
+                f"-Dlog4j.configurationFile=file:{conf}/{log4j}", "-cp", self._flink_cp(), main, *args]
 
     def _resource_params(self, conf: Path, which: str) -> tuple[list[str], list[str]]:
         """What flink-daemon.sh asks BashJavaUtils for: JVM memory flags and the dynamic memory settings."""
         cmd = ["java", *JVM_COMMON, f"-Dlog.file={self.logs}/bash-java-utils.log",
-               f"-Dlog4j.configurationFile=file:{conf}/log4j-cli.properties", "-cp", f"{self.jars.flink_libs}/*",
+               f"-Dlog4j.configurationFile=file:{conf}/log4j-cli.properties", "-cp", self._flink_cp(),
                "org.apache.flink.runtime.util.bash.BashJavaUtils", which, "--configDir", str(conf)]
         out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **self.flink_env},
                              cwd=self.run_dir)

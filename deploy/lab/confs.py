@@ -1,4 +1,5 @@
-"""The daemons' configuration files as the lab writes them: Hadoop XML, and the stock log4j files of Hadoop and Flink."""
+"""The daemons' configuration files as the lab writes them: Hadoop XML, and the stock log4j files of Hadoop and Flink
+(Flink's optionally with log4j2's JSON template layout in its ECS template instead of the stock pattern)."""
 
 from __future__ import annotations
 
@@ -81,3 +82,28 @@ appender.file.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n
 logger.hadoop.name = org.apache.hadoop
 logger.hadoop.level = WARN
 """
+
+FLINK_LAYOUTS = ("text", "json")
+STOCK_PATTERN = "%d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %-60c %x - %m%n"
+
+
+def _json_layout(props: str, appender: str) -> str:
+    """`props` with `appender`'s stock PatternLayout swapped for log4j2's JsonTemplateLayout and its bundled ECS
+    template: one JSON object per line (`@timestamp`, `log.level`, `message`, `log.logger`, `process.thread.name`;
+    a thrown exception in `error.type`, `error.message` and `error.stack_trace`)."""
+    stock = (f"appender.{appender}.layout.type = PatternLayout\n"
+             f"appender.{appender}.layout.pattern = {STOCK_PATTERN}\n")
+    if stock not in props:
+        raise ValueError(f"no stock PatternLayout on appender {appender!r}")
+    return props.replace(stock, f"appender.{appender}.layout.type = JsonTemplateLayout\n"
+                                f"appender.{appender}.layout.eventTemplateUri = classpath:EcsLayout.json\n")
+
+
+def flink_log4j(layout: str = "text") -> str:
+    """The JobManager's and TaskManager's log4j.properties in `layout` (one of FLINK_LAYOUTS)."""
+    return FLINK_LOG4J if layout == "text" else _json_layout(FLINK_LOG4J, "main")
+
+
+def flink_cli_log4j(layout: str = "text") -> str:
+    """The client's log4j-cli.properties in `layout` (one of FLINK_LAYOUTS)."""
+    return FLINK_CLI_LOG4J if layout == "text" else _json_layout(FLINK_CLI_LOG4J, "file")

@@ -1,13 +1,18 @@
 """The correlator lab: real HDFS and Flink from Maven jars, real faults, real logs, ground truth per run.
 
-    python deploy/lab/lab.py fetch [--hadoop V] [--flink V]
+    python deploy/lab/lab.py fetch [--hadoop V] [--flink V] [--flink-layout text|json]
     python deploy/lab/lab.py run [--hadoop 3.3.6] [--flink 1.20.1] [--scenario NAME ...] [--fixtures DIR]
+                                 [--flink-layout text|json]
     python deploy/lab/lab.py live ...            (see live.py: through rsyslog, Kafka and the worker)
 
 Every scenario gets a fresh cluster under `$LAB_HOME/<hadoop>-<flink>/<scenario>/` (conf, data, logs, truth.json;
 LAB_HOME defaults to /tmp/correlator-lab);
 with --fixtures the logs (trimmed to the run's relevant span) and the truth are copied to
 `DIR/<hadoop>-<flink>/<scenario>/`. Loopback only; every process is stopped by pid.
+
+--flink-layout json: the JobManager, TaskManager and client write their stock-named log files with log4j2's
+JsonTemplateLayout in its ECS template (the log4j-layout-template-json jar, in the log4j version of Flink's libs, on
+their class path only then); the run's directories are then named `<scenario>-json`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cluster import HOME, Cluster, LabError, fetch
+from confs import FLINK_LAYOUTS
 from scenarios import COMPLETED, SCENARIOS, TRIGGERED, Fault, JobLog, Scenario, iso, truth
 from trim import copy_trimmed
 
@@ -34,14 +40,20 @@ def say(msg: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} lab: {msg}", flush=True)
 
 
+def run_name(scenario: str, flink_layout: str = "text") -> str:
+    """A run's directory name: the scenario's, `-json` added when the Flink logs are JSON."""
+    return scenario if flink_layout == "text" else f"{scenario}-{flink_layout}"
+
+
 def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
-                 on_logs: Callable[[Path], None] | None = None) -> tuple[dict[str, object], Path]:
+                 on_logs: Callable[[Path], None] | None = None,
+                 flink_layout: str = "text") -> tuple[dict[str, object], Path]:
     """One fresh cluster, one fault (repeated once when it failed no checkpoint); returns the truth and log dir."""
-    jars = fetch(hadoop, flink)
-    run_dir = HOME / f"{hadoop}-{flink}" / scenario.name
+    jars = fetch(hadoop, flink, flink_layout)
+    run_dir = HOME / f"{hadoop}-{flink}" / run_name(scenario.name, flink_layout)
     shutil.rmtree(run_dir, ignore_errors=True)
     major = int(flink.split(".")[0])
-    cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major))
+    cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major), flink_layout=flink_layout)
     if on_logs is not None:
         on_logs(cluster.logs)
     trigger = run_dir / "snapshot-trigger"
@@ -99,23 +111,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--flink", default=DEFAULT_FLINK)
     ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="repeatable; default: all")
     ap.add_argument("--fixtures", type=Path, help="copy trimmed logs and truth to DIR/<hadoop>-<flink>/<scenario>/")
+    ap.add_argument("--flink-layout", choices=FLINK_LAYOUTS, default="text",
+                    help="the Flink logs' layout: text (stock pattern) or json (log4j2 JsonTemplateLayout, ECS);\n"
+                         "json runs are named <scenario>-json")
     args = ap.parse_args(argv)
     exit_on_signals()
     try:
         if args.command == "fetch":
-            fetch(args.hadoop, args.flink)
+            fetch(args.hadoop, args.flink, args.flink_layout)
             return 0
         names = args.scenario or list(SCENARIOS)
         failures = 0
         for name in names:
             try:
-                result, logs = run_scenario(SCENARIOS[name], args.hadoop, args.flink)
+                result, logs = run_scenario(SCENARIOS[name], args.hadoop, args.flink, flink_layout=args.flink_layout)
             except LabError as e:
                 say(f"{name}: FAILED: {e}")
                 failures += 1
                 continue
             if args.fixtures:
-                dest = args.fixtures / f"{args.hadoop}-{args.flink}" / name
+                dest = args.fixtures / f"{args.hadoop}-{args.flink}" / run_name(name, args.flink_layout)
                 copy_trimmed(logs, dest, result)
                 say(f"{name}: fixtures in {dest}")
         return 1 if failures else 0

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cluster import Cluster, LabError, wait_for
+from trim import json_record, json_time
 
 FAULT_SECONDS = 30.0
 DELAY_MS = {"slow-disk": 2000, "slow-pipeline": 2000}
@@ -42,6 +43,15 @@ def flink_time(line: str) -> float | None:
     if not m:
         return None
     return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=UTC).timestamp()
+
+
+def flink_record(line: str) -> tuple[float | None, str]:
+    """A Flink log line's time and the text its patterns are matched against: the stock layout's line itself, or a
+    JSON-layout record's `message` (never its stack trace) timed by its `@timestamp`."""
+    obj = json_record(line)
+    if obj is None:
+        return flink_time(line), line
+    return json_time(obj.get("@timestamp")), str(obj.get("message", ""))
 
 
 @dataclass(frozen=True)
@@ -99,9 +109,8 @@ class JobLog:
                 pos = 0
                 for raw in chunk[:end].splitlines(keepends=True):
                     pos += len(raw)
-                    line = raw.decode("utf-8", "replace")
+                    t, line = flink_record(raw.decode("utf-8", "replace"))
                     m = pattern.search(line)
-                    t = flink_time(line)
                     if m and t is not None and t >= not_before:
                         self.offset += pos
                         return m, t
@@ -114,8 +123,8 @@ class JobLog:
     def failures(self, since: float) -> list[dict[str, object]]:
         """Checkpoints the JobManager logged as failed at or after `since` (epoch seconds), first reason each."""
         seen: dict[tuple[str, int], dict[str, object]] = {}
-        for line in self.path.read_text("utf-8", "replace").splitlines():
-            t = flink_time(line)
+        for raw in self.path.read_bytes().splitlines():
+            t, line = flink_record(raw.decode("utf-8", "replace"))
             if t is None or t < since:
                 continue
             for pattern, reason in FAILED:
@@ -199,8 +208,9 @@ def truth(scenario: Scenario, hadoop: str, flink: str, cluster: Cluster, start: 
     target = next((p for p in cluster.procs if p.host == scenario.target), None)
     code = scenario.expected(hadoop)
     hosts = [scenario.target] if scenario.target else []
+    layout = {} if cluster.flink_layout == "text" else {"flink_layout": cluster.flink_layout}
     return {
-        "scenario": scenario.name, "hadoop": hadoop, "flink": flink,
+        "scenario": scenario.name, "hadoop": hadoop, "flink": flink, **layout,
         "fault": {"kind": scenario.kind, "host": scenario.target, "addr": target.addr if target else None,
                   "start": iso(start), "end": iso(end)},
         "attempts": attempts,

@@ -2,7 +2,8 @@
 
 A log larger than LIMIT keeps its start-up records (version banner, configuration) and every record from a while
 before the first fault attempt to its end; whole records are kept or dropped (a stack trace stays with its line),
-and no line is ever edited.
+and no line is ever edited. A JSON-lines log (log4j2's JSON template layout: one object per line, a stack trace inside
+its object) is trimmed by the same rule, each line one record timed by its `@timestamp`.
 """
 
 from __future__ import annotations
@@ -20,9 +21,45 @@ STAMP = re.compile(rb"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
 DAEMON_LOG = re.compile(r"^(hadoop-.+-(namenode|datanode)-.+|flink-.+-(standalonesession|taskexecutor|client)-.+)\.log$")
 
 
-def _records(data: bytes) -> list[tuple[float | None, bytes]]:
+def json_record(line: bytes | str) -> dict[str, object] | None:
+    """The JSON object a JSON-layout line holds, or None for any other line."""
+    if line.lstrip()[:1] not in (b"{", "{"):
+        return None
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def json_time(value: object) -> float | None:
+    """Epoch seconds of a JSON record's `@timestamp` (ISO 8601, e.g. `2026-12-01T09:36:55.808Z`), else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        t = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+
+
+def _json_records(lines: list[bytes]) -> list[tuple[float | None, bytes]]:
     out: list[tuple[float | None, bytes]] = []
-    for line in data.splitlines(keepends=True):
+    for line in lines:
+        obj = json_record(line)
+        if obj is not None or not out:
+            out.append((json_time(obj.get("@timestamp")) if obj is not None else None, line))
+        else:  # not an object of its own (never written by the layout): it stays with the record before it
+            out[-1] = (out[-1][0], out[-1][1] + line)
+    return out
+
+
+def _records(data: bytes) -> list[tuple[float | None, bytes]]:
+    lines = data.splitlines(keepends=True)
+    if lines and json_record(lines[0]) is not None:
+        return _json_records(lines)
+    out: list[tuple[float | None, bytes]] = []
+    for line in lines:
         m = STAMP.match(line)
         if m or not out:
             t = None

@@ -38,3 +38,20 @@ def test_a_large_log_keeps_its_head_and_the_window_as_whole_unedited_records() -
     assert b"record 1499 " not in out and b"record 1500 " in out and b"record 1999 " in out
     assert b"failure 1500\n\tat org.example.Thing.run(Thing.java:1500)\n" in out  # the stack stays with its record
     assert b"failure 1490" not in out
+
+
+def test_a_json_layout_log_is_trimmed_by_its_records_stamps() -> None:
+    """One JSON object per line is one record, timed by its ``@timestamp``; its stack trace is inside it."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    lines = []
+    for i in range(2000):
+        stamp = datetime.fromtimestamp(start.timestamp() + i, UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        stack = f',"error.stack_trace":"java.io.IOException: failure {i}\\n\\tat a.B.c(B.java:{i})"' if i % 10 == 0 else ""
+        lines.append(f'{{"@timestamp":"{stamp}","log.level":"INFO","message":"record {i} {"x" * 200}"{stack}}}\n')
+    data = "".join(lines).encode()
+    assert len(data) > trim.LIMIT
+    out = trim.trimmed(data, start.timestamp() + 1500)
+    kept = out.splitlines(keepends=True)
+    assert set(kept) <= set(data.splitlines(keepends=True))
+    assert b"record 59 " in out and b"record 60 " not in out and b"record 1499 " not in out
+    assert b'record 1500 ' in out and b"failure 1500\\n\\tat a.B.c(B.java:1500)" in out
