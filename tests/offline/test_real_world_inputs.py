@@ -24,7 +24,9 @@ from tests.support import rerender
 
 LAB = Path(__file__).resolve().parents[1] / "data" / "lab"
 PAIRS = ("3.3.6-1.20.1", "3.4.1-2.1.1")
-RUNS = {pair: sorted(p.parent for p in (LAB / pair).glob("*/truth.json")) for pair in PAIRS}
+RUNS = {pair: sorted(p.parent for p in (LAB / pair).glob("*/truth.json") if not p.parent.name.endswith("-json"))
+        for pair in PAIRS}
+"""The runs in the daemons' stock text layouts (the ``-json`` runs are real JSON-layout logs, judged as they are)."""
 
 Rendering = Callable[[Path, Path], tuple[rerender.Hosts, int]]
 
@@ -180,3 +182,15 @@ def test_an_unusable_layout_is_refused_at_start_with_the_reason(pattern: str, tm
     assert result.exit_code == 2
     assert "--layout:" in result.output and ("no %d" in result.output or "not supported" in result.output
                                              or "unclosed" in result.output), result.output
+
+
+def test_a_guessed_host_is_named_in_the_verdicts_coverage(tmp_path: Path) -> None:
+    """kubectl-logs files name their pod only by the file's name: the verdict says its hosts were guessed."""
+    rerender.kubectl(LAB / PAIRS[0] / "slow-disk", tmp_path / "in")
+    (verdict,) = [v for v in analyze([str(tmp_path / "in")]) if v.checkpoint_id == 3]
+    guessed = {c.host for c in verdict.covered if c.why}
+    assert "hdfs-datanode-1" in guessed and "orders-taskmanager-1-1" in guessed, verdict.covered
+    (stock,) = [v for v in _stock(LAB / PAIRS[0] / "slow-disk") if v.checkpoint_id == 3]
+    assert not any(c.why for c in stock.covered)
+    text = _cli(["--format", "text", str(tmp_path / "in")])[0]
+    assert any(ln.strip().startswith("hosts guessed: ") and "hdfs-datanode-1" in ln for ln in text)

@@ -307,6 +307,8 @@ class SourceProgress(Event):
     """
 
     type: ClassVar[str] = "source_progress"
+    host_guessed: bool = False
+    """The host was taken from a folder or a pod-like file name, not proved by the log or a daemon's file name."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -65,6 +65,8 @@ class Context:
     skew_ms: int
     min_confidence: float = MIN_SCORE
     max_evidence: int = 12
+    guessed: frozenset[tuple[str, str]] = frozenset()
+    """Sources whose host was guessed (a folder's or a pod-like file name): coverage says so."""
 
 
 def window_of(s: CaseSummary) -> Window:
@@ -74,6 +76,9 @@ def window_of(s: CaseSummary) -> Window:
     else:
         start = s.failed_at_ms - (s.timeout_ms or DEFAULT_WINDOW_MS)
     return Window(min(start, end), max(start, end), s.timeout_ms)
+
+
+GUESSED_HOST = "host taken from a folder or a pod-like file name, not proved by the log"
 
 
 def coverage(
@@ -92,6 +97,8 @@ def coverage(
             missing.append(SourceCoverage(host, role, "log starts after the write began"))
         elif clock.max_ts_ms < window.end_ms - ctx.skew_ms:
             missing.append(SourceCoverage(host, role, "log ends before the write ended"))
+        elif (host, role) in ctx.guessed:
+            covered.append(SourceCoverage(host, role, GUESSED_HOST))
         else:
             covered.append(SourceCoverage(host, role))
     known = {host for host, role in ctx.sources if role == "datanode"}

@@ -20,6 +20,7 @@ from correlator.core.events import (
     CheckpointCompleted,
     CheckpointTriggered,
     DaemonStart,
+    SourceProgress,
     DatanodeAddress,
     DatasetLockHeld,
     DatasetLockWait,
@@ -90,6 +91,8 @@ class Engine:
         self._cases: dict[CaseKey, list[Event]] = {}
         self._evidence: list[Event] = []
         self._ip_hosts: dict[tuple[str, str], tuple[str, int]] = {}
+        self._guessed: set[tuple[str, str, str]] = set()
+        """Sources (cluster, host, role) whose host was guessed: the verdicts covering them say so."""
         self._versions: dict[tuple[str, str, str], tuple[str, int]] = {}
         self._decided: dict[CaseKey, _Decided] = {}
         self._history = History()
@@ -130,6 +133,9 @@ class Engine:
             return
         if isinstance(event, DatanodeAddress):
             self._learn_address(event, event.address)
+            return
+        if isinstance(event, SourceProgress) and event.host_guessed:
+            self._guessed.add((event.cluster, event.host, event.role))
             return
         if isinstance(event, DaemonStart):
             source = (event.cluster, event.host, event.role)
@@ -234,6 +240,7 @@ class Engine:
             ip_hosts={ip: host for (c, ip), (host, ts) in self._ip_hosts.items() if c == cluster and ts <= deadline},
             sources={(h, r): clock for (c, h, r) in self._marks.sources(cluster)
                      if (clock := self._marks.clock((c, h, r))) is not None and clock.first_ts_ms <= deadline},
+            guessed=frozenset((h, r) for c, h, r in self._guessed if c == cluster),
             versions={(h, r): v for (c, h, r), (v, ts) in self._versions.items() if c == cluster and ts <= deadline},
             decided_at_ms=deadline,
             skew_ms=self.config.clock_skew_ms,
@@ -306,6 +313,7 @@ class Engine:
             "decided": [[list(k), asdict(d)] for k, d in sorted(self._decided.items())],
             "history": self._history.snapshot(),
             "counts": dict(self._counts),
+            "guessed": sorted(list(k) for k in self._guessed),
         }
 
     @classmethod
@@ -326,4 +334,5 @@ class Engine:
         engine._decided = {(k[0], k[1], k[2]): _Decided(**d) for k, d in data["decided"]}
         engine._history = History.restore(data["history"])
         engine._counts.update(data["counts"])
+        engine._guessed = {(c, h, r) for c, h, r in data.get("guessed", ())}
         return engine

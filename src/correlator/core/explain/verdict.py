@@ -204,7 +204,7 @@ def verdict_to_dict(v: Verdict) -> dict[str, Any]:
         ],
         "remediation": list(v.remediation),
         "coverage": {
-            "covered": [{"host": c.host, "role": c.role} for c in v.covered],
+            "covered": [{"host": c.host, "role": c.role} | ({"why": c.why} if c.why else {}) for c in v.covered],
             "missing": [{"host": m.host, "role": m.role, "why": m.why} for m in v.missing],
         },
         "decided_at": iso_ms(v.decided_at_ms),
@@ -279,7 +279,7 @@ def verdict_from_dict(d: dict[str, Any]) -> Verdict:
             for e in d.get("evidence") or ()
         ),
         remediation=tuple(d.get("remediation") or ()),
-        covered=tuple(SourceCoverage(c["host"], c["role"]) for c in cov.get("covered") or ()),
+        covered=tuple(SourceCoverage(c["host"], c["role"], c.get("why")) for c in cov.get("covered") or ()),
         missing=tuple(SourceCoverage(m["host"], m["role"], m.get("why")) for m in cov.get("missing") or ()),
         decided_at_ms=parse_iso_ms(d["decided_at"]),
         recurrence=None

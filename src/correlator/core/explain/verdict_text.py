@@ -68,4 +68,7 @@ def verdict_text(v: Verdict) -> str:
         lines += [f"    {line}" for line in outlook_lines(v.outlook)]
     if v.missing:
         lines.append("  missing: " + "; ".join(f"{m.role} {m.host} ({m.why})" for m in v.missing))
+    guessed = [c for c in v.covered if c.why]
+    if guessed:
+        lines.append("  hosts guessed: " + "; ".join(f"{c.role} {c.host} ({c.why})" for c in guessed))
     return "\n".join(lines)

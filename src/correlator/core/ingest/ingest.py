@@ -347,9 +347,11 @@ class Ingest:
     def _origin(self, decoded: Decoded, hint: SourceHint) -> dict[str, Any]:
         file = decoded.file or hint.file
         facts = facts_from_path(file) if file else None
+        host = decoded.host or hint.host or (facts.host if facts else None)
         return {
             "cluster": decoded.cluster or hint.cluster or self.config.default_cluster,
-            "host": decoded.host or hint.host or (facts.host if facts else None),
+            "host": host,
+            "host_guessed": bool(facts and facts.host_guessed and not decoded.host and host == facts.host),
             "role": decoded.role or hint.role or (facts.role if facts else None),
             "family": hint.family or (facts.family if facts else None),
             "file": file,

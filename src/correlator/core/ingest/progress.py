@@ -73,4 +73,5 @@ class Progress:
     def _event(self, ts_ms: int, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
         out.append(SourceProgress(ts_ms=ts_ms, cluster=origin.get("cluster") or self.default_cluster,
                                   host=origin.get("host") or state.host or "unknown",
-                                  role=origin.get("role") or state.role or "unknown", ref=ref))
+                                  role=origin.get("role") or state.role or "unknown", ref=ref,
+                                  host_guessed=bool(origin.get("host_guessed"))))
