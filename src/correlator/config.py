@@ -73,6 +73,11 @@ class Settings(BaseSettings):
     clock_skew_ms: int = Field(2_000, description="tolerated clock difference between hosts")
     multiline_idle_ms: int = Field(2_000, description="processing time after which a half-received record is closed")
     slow_write_ms: int = Field(1_000, ge=1, description="a block write that ends within this is routine: counted, not an event")
+    write_floor_mib_s: float = Field(
+        32.0, gt=0, description="a longer block write is routine too when its bytes needed the time at this rate in "
+        "MiB/s (a big block, not a stall)")
+    block_size_mib: int = Field(128, ge=1, description="the cluster's dfs.blocksize in MiB: a write still open after "
+                                "a full block's time at the floor rate is evidence")
 
     # --- Raw ingest (confluent-kafka batches) --------------------------------------------------------------------
     raw_processes: int = Field(1, ge=1, le=64, description="raw-ingest processes per worker (one core each; more than "
@@ -129,7 +134,8 @@ class Settings(BaseSettings):
         from correlator.core.ingest.ingest import IngestConfig
 
         return IngestConfig(tz=self.tz, default_cluster=self.cluster, idle_flush_ms=self.multiline_idle_ms,
-                            slow_write_ms=self.slow_write_ms, layout=self.layout)
+                            slow_write_ms=self.slow_write_ms, write_floor_mib_s=self.write_floor_mib_s,
+                            block_size_mib=self.block_size_mib, layout=self.layout)
 
     def sasl_password_value(self) -> str | None:
         """The password from the variable or from the file, read only where a client is built."""

@@ -12,7 +12,7 @@ def test_bench_parse_small() -> None:
     """With 2 MiB corpora the command prints both corpora, our rates, the naive loop, grep and the ratios."""
     result = CliRunner().invoke(cli, ["bench", "parse", "--size-mb", "2"])
     assert result.exit_code == 0, result.output
-    for text in ("corpus 'datanode'", "corpus 'mixed'", "correlator (offline path", "correlator parse FILE",
+    for text in ("corpus 'datanode'", "corpus 'incident'", "corpus 'mixed'", "correlator (offline path", "correlator parse FILE",
                  "correlator analyze FILE", "ratio correlator analyze / grep", "write reader only: native",
                  "naive loop", "grep -cE", "ratio ours / naive", "ratio ours / grep", "CPU us/line", "peak RSS", "start-up"):
         assert text in result.output
@@ -42,3 +42,30 @@ class TestDataNodeCorpus:
         earlier = [(a, b) for a, b in zip(stamps, stamps[1:]) if b < a]
         assert ("2026-12-01 09:41:32,431", "2026-12-01 09:41:32,428") in earlier
         assert all(b[:16] == a[:16] for a, b in earlier)  # by ms, never by minutes
+
+
+class TestIncidentCorpus:
+    def test_a_bad_day_in_the_shares_it_claims(self) -> None:
+        """A quarter of the writes take a second or more, slow-IO and reconcile warnings come in bursts, the clock
+        steps back once."""
+        import re
+
+        from correlator.bench.incident import CLOCK_STEP_BACK_MS, RECONCILE_LINES, incident_lines
+
+        lines = list(incident_lines(2, 300_000))
+        took = [int(m[1]) // 1_000_000 for ln in lines if (m := re.search(r"op: HDFS_WRITE.*duration\(ns\): (\d+)", ln))]
+        assert 0.2 <= sum(1 for t in took if t >= 1000) / len(took) <= 0.3
+        assert sum(1 for ln in lines if "from memory with missing block file" in ln
+                   or "Added missing block to memory" in ln) >= RECONCILE_LINES
+        assert sum(1 for ln in lines if " Slow " in ln) > len(lines) // 20
+
+        def ms(line: str) -> int:
+            h, m, s = line[11:23].replace(",", ":").split(":")[:3]
+            return (int(h) * 3600 + int(m) * 60 + int(s)) * 1000 + int(line[20:23])
+
+        newest, steps = 0, 0
+        for line in lines:
+            t = ms(line)
+            steps += t < newest - CLOCK_STEP_BACK_MS // 2
+            newest = max(newest, t) if t >= newest - CLOCK_STEP_BACK_MS // 2 else t
+        assert steps == 1

@@ -113,10 +113,14 @@ def write_datanode_logs(directory: str, hosts: int, lines_per_host: int) -> list
 
 def write_datanode_corpus(path: str, size_mb: int, *, host: int = 1) -> tuple[int, int]:
     """One DataNode's log of about ``size_mb`` MiB, as ``datanode_lines`` writes it. Returns (bytes, lines)."""
+    return write_lines(path, size_mb, datanode_lines(host, 1 << 62))
+
+
+def write_lines(path: str, size_mb: int, lines: Iterator[str]) -> tuple[int, int]:
+    """The first ``size_mb`` MiB (in whole chunks of 10,000 lines) of ``lines`` into ``path``. Returns (bytes, lines)."""
     target = size_mb * 1024 * 1024
     written = count = 0
     with open(path, "wb") as out:
-        lines = datanode_lines(host, 1 << 62)
         while written < target:
             chunk = ("\n".join(next(lines) for _ in range(10_000)) + "\n").encode()
             out.write(chunk)

@@ -213,12 +213,17 @@ def measure_startup() -> float:
 
 def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None]) -> tuple[str, int, int]:
     from correlator.bench.datanode import write_datanode_corpus
+    from correlator.bench.incident import write_incident_corpus
 
     path = os.path.join(workdir, f"{kind}.log")
     if kind == "datanode":
         size, lines = write_datanode_corpus(path, size_mb)
         echo(f"corpus 'datanode': {size / 1e6:.0f} MB, {lines:,} lines (one DataNode; ~78 % block-write lines,"
              " ~20 % reads)")
+    elif kind == "incident":
+        size, lines = write_incident_corpus(path, size_mb)
+        echo(f"corpus 'incident': {size / 1e6:.0f} MB, {lines:,} lines (the same DataNode on a bad day: a quarter of"
+             " the writes >= 1 s, slow-IO storms, reconcile bursts, a clock step back)")
     else:
         size, lines = write_corpus(path, size_mb)
         echo(f"corpus 'mixed': {size / 1e6:.0f} MB, {lines:,} lines (generated, >= 99 % noise)")
@@ -226,7 +231,7 @@ def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None]) 
 
 
 def run_bench(size_mb: int, corpus: str | None, echo: Callable[[str], None], kinds: tuple[str, ...] = ("datanode",
-              "mixed")) -> dict[str, float]:
+              "incident", "mixed")) -> dict[str, float]:
     """Each corpus in turn; the result keys of a corpus are prefixed with its kind (``datanode.ours_over_grep``)."""
     result: dict[str, float] = {}
     workdir = tempfile.mkdtemp(prefix="correlator-bench-")

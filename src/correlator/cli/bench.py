@@ -14,8 +14,9 @@ def bench() -> None:
 @click.option("--size-mb", type=click.IntRange(1), default=256, show_default=True,
               help="size of each generated corpus (MiB); 256 is where Hadoop's default log4j.properties rolls a "
                    "daemon's log")
-@click.option("--kind", "kinds", type=click.Choice(["datanode", "mixed"]), multiple=True,
-              default=("datanode", "mixed"), show_default=True, help="generated corpora to run (repeatable)")
+@click.option("--kind", "kinds", type=click.Choice(["datanode", "incident", "mixed"]), multiple=True,
+              default=("datanode", "incident", "mixed"), show_default=True,
+              help="generated corpora to run (repeatable): a DataNode on a good day, the same on a bad day, a mix")
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
               help="read this log file instead of generating a corpus")
 def parse_bench(size_mb: int, corpus: str | None, kinds: tuple[str, ...]) -> None:

@@ -29,6 +29,8 @@ class Summary:
     """Decisions about the whole input the user should know of (clusters told apart or not)."""
     guessed_hosts: int = 0
     """Files whose host was taken from a folder or a pod-like name rather than proved by content or a stock name."""
+    steps_back: int = 0
+    """Times a DataNode's clock jumped back (its write timing restarts there)."""
     guessed_times: Counter[str] = field(default_factory=Counter)
     """Local stamps the zone alone could not place: ``dst_repeated_hour`` (placed by their source's order),
     ``dst_gap`` (a wall time the spring-forward skipped, read with the offset before it)."""
@@ -63,6 +65,7 @@ class Summary:
         self.events += sum(stats.get("events", {}).values())
         self.errors.update(errors)
         self.guessed_times.update(stats.get("guessed_times", {}))
+        self.steps_back += int(stats.get("clock_steps_back", 0))
 
     @property
     def recognised(self) -> int:
@@ -85,6 +88,9 @@ class Summary:
         if self.guessed_times["dst_gap"]:
             parts.append(f"{self.guessed_times['dst_gap']} stamps in the hour the DST spring-forward skips, "
                          "read with the offset before it")
+        if self.steps_back:
+            parts.append(f"{self.steps_back} clock step{'s' if self.steps_back != 1 else ''} back (write timing "
+                         "restarted there)")
         parts.append(f"{self.events} events")
         rejected = {r: n for r, n in self.errors.items() if r != "line_too_long"}
         if rejected:

@@ -63,14 +63,46 @@ class TestWriteTracker:
         assert [w.phase for w in got[2:]] == ["receiving", "finished"]
         assert got[-1].duration_ms == 2500
 
-    def test_open_past_threshold_is_emitted_when_the_clock_passes(self) -> None:
-        """A write still open a second later is emitted as soon as a later line shows the time has passed."""
+    def test_open_past_a_full_blocks_time_is_emitted_when_the_clock_passes(self) -> None:
+        """A write still open when a full 128 MiB block would have been written at the 32 MiB/s floor (4 s) is
+        emitted as soon as a later line shows the time has passed; at 3.5 s it still waits."""
         ingest = Ingest(IngestConfig())
         ingest.feed_block(("\n".join(FIRST + [receiving("09:00:01,000", 7)]) + "\n").encode(),
                           file_ref="f", first_line=1, hint=HINT)
-        out = ingest.feed_block((receiving("09:00:02,500", 8) + "\n").encode(), file_ref="f", first_line=5,
+        early = ingest.feed_block((receiving("09:00:04,500", 8) + "\n").encode(), file_ref="f", first_line=5,
+                                  hint=HINT).outputs
+        assert not [w for w in early if isinstance(w, BlockWrite)]
+        out = ingest.feed_block((receiving("09:00:05,100", 9) + "\n").encode(), file_ref="f", first_line=6,
                                 hint=HINT).outputs
         assert [w.block for w in out if isinstance(w, BlockWrite)] == [f"{BP}:blk_7_1"]
+
+    def test_a_big_block_written_in_its_time_is_routine_a_small_one_is_a_stall(self) -> None:
+        """1.3 s for 128 MiB is ~98 MiB/s: routine; 1.3 s for 8 KiB is a stall, line by line and in blocks."""
+        big = [receiving("09:00:01,000", 7), finished("09:00:02,300", 7).replace("bytes: 8761", "bytes: 134217728"),
+               responder("09:00:02,301", 7)]
+        small = [receiving("09:00:03,000", 8), finished("09:00:04,300", 8), responder("09:00:04,301", 8)]
+        for blocks in (True, False):
+            got = writes(FIRST + big + small, blocks=blocks)
+            assert [(w.phase, w.block.endswith("blk_8_1")) for w in got[2:]] == [("receiving", True),
+                                                                                   ("finished", True)], blocks
+
+    def test_a_clock_stepping_back_keeps_routine_writes_routine(self) -> None:
+        """After a 70 s step back (an NTP step) the source's time runs from the jump: no write looks stalled."""
+        before = [line for b in range(2, 40) for line in (receiving(f"09:01:{b:02d},000", b),
+                                                          finished(f"09:01:{b:02d},300", b))]
+        after = [line for b in range(40, 90) for line in (receiving(f"09:00:{b - 40:02d},000", b),
+                                                          finished(f"09:00:{b - 40:02d},300", b))]
+        for blocks in (True, False):
+            ingest = Ingest(IngestConfig())
+            data = ("\n".join(FIRST + before + after) + "\n").encode()
+            if blocks:
+                out = ingest.feed_block(data, file_ref="f", first_line=1, hint=HINT).outputs
+            else:
+                out = [o for i, ln in enumerate(FIRST + before + after) for o in ingest.feed_line(ln, ref=f"x:{i}",
+                                                                                                 hint=HINT)]
+            out += ingest.flush_all()
+            assert len([o for o in out if isinstance(o, BlockWrite)]) == 2, blocks
+            assert ingest.stats["clock_steps_back"] == 1
 
     def test_never_ended_writes_are_emitted_at_the_end(self) -> None:
         """At the end of the input a write that never finished is still evidence."""

@@ -17,6 +17,10 @@ from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
 from correlator.core.ingest.writes import Line, block_at, duration_at
 
 
+ANCHOR_BYTES = 64 * 1024
+"""Line-number anchors' spacing: a look back counts at most this many bytes."""
+
+
 class BlockReader:
     """Walks one block: skip noise between hits, feed each hit's whole record (and the line that closes it).
 
@@ -40,6 +44,7 @@ class BlockReader:
         self.decided_until = 0
         """End of the last write line decided from its bytes without moving ``pos``; a plan starts after it."""
         self._counted = (0, first_line)
+        self._anchors: list[int] | None = None
         self.fed_newlines = 0
         """Newlines of the lines handed on one by one; all others were skipped as noise without being counted."""
         self.newlines = 0
@@ -123,7 +128,8 @@ class BlockReader:
             return None
         pos = self.pos if self.decided_until <= self.pos else self._line_end(self.decided_until)  # never twice
         plan = plan_writes(self.block, pos, found.writes.since(pos), self.ingest.scanner.write_reader,
-                           {b: o[0] for b, o in source.open.items()}, tracker.slow_ms, tracker.stamp_at)
+                           {b: o[0] for b, o in source.open.items()}, tracker.slow_ms, tracker.stamp_at,
+                           tracker.open_ms)
         if plan is not None:
             tracker.routine += plan.routine
             source.touched_ms = self.now_ms
@@ -138,7 +144,7 @@ class BlockReader:
         assert source is not None
         lines: list[Line] = []
         if step.kind == OBSERVE:
-            tracker.observe(source, step.ts_ms, lines, self._materialise)
+            tracker.observe(source, step.ts_ms, lines, self._materialise, read=False)
         else:
             tracker.decide(source, step.ts_ms, step.block, step.kind == OPEN, step.duration_ms, (None, None, step.at),
                            lines, self._materialise)
@@ -193,17 +199,30 @@ class BlockReader:
         return raw.decode("utf-8", errors="replace").removesuffix("\r"), self._ref(self._line_at(at))
 
     def _line_at(self, at: int) -> int:
-        """The number of the line holding offset ``at``, counted from the offset asked last (asked mostly in
-        ascending order, so the whole block is counted about once)."""
+        """The number of the line holding offset ``at``: counted on from the offset asked last when ``at`` lies
+        ahead (asked mostly in ascending order, so the block is counted about once); when it lies behind (a write
+        decided late points back at its ``Receiving`` line), from the nearest anchor, one per ``ANCHOR_BYTES``; once
+        anchors exist, every far jump either way counts from one."""
         since, number = self._counted
-        if at >= since:
+        if at >= since and (self._anchors is None or at - since <= ANCHOR_BYTES):
             number += self.block.count(b"\n", since, at)
-        elif at >= since // 2:
+        elif since - ANCHOR_BYTES <= at < since:
             number -= self.block.count(b"\n", at, since)
         else:
-            number = self.first_line + self.block.count(b"\n", 0, at)
+            if self._anchors is None:
+                self._anchors = self._anchor_lines()
+            base = at // ANCHOR_BYTES
+            number = self._anchors[base] + self.block.count(b"\n", base * ANCHOR_BYTES, at)
         self._counted = (at, number)
         return number
+
+    def _anchor_lines(self) -> list[int]:
+        """The line number at every ``ANCHOR_BYTES`` boundary of the block (one pass over it, built on first need)."""
+        out, number = [], self.first_line
+        for start in range(0, len(self.block) + 1, ANCHOR_BYTES):
+            out.append(number)
+            number += self.block.count(b"\n", start, start + ANCHOR_BYTES)
+        return out
 
     def _write_at(self, hit: int) -> None:
         """A block-write line (if the hit starts a record): straight to the tracker, never stitched."""

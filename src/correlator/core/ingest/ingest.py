@@ -61,6 +61,10 @@ class IngestConfig:
     max_record_lines: int = 2000
     slow_write_ms: int = 1000
     """A block write that ends within this of its start is routine: counted, not emitted."""
+    write_floor_mib_s: float = 32.0
+    """A longer write is routine too when its bytes needed the time at this rate (a big block, not a stall)."""
+    block_size_mib: int = 128
+    """The cluster's ``dfs.blocksize``: an open write is evidence once a full block would have been written."""
     layout: str | None = None
     """A log4j pattern (``--layout``) whose lines are rewritten into the layout the parsers read before anything
     else; lines it does not match pass unchanged."""
@@ -89,7 +93,9 @@ class Ingest:
         self._stats = _Stats()
         self._progress = Progress(self.clock, config.default_cluster)
         self._origins: dict[str, dict[str, Any]] = {}
-        self.writes = WriteTracker(self.clock, config.slow_write_ms)
+        self.writes = WriteTracker(self.clock, config.slow_write_ms,
+                                   floor_bytes_per_ms=int(config.write_floor_mib_s * 1024 * 1024 / 1000),
+                                   block_bytes=config.block_size_mib * 1024 * 1024)
         self.materialise: Materialise | None = None
         """Set by the block being read: makes the lines of its open writes that are decided before it ends."""
 
@@ -232,6 +238,7 @@ class Ingest:
             "noise": s.noise,
             "invalid_utf8": s.invalid_utf8,
             "routine_writes": self.writes.routine,
+            "clock_steps_back": self.writes.steps_back,
             "guessed_times": dict(self.clock.guessed),
             "events": dict(s.events),
             "errors": dict(s.errors),
@@ -334,7 +341,7 @@ class Ingest:
 
     def _parse_lines(self, lines: list[Line], out: list[Output]) -> None:
         for item in lines:
-            self._safe_record(Closed((item.text,), item.ref, item.origin, True), out)
+            self._safe_record(Closed((item.text,), item.ref, item.origin, True, True), out)
 
     def observe_clock(self, key: str, ts_ms: int | None, out: list[Output]) -> None:
         """A source's log reached ``ts_ms`` (its last line): writes open too long by then become events."""
@@ -367,8 +374,9 @@ class Ingest:
 
     def _record(self, closed: Closed, out: list[Output]) -> None:
         self._stats.records += 1
-        self.clock.source = _key(closed.origin)  # an idle flush closes other sources' records too
-        state = self._source(closed.origin)
+        key = _key(closed.origin)
+        self.clock.source = key  # an idle flush closes other sources' records too
+        state = self._source(closed.origin, key)
         self._progress_line(closed.lines[0], closed.origin, state, closed.ref, out)
         if not closed.candidate:
             self._stats.noise += 1
@@ -387,11 +395,11 @@ class Ingest:
             self._progress.role_known(closed.origin, state, closed.ref, found)
             self._collect(found, out, closed.lines[0])
         self._collect(events, out, closed.lines[0])
-        if state.last_ts_ms is not None and self.writes.clock_ms(_key(closed.origin)) is not None:
-            self.observe_clock(_key(closed.origin), state.last_ts_ms, out)
+        if state.last_ts_ms is not None and not closed.handed_back and self.writes.clock_ms(key) is not None:
+            self.observe_clock(key, state.last_ts_ms, out)
 
-    def _source(self, origin: dict[str, Any]) -> SourceState:
-        key = _key(origin)
+    def _source(self, origin: dict[str, Any], key: str | None = None) -> SourceState:
+        key = key or _key(origin)
         state = self._sources.get(key)
         if state is None:
             state = self._sources[key] = SourceState()
@@ -426,7 +434,10 @@ class Ingest:
 
 
 def _key(origin: Mapping[str, Any]) -> str:
-    return "\x1f".join(str(origin.get(k) or "") for k in ("cluster", "host", "file", "family", "stream"))
+    return "\x1f".join(str(origin.get(k) or "") for k in _KEY_FIELDS)
+
+
+_KEY_FIELDS = ("cluster", "host", "file", "family", "stream")
 
 
 __all__ = ["Ingest", "IngestConfig", "Output", "ParseError", "SourceHint", "safe_excerpt"]

@@ -49,12 +49,24 @@ def valid_text(text: str) -> str:
 
 def out_of_range(obj: object) -> str | None:
     """Why a parsed dataclass (an event) cannot be stored, or ``None``: an int beyond 64 bits, a time beyond 2200."""
-    for f in dataclasses.fields(obj):  # type: ignore[arg-type]
-        value = getattr(obj, f.name)
-        if isinstance(value, bool) or not isinstance(value, int):
+    for name, is_time in _names(type(obj)):
+        value = getattr(obj, name)
+        if value.__class__ is not int:  # bools, None, text, floats: nothing to check
             continue
-        if not INT64_MIN <= value <= INT64_MAX:
-            return f"{f.name}={str(value)[:40]} exceeds 64 bits"
-        if f.name.endswith("ts_ms") and not EPOCH_MS_MIN <= value <= EPOCH_MS_MAX:
-            return f"{f.name}={value} outside 1970..2200"
+        if is_time:
+            if not EPOCH_MS_MIN <= value <= EPOCH_MS_MAX:
+                return f"{name}={value} outside 1970..2200"
+        elif not INT64_MIN <= value <= INT64_MAX:
+            return f"{name}={str(value)[:40]} exceeds 64 bits"
     return None
+
+
+_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _names(cls: type) -> tuple[tuple[str, bool], ...]:
+    """A dataclass's field names, each with whether it is a time (looked up once per class: events are many)."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple((f.name, f.name.endswith("ts_ms")) for f in dataclasses.fields(cls))
+    return names

@@ -42,6 +42,8 @@ class Closed:
     ref: str
     origin: dict[str, Any]
     candidate: bool
+    handed_back: bool = False
+    """A write line the tracker handed back to be parsed: its time is the write's, not the log's progress."""
 
 
 @dataclass(slots=True)

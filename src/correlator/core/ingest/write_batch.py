@@ -48,7 +48,7 @@ StampAt = Callable[[bytes, int], "int | None"]
 
 
 def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader, open_before: Mapping[str, int],
-                slow_ms: int, stamp_at: StampAt) -> WritePlan | None:
+                slow_ms: int, stamp_at: StampAt, open_ms: int | None = None) -> WritePlan | None:
     """The plan for ``block[start:]`` of one source. ``lines``: the write lines there, as ``reader`` read them;
     ``open_before``: the source's writes still open (block id → start ms). ``None`` when the block needs the
     line-by-line path."""
@@ -73,6 +73,8 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
     if slow_ms >= 1000 and unsure:  # no pair to judge, no runs to find (a quiet DataNode's block, a Flink log's)
         unsure -= _within_one_second(block, start, opens, open_at, close_ids, close_at, reader)
     slow |= _late_ends(block, unsure, opened_at, ended_at, slow_ms, stamp_at)
+    if _steps_back(block, open_at, close_at, stamp_at):
+        return None
     routine = len(paired - slow)
     wanted_ends = (ended.keys() - started) | (paired & slow)
     wanted_starts = (started - ended.keys()) | (paired & slow)
@@ -89,8 +91,9 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
         if ts is None:
             return None
         steps.append(Step(at, CLOSE, ts, raw.decode("ascii"), int(ended[raw]) // 1_000_000))
-    deadlines = sorted({ts + slow_ms for ts in open_before.values()}
-                       | {s.ts_ms + slow_ms for s in steps if s.kind == OPEN})
+    open_ms = slow_ms if open_ms is None else open_ms
+    deadlines = sorted({ts + open_ms for ts in open_before.values()}
+                       | {s.ts_ms + open_ms for s in steps if s.kind == OPEN})
     write_lines = sorted(open_at + close_at) if deadlines else []
     for deadline in deadlines:
         passed = _first_write_at_or_after(block, write_lines, deadline, stamp_at)
@@ -174,6 +177,28 @@ def _late_ends(block: bytes, pairs: set[bytes], opened_at: Mapping[bytes, int], 
         if began is None or ended is None or ended - began >= slow_ms:
             late.add(raw)
     return late
+
+
+STEP_SAMPLES = 16
+STEP_BACK_MS = 30_000
+"""As ``writes.CLOCK_STEP_BACK_MS``: further back than this, a source's clock stepped back."""
+
+
+def _steps_back(block: bytes, open_at: Sequence[int], close_at: Sequence[int], stamp_at: StampAt) -> bool:
+    """Whether the block's write lines' stamps step back (sampled at ``STEP_SAMPLES`` points): the deadlines' binary
+    search needs them in order, so such a block — one in a great many — takes the line-by-line path."""
+    positions = sorted([*open_at, *close_at])
+    if not positions:
+        return False
+    newest = None
+    for at in [*positions[::max(1, len(positions) // STEP_SAMPLES)], positions[-1]]:
+        ts = stamp_at(block, block.rfind(b"\n", 0, at) + 1)
+        if ts is None:
+            continue
+        if newest is not None and ts < newest - STEP_BACK_MS:
+            return True
+        newest = ts if newest is None else max(newest, ts)
+    return False
 
 
 def _first_write_at_or_after(block: bytes, write_hits: list[int], ts_ms: int, stamp_at: StampAt) -> int | None:

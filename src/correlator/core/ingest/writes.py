@@ -1,11 +1,15 @@
 """Routine block writes are counted, not emitted: a DataNode's write lines decided at ingest, per source.
 
-A busy DataNode logs ``Receiving <block> …`` when a write starts and the clienttrace ``op: HDFS_WRITE … duration(ns)``
-when it ends — most of its lines. A write that ended within ``slow_ms`` of its start is routine: it is counted and
-its lines are never parsed. What the correlation needs is emitted (its lines handed back to be parsed):
+A busy DataNode logs ``Receiving <block> …`` when a write starts and the clienttrace ``op: HDFS_WRITE … bytes: …
+duration(ns)`` when it ends — most of its lines. A write that ended within ``slow_ms`` of its start is routine: it is
+counted and its lines are never parsed. So is a longer one whose bytes needed the time: a write is a stall, not a big
+block, when it moved fewer bytes than ``floor`` (bytes per ms) would in its time. What the correlation needs is
+emitted (its lines handed back to be parsed):
 
-* a write still open ``slow_ms`` after it started (its ``Receiving`` line, when the source's clock passes that);
-* the end of such a write, or of any write slower than ``slow_ms`` (clienttrace time − start, or its ``duration``);
+* a write still open ``open_ms`` after it started (its ``Receiving`` line, when the source's clock passes that):
+  the time a full block (``block_bytes``) takes at the floor rate, at least ``slow_ms``;
+* the end of such a write, or of any write slower than both ``slow_ms`` and its bytes at the floor rate
+  (clienttrace time − start, or its ``duration``);
 * the first write line of each source (it tells the DataNode's ip:port, which links pipelines to hosts);
 * at the end of the input, writes that never ended.
 
@@ -21,6 +25,16 @@ from typing import Any
 
 from correlator.core.ingest.timestamps import LocalClock, TimestampError, to_epoch_ms
 
+FLOOR_BYTES_PER_MS = 32 * 1024 * 1024 // 1000
+"""32 MiB/s. A healthy pipeline streams a block at its disks' and network's pace — a spinning disk writes 100-200 MB/s
+sequentially, a 1 GbE link carries ~110 MB/s — so a write averaging under a third of the slowest of those is held up
+by something, whatever its size; one above it is a big block, not a stall."""
+CLOCK_STEP_BACK_MS = 30_000
+"""A source's write lines are out of stamp order by a few seconds at most (threads stamp, then queue for the
+appender); a jump back further than this is its clock stepping back, and the source's time restarts there — else
+every write after the jump would look open since before it."""
+BLOCK_BYTES = 128 * 1024 * 1024
+"""``dfs.blocksize``'s default since Hadoop 2: the most one write moves."""
 OPEN_PHRASE = "Receiving BP-"
 CLOSE_PHRASE = "op: HDFS_WRITE"
 
@@ -55,11 +69,17 @@ class _Source:
 class WriteTracker:
     """Open writes per source; returns the lines that must become events, counts the rest."""
 
-    def __init__(self, clock: LocalClock, slow_ms: int = 1000, max_open: int = 5_000) -> None:
+    def __init__(self, clock: LocalClock, slow_ms: int = 1000, max_open: int = 5_000, *,
+                 floor_bytes_per_ms: int = FLOOR_BYTES_PER_MS, block_bytes: int = BLOCK_BYTES) -> None:
         self.clock = clock
         self.slow_ms = slow_ms
+        self.floor = max(1, floor_bytes_per_ms)
+        self.open_ms = max(slow_ms, -(-block_bytes // self.floor))
+        """How long a write may stay open before it is evidence: a full block's time at the floor rate."""
         self.max_open = max_open
         self.routine = 0
+        self.steps_back = 0
+        """Times a source's clock jumped back by more than ``CLOCK_STEP_BACK_MS`` (an NTP step, a DST fall-back)."""
         self._sources: dict[str, _Source] = {}
         self._minutes: dict[str, int] = {}
         self._byte_minutes: dict[bytes, int] = {}
@@ -102,23 +122,41 @@ class WriteTracker:
             return
         opened = source.open.pop(block, None)
         if opened is not None:
-            if ts - opened[0] < self.slow_ms and duration_ms < self.slow_ms:
+            took = max(ts - opened[0], duration_ms)
+            if took < self.slow_ms or self._sized(took, line, materialise):
                 self.routine += 1
                 return
             out.append(_line(source, opened[1:], materialise))
-        elif block not in source.stalled and duration_ms < self.slow_ms:
+        elif block not in source.stalled and (duration_ms < self.slow_ms or self._sized(duration_ms, line, materialise)):
             self.routine += 1
             return
         source.stalled.pop(block, None)
         out.append(_line(source, line, materialise))
 
-    def observe(self, source: _Source, ts_ms: int, out: list[Line], materialise: Materialise | None = None) -> None:
-        """The source's log reached ``ts_ms``: writes open longer than ``slow_ms`` by then are emitted."""
+    def _sized(self, took_ms: int, line: tuple[str | None, str | None, int], materialise: Materialise | None) -> bool:
+        """Whether a write that took ``took_ms`` (under ``open_ms``) moved bytes that needed that long at the floor
+        rate: a big block, not a stall. The end line's text is made only here, for the few slow writes."""
+        if took_ms >= self.open_ms:
+            return False
+        text = line[0]
+        if text is None:
+            if materialise is None:
+                return False
+            text = materialise(line[2])[0]
+        return took_ms * self.floor <= _bytes(text)
+
+    def observe(self, source: _Source, ts_ms: int, out: list[Line], materialise: Materialise | None = None, *,
+                read: bool = True) -> None:
+        """The source's log reached ``ts_ms``: writes open longer than ``open_ms`` by then are emitted. ``read``: the
+        time is a line's stamp (a deadline the clock is known to have passed only moves it forward)."""
         if source.clock_ms is None or ts_ms > source.clock_ms:
             source.clock_ms = ts_ms
+        elif read and ts_ms < source.clock_ms - CLOCK_STEP_BACK_MS:  # the clock stepped back: time runs from here
+            source.clock_ms = ts_ms
+            self.steps_back += 1
         while source.open:
             start = next(iter(source.open.values()))[0]
-            if start + self.slow_ms > source.clock_ms:
+            if start + self.open_ms > source.clock_ms:
                 return
             self._emit_oldest(source, out, materialise)
 
@@ -264,6 +302,16 @@ def _block_id(text: str) -> str | None:
         return None
     end = text.find("_", at + 4)
     return text[at:end] if end > 0 else None
+
+
+def _bytes(text: str) -> int:
+    """The clienttrace's ``bytes: N`` (0 if absent)."""
+    at = text.find("bytes: ")
+    if at < 0:
+        return 0
+    end = text.find(",", at)
+    digits = text[at + 7:end if end > 0 else None].strip()
+    return int(digits) if digits.isdigit() else 0
 
 
 def _duration_ms(text: str) -> int:

@@ -1,0 +1,134 @@
+"""An incident-heavy DataNode corpus: the same daemon as :mod:`correlator.bench.datanode` on a bad day.
+
+What changes when a cluster is sick, and what this corpus holds in those shares:
+
+* big blocks and slow disks: a quarter of the block writes take a second or more. Most are big blocks written at a
+  healthy 60-120 MB/s (64-128 MiB, 0.5-2.2 s); one in a hundred writes is stuck for 5-40 s on a few MiB;
+* slow-IO storms: for 20 s in every ~100,000 lines, each write logs ``Slow BlockReceiver write data to disk``,
+  ``Slow flushOrSync`` or ``Slow PacketResponder send ack`` warnings (one to three per write);
+* DirectoryScanner reconcile bursts: every ~250,000 lines, 3,000 ``Added missing block to memory`` /
+  ``Removed block … from memory with missing block file on the disk`` warnings a few milliseconds apart;
+* dataset lock warnings (``Lock held time above threshold``, ``Waited above threshold``) through the storms;
+* a clock step back: once, a third of the way in, the DataNode's clock jumps back 70 s (an NTP step) and runs on.
+
+The wordings are the Hadoop 3.3 ones the golden scenarios and the real samples use. Reads and other lines keep the
+routine corpus's shares so both corpora are one daemon's log, only on different days.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Iterator
+
+from correlator.bench.datanode import _BP, _DN, _OTHER, _RECEIVING, _RESPONDER, _TRACE, _stamp, write_lines
+
+_IMPL = "org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetImpl"
+_SLOW = (
+    "WARN " + _DN + ": Slow BlockReceiver write data to disk cost:{ms}ms (threshold=300ms), volume=file:/data/{v}/dfs/dn,"
+    " blockId={blk}",
+    "WARN " + _DN + ": Slow flushOrSync took {ms}ms (threshold=300ms), isSync:true, flushTotalNanos={ms}000000ns, "
+    "volume=file:/data/{v}/dfs/dn, blockId={blk}, seqno={seq}",
+    "WARN " + _DN + ": Slow PacketResponder send ack to upstream took {ms}ms (threshold=300ms), PacketResponder: "
+    + _BP + ":blk_{blk}_{gs}, type=HAS_DOWNSTREAM_IN_PIPELINE, downstreams=1:[DatanodeInfoWithStorage[10.20.30.43:9866,"
+    "DS-0c9d8e7f-6a5b-4c3d-2e1f-0a9b8c7d6e5f,DISK]], replyAck=seqno: {seq} reply: SUCCESS reply: SUCCESS "
+    "downstreamAckTimeNanos: {ms}000000 flag: 0",
+)
+_LOCKS = (
+    "WARN " + _IMPL + ": Lock held time above threshold(300 ms): lock identifier: FsDatasetRWLock lockHeldTimeMs={ms} "
+    "ms. Suppressed 0 lock warnings. Longest suppressed LockHeldTimeMs=0. The stack trace is: "
+    "java.lang.Thread.getStackTrace(Thread.java:1564)",
+    "WARN " + _IMPL + ": Waited above threshold(300 ms) to acquire lock: lock identifier: FsDatasetRWLock "
+    "waitTimeMs={ms} ms. Suppressed 3 lock wait warnings. Longest suppressed WaitTimeMs={ms}. The stack trace is: "
+    "java.lang.Thread.getStackTrace(Thread.java:1564)",
+)
+_RECONCILE = (
+    "WARN " + _IMPL + ": Added missing block to memory FinalizedReplica, blk_{blk}_{gs}, FINALIZED",
+    "WARN " + _IMPL + ": Removed block {blk} from memory with missing block file on the disk",
+)
+STORM_EVERY = 100_000
+RECONCILE_EVERY = 250_000
+RECONCILE_LINES = 3_000
+CLOCK_STEP_BACK_MS = 70_000
+
+
+def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int | None = None) -> Iterator[str]:
+    """``count`` lines of DataNode ``host`` on a bad day (see the module docstring), in the order written; the clock
+    steps back once ``step_back_at`` lines are out (a third of ``count`` unless given)."""
+    step_at = count // 3 if step_back_at is None else step_back_at
+    rng, dest = random.Random(seed * 1000 + host), f"10.20.30.{40 + host}:9866"
+    ms, emitted, block = 8 * 3600 * 1000, 0, 1_107_000_000 + host * 10_000_000
+    pending: list[tuple[int, int, str]] = []
+    storm_until = -1
+    next_storm, next_reconcile = STORM_EVERY // 4, RECONCILE_EVERY // 2
+    stepped = False
+
+    def out(at: int, text: str) -> str:
+        return f"{_stamp(at)} {text}"
+
+    while emitted < count:
+        ms += rng.randrange(1, 4)
+        if not stepped and emitted >= step_at:
+            stepped = True
+            ms -= CLOCK_STEP_BACK_MS
+            pending = [(due - CLOCK_STEP_BACK_MS, b, text) for due, b, text in pending]
+            heapq.heapify(pending)
+        while pending and pending[0][0] <= ms and emitted < count:
+            due, _, text = heapq.heappop(pending)
+            yield out(due, text if text.startswith("WARN ") else "INFO " + text)
+            emitted += 1
+        if emitted >= count:
+            return
+        if emitted >= next_storm:
+            storm_until, next_storm = ms + 20_000, next_storm + STORM_EVERY
+        if emitted >= next_reconcile:
+            next_reconcile += RECONCILE_EVERY
+            for k in range(RECONCILE_LINES):
+                ms += rng.randrange(1, 6)
+                b = block - rng.randrange(1, 900_000)
+                yield out(ms, _RECONCILE[k % 2].format(blk=b, gs=b - 1_073_000_000))
+            emitted += RECONCILE_LINES
+            continue
+        roll = rng.randrange(47)
+        src = f"10.20.31.{rng.randrange(1, 60)}:{rng.randrange(40000, 60000)}"
+        if roll < 25:
+            block += 1
+            gs = block - 1_073_000_000
+            kind = rng.randrange(100)
+            if kind < 1:
+                size, took = rng.randrange(1 << 20, 8 << 20), rng.randrange(5_000, 40_000)
+            elif kind < 25:
+                size = rng.randrange(64 << 20, 128 << 20)
+                took = max(1_000, size * 1000 // (rng.randrange(60, 121) << 20))
+            else:
+                size, took = rng.randrange(1000, 16 << 20), rng.randrange(2, 80)
+            f = {"blk": block, "gs": gs, "src": src, "dest": dest, "host": host, "cli": rng.randrange(10**9),
+                 "bytes": size, "op": "WRITE", "ns": took * 1_000_000 + rng.randrange(10**6)}
+            line = out(ms, "INFO " + _RECEIVING.format(**f))
+            end = ms + took
+            heapq.heappush(pending, (end, block, _TRACE.format(**f)))
+            heapq.heappush(pending, (end + 1, block, _RESPONDER.format(**f)))
+            if ms <= storm_until:
+                for n in range(rng.randrange(1, 4)):
+                    warn = _SLOW[rng.randrange(len(_SLOW))].format(ms=rng.randrange(301, 4000), v=1 + n, blk=block,
+                                                                   gs=gs, seq=rng.randrange(1, 900))
+                    heapq.heappush(pending, (ms + rng.randrange(1, max(2, took)), block, warn))
+                if rng.randrange(8) == 0:
+                    heapq.heappush(pending, (ms + 1, block, _LOCKS[rng.randrange(2)].format(ms=rng.randrange(301, 3000))))
+        elif roll < 45:
+            f = {"blk": block - rng.randrange(1, 5000), "gs": 1, "src": dest, "dest": src, "host": host,
+                 "cli": rng.randrange(10**9), "bytes": rng.randrange(1000, 10**8), "op": "READ",
+                 "ns": rng.randrange(10**5, 10**8)}
+            line = out(ms, "INFO " + _TRACE.format(**f))
+        elif roll < 46:
+            line = out(ms, "INFO " + _OTHER[rng.randrange(len(_OTHER))])
+        else:
+            continue
+        yield line
+        emitted += 1
+
+
+def write_incident_corpus(path: str, size_mb: int, *, host: int = 1) -> tuple[int, int]:
+    """One DataNode's bad-day log of about ``size_mb`` MiB. Returns (bytes, lines)."""
+    third = size_mb * 1024 * 1024 // 3 // 250  # ~250 bytes a line
+    return write_lines(path, size_mb, incident_lines(host, 1 << 62, step_back_at=third))
