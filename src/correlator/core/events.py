@@ -202,6 +202,11 @@ class DirectoryScanReconcile(Event):
     type: ClassVar[str] = "directory_scan_reconcile"
     action: str
     block: str | None = None
+    count: int = 1
+    """Reconcile warnings the scanner logged back to back (one per block it fixed); ``action`` and ``block`` are
+    the first one's."""
+    start_ts_ms: int | None = None
+    """With ``count`` > 1: when the first of them was logged; ``ts_ms`` is when the last was."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -225,6 +230,11 @@ class SlowIo(Event):
     volume: str | None = None
     block_id: str | None = None
     downstream: tuple[str, ...] = ()
+    count: int = 1
+    """Warnings of this kind the source logged back to back (a burst, one per packet); the others' facts are the
+    longest one's: ``duration_ms``, ``ref``, ``block_id``."""
+    start_ts_ms: int | None = None
+    """With ``count`` > 1: when the earliest of them began; ``ts_ms`` is when the last was logged."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -41,6 +41,8 @@ class Interval:
     magnitude_ms: int
     summary: str
     source: Event
+    count: int = 1
+    """Warnings it stands for (a burst the ingest held together)."""
 
     @property
     def duration_ms(self) -> int:
@@ -89,11 +91,19 @@ def interval_of(event: Event) -> Interval | None:
                         f"DirectoryScanner totals for {event.block_pool}: {event.total_blocks} blocks, "
                         f"{diffs} differences", event)
     if isinstance(event, DirectoryScanReconcile):
+        if event.count > 1:
+            return Interval("scan_reconcile", event.start_ts_ms or ts, ts, event.host, event.role, event.count,
+                            f"{event.count} DirectoryScanner reconcile warnings", event, event.count)
         return Interval("scan_reconcile", ts, ts, event.host, event.role, 1,
                         f"DirectoryScanner reconcile: {event.action}", event)
     if isinstance(event, SlowIo):
         kind = "slow_pipeline" if event.kind in ("mirror_write", "ack_upstream") else "slow_disk"
-        return Interval(kind, ts - event.duration_ms, ts, event.host, event.role, event.duration_ms,
+        start = event.start_ts_ms if event.start_ts_ms is not None else ts - event.duration_ms
+        if event.count > 1:
+            return Interval(kind, start, ts, event.host, event.role, event.duration_ms,
+                            f"{event.count} slow {event.kind.replace('_', ' ')} warnings, the longest "
+                            f"{event.duration_ms} ms", event, event.count)
+        return Interval(kind, start, ts, event.host, event.role, event.duration_ms,
                         f"slow {event.kind.replace('_', ' ')} took {event.duration_ms} ms", event)
     if isinstance(event, NameNodeLockHeld):
         return Interval("nn_lock", ts - event.held_ms, ts, event.host, event.role, event.held_ms,
@@ -118,10 +128,12 @@ def _runs(items: list[Interval], gap_ms: int) -> list[list[Interval]]:
     out: list[list[Interval]] = []
     for key in sorted(groups):
         run: list[Interval] = []
+        end = 0
         for iv in sorted(groups[key], key=lambda i: (i.start_ms, i.end_ms)):
-            if run and iv.start_ms - max(r.end_ms for r in run) > gap_ms:
+            if run and iv.start_ms - end > gap_ms:
                 out.append(run)
                 run = []
+            end = iv.end_ms if not run else max(end, iv.end_ms)
             run.append(iv)
         if run:
             out.append(run)
@@ -135,8 +147,9 @@ def reconcile_bursts(points: list[Interval]) -> list[Interval]:
 
 def _burst(run: list[Interval]) -> Interval:
     first, last = run[0], run[-1]
-    return Interval("scan_reconcile", first.start_ms, last.end_ms, first.host, first.role, len(run),
-                    f"{len(run)} DirectoryScanner reconcile warnings", first.source)
+    count = sum(i.count for i in run)
+    return Interval("scan_reconcile", first.start_ms, max(i.end_ms for i in run), first.host, first.role, count,
+                    f"{count} DirectoryScanner reconcile warnings", first.source, count)
 
 
 DURATION_FIELDS = ("held_ms", "wait_ms", "pause_ms", "duration_ms")
@@ -166,11 +179,12 @@ def slow_runs(intervals: list[Interval]) -> list[Interval]:
 
 
 def _run(run: list[Interval]) -> Interval:
-    if len(run) == 1:
+    if len(run) == 1 and run[0].count == 1:
         return run[0]
     longest = max(run, key=lambda i: i.magnitude_ms)
     start, end = min(i.start_ms for i in run), max(i.end_ms for i in run)
     what = longest.kind.replace("_", " ")
+    count = sum(i.count for i in run)
     return Interval(longest.kind, start, end, longest.host, longest.role, end - start,
-                    f"{len(run)} {what} warnings over {(end - start) / 1000:.1f} s (longest {longest.magnitude_ms} ms)",
-                    longest.source)
+                    f"{count} {what} warnings over {(end - start) / 1000:.1f} s (longest {longest.magnitude_ms} ms)",
+                    longest.source, count)

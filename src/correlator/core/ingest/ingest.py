@@ -13,6 +13,7 @@ from typing import Any
 
 from correlator.core.events import Event
 from correlator.core.ingest.blocks import BlockReader
+from correlator.core.ingest.bursts import Bursts
 from correlator.core.ingest.envelopes import Decoded, EnvelopeError, decode
 from correlator.core.ingest.framing import is_cri, unframe_records
 from correlator.core.ingest.patterns import TextLayout
@@ -88,6 +89,7 @@ class Ingest:
         self.scanner: Scanner = scanner or ReScanner()
         self.clock = LocalClock(config.tz)
         self.text_layout = TextLayout.compile(config.layout, self.clock.zone) if config.layout else None
+        self.bursts = Bursts()
         self._stitcher = Stitcher(max_lines=config.max_record_lines)
         self._sources: dict[str, SourceState] = {}
         self._stats = _Stats()
@@ -207,6 +209,7 @@ class Ingest:
         lines: list[Line] = []
         self.writes.flush_idle(now_ms, self.config.idle_flush_ms, lines)
         self._parse_lines(lines, out)
+        self._emit(self.bursts.flush_idle(now_ms, self.config.idle_flush_ms), out)
         return out
 
     def restart_idle(self, now_ms: int) -> None:
@@ -221,6 +224,7 @@ class Ingest:
         lines: list[Line] = []
         self.writes.flush_all(lines)
         self._parse_lines(lines, out)
+        self._emit(self.bursts.flush_all(), out)
         found: list[Event] = []
         for key, state in sorted(self._sources.items()):
             origin = self._origins.get(key)
@@ -251,6 +255,7 @@ class Ingest:
             "sources": {k: asdict(v) for k, v in self._sources.items()},
             "stats": self.stats,
             "writes": self.writes.snapshot(),
+            "bursts": self.bursts.snapshot(),
         }
 
     @classmethod
@@ -259,6 +264,7 @@ class Ingest:
         ingest._stitcher = Stitcher.restore(dict(data.get("open", {})), config.max_record_lines)
         ingest._sources = {k: SourceState(**v) for k, v in dict(data.get("sources", {})).items()}
         ingest.writes.restore(data.get("writes", {}))
+        ingest.bursts.restore(data.get("bursts", []))
         stats = data.get("stats", {})
         ingest._stats = _Stats(
             lines=int(stats.get("lines", 0)),
@@ -416,11 +422,17 @@ class Ingest:
         self._collect(found, out, line)
 
     def _collect(self, events: list[Event], out: list[Output], text: str) -> None:
+        kept = []
         for event in events:
             why = out_of_range(event)
             if why is not None:
                 out.append(self._error("out_of_range", f"{event.type}: {why}", event.ref, text))
                 continue
+            kept.append(event)
+        self._emit(self.bursts.take(kept, None), out)
+
+    def _emit(self, events: list[Event], out: list[Output]) -> None:
+        for event in events:
             self._stats.events[event.type] += 1
             out.append(event)
 
