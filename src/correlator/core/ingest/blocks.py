@@ -6,17 +6,21 @@ one source joined by newlines. Noise lines between hits are counted, never decod
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from correlator.core.ingest.bursts import FAST_PHRASES
 from correlator.core.ingest.multiline import RECORD_START_BYTES
-from correlator.core.ingest.prefilter import OPEN_INDEX, WRITE_FROM, BlockHits
+from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits
 from correlator.core.ingest.progress import local_stamp
 from correlator.core.ingest.write_batch import OBSERVE, OPEN, Step, WritePlan, plan_writes
 from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
 from correlator.core.ingest.writes import Line, block_at, duration_at
 
 
+FAST_BURSTS = {PHRASES.index(p): kinds for p, kinds in FAST_PHRASES.items()}
+_SLOW_MS = re.compile(rb"[ :](\d+)ms \(threshold=")
 ANCHOR_BYTES = 64 * 1024
 """Line-number anchors' spacing: a look back counts at most this many bytes."""
 
@@ -102,6 +106,15 @@ class BlockReader:
                     if until_addressed and self.ingest.writes.addressed(self.key) is not None:
                         return True
                 continue
+            if hit < self.decided_until:
+                continue
+            if index in FAST_BURSTS:
+                line = block.rfind(b"\n", 0, hit) + 1
+                while step < len(steps) and steps[step].at < line:  # the plan's steps keep their place in line order
+                    self._step(steps[step])
+                    step += 1
+                if self._burst_fast(hit, index, line):
+                    continue
             start = self._record_start(hit)
             while step < len(steps) and steps[step].at < start:
                 self._step(steps[step])
@@ -156,6 +169,37 @@ class BlockReader:
         end = len(self.block) if end < 0 else end
         return self.block.find(OPEN_BYTES, at, end) >= 0 or self.block.find(CLOSE_BYTES, at, end) >= 0
 
+
+    def _burst_fast(self, hit: int, index: int, start: int) -> bool:
+        """A slow-IO or reconcile warning that extends its source's held burst: its stamp and duration read from
+        its bytes, nothing decoded (like a routine write, ``pos`` does not move). Anything else — a line with
+        continuation lines, a source mid-record, a new longest warning — takes the parsers' path."""
+        block = self.block
+        end = self._line_end(hit)
+        if start < self.pos or (end < len(block) and RECORD_START_BYTES.match(block, end) is None):
+            return False
+        pending = self.ingest._stitcher.open.get(self.key)
+        if pending is not None and pending.candidate:
+            return False
+        ts = self.ingest.writes.stamp_at(block, start)
+        if ts is None:
+            return False
+        kinds = FAST_BURSTS[index]
+        if len(kinds) > 1:  # "Slow BlockReceiver write " + "data to disk" | "packet to mirror"
+            kinds = kinds[:1] if block.find(b"Slow BlockReceiver write data", start, end) >= 0 else kinds[1:]
+        duration = 0
+        if kinds[0] != "reconcile":
+            m = _SLOW_MS.search(block, start, end)
+            if m is None:
+                return False
+            duration = int(m[1])
+        emitted: list[Any] = []
+        if not self.ingest.bursts.extend(self.key, kinds[0], ts, duration, emitted):
+            return False
+        if emitted:
+            self.ingest._emit(emitted, self.out)
+        self.decided_until = end
+        return True
 
     def _ref(self, line_no: int) -> str:
         if self.offsets is None:

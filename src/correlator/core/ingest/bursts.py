@@ -9,8 +9,9 @@ source's warnings of one kind that follow each other within the kind's gap are h
 their ``count``, the earliest start (``start_ts_ms``) and the longest one's facts and line (``duration_ms``, ``ref``;
 the first one's for reconcile warnings, which have no duration). A lone warning is emitted as it was.
 
-A burst is emitted once its source's log has moved ``gap_ms`` past its last warning (any event of the source shows
-that), when it has spanned ``max_span_ms`` (so a storm never holds evidence back for long), when the source falls
+A burst is emitted once its source's log has moved the gap past its last warning (any finding of the source shows
+that; its progress reports do not, as the block path reports progress less often than the line path), when it has
+spanned ``max_span_ms`` (so a storm never holds evidence back for long), when the source falls
 silent for the idle bound of processing time, and at the end of the input.
 """
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from correlator.core.event_dicts import event_from_dict, event_to_dict
-from correlator.core.events import DirectoryScanReconcile, Event, SlowIo
+from correlator.core.events import DirectoryScanReconcile, Event, SlowIo, SourceProgress
 
 Burstable = SlowIo | DirectoryScanReconcile
 GAPS: dict[type, int] = {SlowIo: 1_500, DirectoryScanReconcile: 5_000}
@@ -45,7 +46,23 @@ class _Burst:
 
 
 def _key(e: Burstable) -> tuple[str, str, str, str]:
-    return (e.cluster, e.host, e.role, e.kind if isinstance(e, SlowIo) else "reconcile")
+    return (e.cluster, e.host, e.role, _kind(e))
+
+
+def _kind(e: Burstable) -> str:
+    return e.kind if isinstance(e, SlowIo) else "reconcile"
+
+
+FAST_PHRASES: dict[str, tuple[str, ...]] = {
+    "Slow BlockReceiver write ": ("disk_write", "mirror_write"),
+    "Slow flushOrSync took ": ("flush_or_sync",),
+    "Slow manageWriterOsCache took ": ("os_cache",),
+    "Slow PacketResponder send ack": ("ack_upstream",),
+    "from memory with missing block file": ("reconcile",),
+    "Added missing block to memory": ("reconcile",),
+}
+"""Trigger phrases whose lines can extend a held burst from their bytes alone (see :meth:`Bursts.extend`); the
+first phrase names two kinds, told apart by the words after it."""
 
 
 def _start(e: Burstable) -> int:
@@ -62,6 +79,9 @@ class Bursts:
     def __init__(self, max_span_ms: int = MAX_SPAN_MS) -> None:
         self.max_span_ms = max_span_ms
         self._open: dict[tuple[str, str, str, str], _Burst] = {}
+        self.source = ""
+        """The ingest source whose events :meth:`take` gets next (set by the ingest, as the clock's)."""
+        self._of_source: dict[tuple[str, str], tuple[str, str, str, str]] = {}
 
     def take(self, events: list[Event], now_ms: int | None) -> list[Event]:
         """The events to emit now: every event of other kinds, and the bursts that ended before them."""
@@ -69,7 +89,7 @@ class Bursts:
             return events
         out: list[Event] = []
         for e in events:
-            if self._open:
+            if self._open and e.__class__ is not SourceProgress:  # progress is reported on some paths, not others
                 self._close_passed(e, out)
             if not isinstance(e, (SlowIo, DirectoryScanReconcile)):
                 out.append(e)
@@ -85,11 +105,35 @@ class Bursts:
                 held.touched_ms = now_ms
                 if _longer(e, held.longest):
                     held.longest = e
+                self._of_source[(self.source, key[3])] = key
                 continue
             if held is not None:
                 out.append(held.event())
             self._open[key] = _Burst(e, e, e.ts_ms, start, 1, now_ms)
+            self._of_source[(self.source, key[3])] = key
         return out
+
+    def extend(self, source: str, kind: str, ts_ms: int, duration_ms: int, out: list[Event]) -> bool:
+        """A line of ``source`` read from its bytes (its stamp, its duration) extends that source's held burst of
+        ``kind`` exactly as :meth:`take` would extend it with the line's event; False when it would not (a gap, a
+        span too long, a new longest warning, no burst held): then the line takes the parsers' path."""
+        key = self._of_source.get((source, kind))
+        held = self._open.get(key) if key is not None else None
+        if held is None or key is None:
+            return False
+        if ts_ms - held.last_ts_ms > GAPS[held.first.__class__] or ts_ms - held.start_ms > self.max_span_ms:
+            return False
+        if isinstance(held.longest, SlowIo) and duration_ms > held.longest.duration_ms:
+            return False
+        for other_key, other in list(self._open.items()):
+            if other_key != key and other_key[:2] == key[:2] and ts_ms - other.last_ts_ms > GAPS[other.first.__class__]:
+                out.append(other.event())
+                del self._open[other_key]
+        held.count += 1
+        held.last_ts_ms = max(held.last_ts_ms, ts_ms)
+        held.start_ms = min(held.start_ms, ts_ms - duration_ms)
+        held.touched_ms = None
+        return True
 
     def _close_passed(self, e: Event, out: list[Event]) -> None:
         for key, held in list(self._open.items()):

@@ -400,6 +400,7 @@ class Ingest:
             found: list[Event] = []
             self._progress.role_known(closed.origin, state, closed.ref, found)
             self._collect(found, out, closed.lines[0])
+        self.bursts.source = key
         self._collect(events, out, closed.lines[0])
         if state.last_ts_ms is not None and not closed.handed_back and self.writes.clock_ms(key) is not None:
             self.observe_clock(key, state.last_ts_ms, out)
