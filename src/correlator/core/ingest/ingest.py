@@ -13,6 +13,7 @@ from typing import Any
 
 from correlator.core.events import Event
 from correlator.core.ingest.blocks import BlockReader
+from correlator.core.ingest.config import BlockRead, IngestConfig, Output, SourceHint
 from correlator.core.ingest.bursts import Bursts
 from correlator.core.ingest.envelopes import Decoded, EnvelopeError, decode
 from correlator.core.ingest.framing import is_cri, unframe_records
@@ -27,48 +28,8 @@ from correlator.core.ingest.sources import facts_from_path
 from correlator.core.ingest.timestamps import LocalClock
 from correlator.core.ingest.writes import Line, Materialise, WriteTracker
 
-Output = Event | ParseError
 _PLAIN = bytes(b for b in range(256) if b >= 32 or b in (9, 10, 13))
 """Bytes a plain log line may hold; any other byte sends a batch down the record-by-record path."""
-
-
-@dataclass(frozen=True, slots=True)
-class SourceHint:
-    """What the transport knows about a record's origin (any field may be None)."""
-
-    cluster: str | None = None
-    host: str | None = None
-    file: str | None = None
-    role: str | None = None
-    family: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class BlockRead:
-    """What :meth:`Ingest.feed_block` made of a block: its outputs, and how many lines it held (so the caller's next
-    block starts at the right line without counting them again)."""
-
-    outputs: list[Output]
-    newlines: int
-
-
-@dataclass(frozen=True, slots=True)
-class IngestConfig:
-    tz: str = "UTC"
-    default_cluster: str = "default"
-    idle_flush_ms: int = 2000
-    max_line_bytes: int = 1_048_576
-    min_gc_pause_ms: int = 0
-    max_record_lines: int = 2000
-    slow_write_ms: int = 1000
-    """A block write that ends within this of its start is routine: counted, not emitted."""
-    write_floor_mib_s: float = 32.0
-    """A longer write is routine too when its bytes needed the time at this rate (a big block, not a stall)."""
-    block_size_mib: int = 128
-    """The cluster's ``dfs.blocksize``: an open write is evidence once a full block would have been written."""
-    layout: str | None = None
-    """A log4j pattern (``--layout``) whose lines are rewritten into the layout the parsers read before anything
-    else; lines it does not match pass unchanged."""
 
 
 @dataclass(slots=True)
