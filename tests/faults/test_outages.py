@@ -45,6 +45,37 @@ def test_kill_9_and_a_pause_longer_than_the_idle_timeout(
     assert set(got) == expected
 
 
+RESTART_AFTER_S = 2.0
+
+
+def test_kill_9_and_a_restart_two_seconds_later_is_back_in_seconds(
+    kafka_bootstrap: str, unique: str, tmp_path: Path, started: list[WorkerProcess]
+) -> None:
+    """A supervisor restarts a killed worker at once: its replacement is ready within 15 s (the dead member's
+    session ends after 10 s) and the last verdict comes within 30 s of the replay's end."""
+    dirs, expected, lines = scenarios(tmp_path)
+    stack = make_stack(kafka_bootstrap, unique, tmp_path, CORRELATOR_IDLE_TIMEOUT_MS=str(IDLE_TIMEOUT_MS))
+    first = WorkerProcess(stack, "first")
+    started.append(first.start())
+    replay = in_background(replay_all, stack, dirs)
+    wait_until_events_flow(first)
+    first.kill()
+    time.sleep(RESTART_AFTER_S)
+    second = WorkerProcess(stack, "second")
+    restarted = time.monotonic()
+    started.append(second.start(ready_timeout_s=120))
+    ready_s = time.monotonic() - restarted
+    join(replay)
+    replayed = time.monotonic()
+    got, duplicates = verdicts(stack, expected, timeout_s=120)
+    last_s = time.monotonic() - replayed
+    ROWS.append(Row(f"kill -9, restart after {RESTART_AFTER_S:.0f} s", lines, len(set(got)), len(expected),
+                    duplicates, recovery_s=ready_s))
+    assert set(got) == expected
+    assert ready_s <= 15, f"ready {ready_s:.1f} s after the restart"
+    assert last_s <= 30, f"last verdict {last_s:.1f} s after the replay ended"
+
+
 def _kafka(broker: KafkaBroker, action: str) -> None:
     env = {"KAFKA_PORT": str(broker.port), "KAFKA_STATE_DIR": str(broker.state_dir)}
     import os

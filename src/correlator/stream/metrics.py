@@ -21,6 +21,9 @@ class WorkerMetrics:
         self.verdicts = Counter("correlator_verdicts", "Verdicts published, by root-cause code", ["code"], registry=r)
         self.late_evidence = Gauge("correlator_late_evidence", "Evidence that arrived after its case was decided",
                                    ["cluster"], registry=r)
+        self.clock_steps_back = Counter(
+            "correlator_clock_steps_back", "Times a DataNode's log clock jumped back more than 30 s (its write timing "
+            "restarts there), by raw topic", ["topic"], registry=r)
         self.guessed_times = Counter(
             "correlator_guessed_times", "Local log stamps the zone alone could not place, by why: dst_repeated_hour "
             "(placed by their source's order), dst_gap (in the hour a spring-forward skips)", ["why"], registry=r)

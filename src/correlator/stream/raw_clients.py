@@ -16,6 +16,11 @@ TRANSACTION_TIMEOUT_MS = 10_000
 HEARTBEAT_MS = 500
 """A member learns of a rebalance at its next heartbeat; with librdkafka's 3 s every member that joined (another
 raw-ingest process, a new worker) stalled the group that long."""
+SESSION_TIMEOUT_MS = 10_000
+"""How long the group waits for a member that stopped heartbeating before giving its partitions to others: a worker
+killed and restarted gets its partitions back this long after its death (librdkafka's 45 s default made a kill -9
+cost a minute and a half of nothing). librdkafka heartbeats from its own thread, so only a process that is gone or
+frozen for 10 s misses twenty heartbeats; a processing stall is ``max.poll.interval.ms``'s business."""
 
 
 def state_topic(settings: Settings) -> str:
@@ -37,6 +42,7 @@ def consumer_config(settings: Settings, **extra: Any) -> dict[str, Any]:
         "queued.min.messages": settings.raw_queued_min_messages,
         "queued.max.messages.kbytes": settings.raw_queued_max_kbytes,
         "heartbeat.interval.ms": HEARTBEAT_MS,
+        "session.timeout.ms": SESSION_TIMEOUT_MS,
         **extra,
     })
 

@@ -232,13 +232,17 @@ class _Loop:
             floor = state.start_batch(last)
             now = self.owner.now_ms()
             produced = []
-            guessed = dict(state.ingest.clock.guessed)
+            guessed, steps = dict(state.ingest.clock.guessed), state.ingest.writes.steps_back
             for (key, headers), msgs in sources.items():
                 produced += [(item, msgs) for item in state.feed_messages(msgs, key, dict(headers), now, floor)]
                 by_topic[topic] += len(msgs)
             for why, n in state.ingest.clock.guessed.items():
                 if n > guessed.get(why, 0):
                     metrics.guessed_times.labels(why).inc(n - guessed.get(why, 0))
+            if state.ingest.writes.steps_back > steps:
+                metrics.clock_steps_back.labels(topic).inc(state.ingest.writes.steps_back - steps)
+                log.warning("a DataNode's clock stepped back on %s[%d] (an NTP step, a DST fall-back or logs replayed "
+                            "out of order): its write timing restarts there", topic, partition)
             self._send(state, produced)
             self._persist(state)
             offsets.append(TopicPartition(topic, partition, last + 1))

@@ -43,6 +43,13 @@ def faust_credentials(settings: Settings) -> CredentialsT | None:
     return None
 
 
+SESSION_TIMEOUT_S = 10.0
+"""As the raw consumers' (``raw_clients.SESSION_TIMEOUT_MS``): a dead worker's events partitions move on after 10 s,
+not Faust's 60. aiokafka heartbeats from the event loop, which never blocks for seconds (decisions and snapshots
+take milliseconds)."""
+HEARTBEAT_S = 1.0
+
+
 def faust_app(settings: Settings, **options: Any) -> faust.App:
     """A Faust app on the configured brokers and security; tables live in memory, rebuilt from their changelogs."""
     return faust.App(
@@ -53,6 +60,8 @@ def faust_app(settings: Settings, **options: Any) -> faust.App:
         datadir=str(settings.data_dir),
         table_standby_replicas=0,
         consumer_auto_offset_reset="earliest",
+        broker_session_timeout=SESSION_TIMEOUT_S,
+        broker_heartbeat_interval=HEARTBEAT_S,
         **options,
     )
 
