@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -74,6 +76,32 @@ def test_kill_9_and_a_restart_two_seconds_later_is_back_in_seconds(
     assert set(got) == expected
     assert ready_s <= 15, f"ready {ready_s:.1f} s after the restart"
     assert last_s <= 30, f"last verdict {last_s:.1f} s after the replay ended"
+
+
+def test_a_killed_raw_ingest_child_is_started_again_and_nothing_is_lost(
+    kafka_bootstrap: str, unique: str, tmp_path: Path, started: list[WorkerProcess]
+) -> None:
+    """kill -9 of the raw-ingest process mid-replay: the worker stays up, starts it again in place, and every
+    verdict comes, once."""
+    dirs, expected, lines = scenarios(tmp_path)
+    stack = make_stack(kafka_bootstrap, unique, tmp_path, CORRELATOR_IDLE_TIMEOUT_MS=str(IDLE_TIMEOUT_MS))
+    worker = WorkerProcess(stack, "worker")
+    started.append(worker.start())
+    replay = in_background(replay_all, stack, dirs)
+    wait_until_events_flow(worker)
+    (child,) = worker.raw_ingest_children()
+    killed = time.monotonic()
+    os.kill(child, signal.SIGKILL)
+    join(replay)
+    ready_s = wait_ready(worker, timeout_s=60)
+    got, duplicates = verdicts(stack, expected, timeout_s=120)
+    ROWS.append(Row("raw-ingest child killed", lines, len(set(got)), len(expected), duplicates,
+                    recovery_s=time.monotonic() - killed))
+    assert worker.process is not None and worker.process.poll() is None, worker.tail()
+    assert set(got) == expected and duplicates == 0
+    assert child not in worker.raw_ingest_children() and len(worker.raw_ingest_children()) == 1
+    assert "starting it again (1 of 3" in worker.tail(200)
+    assert ready_s < 60
 
 
 def _kafka(broker: KafkaBroker, action: str) -> None:

@@ -41,6 +41,12 @@ from correlator.stream.raw_ingest import RawIngest, instance_name
 log = logging.getLogger(__name__)
 STATUS_EVERY_S = 0.25
 STOP_GRACE_S = 30.0
+RESPAWNS = 3
+RESPAWN_WINDOW_S = 600.0
+"""A child that dies without a word (killed, out of memory, a crash in native code) is started again in place, at most
+``RESPAWNS`` times in ``RESPAWN_WINDOW_S``: its transactions fence the dead one's and its partitions come back after
+the group's session timeout. One that keeps dying, or that gave up itself (its stage failed past its retries), stops
+the worker as before."""
 _PR_SET_PDEATHSIG = 1
 
 
@@ -165,6 +171,10 @@ class RawIngestProcess:
     _conn: Connection | None = None
     _reader: threading.Thread | None = None
     _send_lock: threading.Lock = field(default_factory=threading.Lock)
+    _stopping: bool = False
+    _respawns: list[float] = field(default_factory=list)
+    """When the child was restarted after dying unannounced (at most ``RESPAWNS`` within ``RESPAWN_WINDOW_S``)."""
+    _go_when_ready: bool = False
 
     def start(self) -> None:
         context = multiprocessing.get_context("spawn")  # never fork a process that runs librdkafka and asyncio
@@ -183,6 +193,7 @@ class RawIngestProcess:
         self._send(("go", None))
 
     def request_stop(self) -> None:
+        self._stopping = True
         if self._process is not None and self._process.is_alive():
             self._send(("stop", None))
 
@@ -240,6 +251,11 @@ class RawIngestProcess:
             except (EOFError, OSError):
                 break
             self._apply(status, updates)
+            if self._go_when_ready:  # a respawned child: the worker is running, it joins at once
+                self._go_when_ready = False
+                if self._live:
+                    self._send(("live", True))
+                self._send(("go", None))
             if not self.ready:
                 self.ready = True
                 if self.on_ready is not None:
@@ -248,10 +264,25 @@ class RawIngestProcess:
             self._process.join(STOP_GRACE_S)  # the pipe closes a moment before the exit status is known
         code = self._process.exitcode if self._process is not None else None
         failed = self.status.failed
+        if failed is None and code not in (0, None) and not self._stopping and self._may_respawn():
+            log.error("raw ingest process %d died (exit code %s) without a word; starting it again (%d of %d within "
+                      "%.0f s)", self.index, code, len(self._respawns), RESPAWNS, RESPAWN_WINDOW_S)
+            self.status = replace(self.status, running=False)
+            self._go_when_ready = True
+            self.start()
+            return
         if failed is None and code not in (0, None):
             failed = f"raw ingest process exited with code {code}"
             log.error("%s", failed)
         self.status = replace(self.status, running=False, failed=failed)
+
+    def _may_respawn(self) -> bool:
+        now = time.monotonic()
+        self._respawns = [t for t in self._respawns if now - t < RESPAWN_WINDOW_S]
+        if len(self._respawns) >= RESPAWNS:
+            return False
+        self._respawns.append(now)
+        return True
 
     def _apply(self, status: RawIngestStatus, updates: Updates) -> None:
         self.status = status
