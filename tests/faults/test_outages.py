@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from tests.faults.harness import (
     ROWS, Row, in_background, join, replay_all, scenarios, verdicts, wait_ready, wait_until_events_flow,
 )
 from tests.support.services import LOCAL, KafkaBroker
-from tests.support.worker import WorkerProcess
+from tests.support.worker import Stack, WorkerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -25,15 +26,22 @@ PAUSE_S = 180.0
 (Idle timeouts much shorter than 8 s make even a clean run depend on CPU stalls of a loaded machine.)"""
 
 
+def _replaying(kafka_bootstrap: str, unique: str, tmp_path: Path, started: list[WorkerProcess]
+               ) -> tuple[Stack, WorkerProcess, threading.Thread, set[tuple[str, str]], int]:
+    """A worker reading the fault scenarios while they are replayed in the background (events already flowing)."""
+    dirs, expected, lines = scenarios(tmp_path)
+    stack = make_stack(kafka_bootstrap, unique, tmp_path, CORRELATOR_IDLE_TIMEOUT_MS=str(IDLE_TIMEOUT_MS))
+    worker = WorkerProcess(stack, "first")
+    started.append(worker.start())
+    replay = in_background(replay_all, stack, dirs)
+    wait_until_events_flow(worker)
+    return stack, worker, replay, expected, lines
+
+
 def test_kill_9_and_a_pause_longer_than_the_idle_timeout(
     kafka_bootstrap: str, unique: str, tmp_path: Path, started: list[WorkerProcess]
 ) -> None:
-    dirs, expected, lines = scenarios(tmp_path)
-    stack = make_stack(kafka_bootstrap, unique, tmp_path, CORRELATOR_IDLE_TIMEOUT_MS=str(IDLE_TIMEOUT_MS))
-    first = WorkerProcess(stack, "first")
-    started.append(first.start())
-    replay = in_background(replay_all, stack, dirs)
-    wait_until_events_flow(first)
+    stack, first, replay, expected, lines = _replaying(kafka_bootstrap, unique, tmp_path, started)
     first.kill()
     join(replay)
     time.sleep(PAUSE_S)
@@ -55,12 +63,7 @@ def test_kill_9_and_a_restart_two_seconds_later_is_back_in_seconds(
 ) -> None:
     """A supervisor restarts a killed worker at once: its replacement is ready within 15 s (the dead member's
     session ends after 10 s) and the last verdict comes within 30 s of the replay's end."""
-    dirs, expected, lines = scenarios(tmp_path)
-    stack = make_stack(kafka_bootstrap, unique, tmp_path, CORRELATOR_IDLE_TIMEOUT_MS=str(IDLE_TIMEOUT_MS))
-    first = WorkerProcess(stack, "first")
-    started.append(first.start())
-    replay = in_background(replay_all, stack, dirs)
-    wait_until_events_flow(first)
+    stack, first, replay, expected, lines = _replaying(kafka_bootstrap, unique, tmp_path, started)
     first.kill()
     time.sleep(RESTART_AFTER_S)
     second = WorkerProcess(stack, "second")
@@ -83,12 +86,7 @@ def test_a_killed_raw_ingest_child_is_started_again_and_nothing_is_lost(
 ) -> None:
     """kill -9 of the raw-ingest process mid-replay: the worker stays up, starts it again in place, and every
     verdict comes, once."""
-    dirs, expected, lines = scenarios(tmp_path)
-    stack = make_stack(kafka_bootstrap, unique, tmp_path, CORRELATOR_IDLE_TIMEOUT_MS=str(IDLE_TIMEOUT_MS))
-    worker = WorkerProcess(stack, "worker")
-    started.append(worker.start())
-    replay = in_background(replay_all, stack, dirs)
-    wait_until_events_flow(worker)
+    stack, worker, replay, expected, lines = _replaying(kafka_bootstrap, unique, tmp_path, started)
     (child,) = worker.raw_ingest_children()
     killed = time.monotonic()
     os.kill(child, signal.SIGKILL)

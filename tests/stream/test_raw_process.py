@@ -36,23 +36,34 @@ def test_a_misspelt_metric_fails_where_it_is_used() -> None:
         MetricUpdates().no_such_metric.inc()
 
 
-def test_a_child_that_dies_fails_the_stage_with_its_exit_status() -> None:
-    """A crashed raw-ingest process (here: killed) must not leave the worker waiting, not ready, for ever."""
+def test_a_child_that_keeps_dying_fails_the_stage_with_its_exit_status() -> None:
+    """A killed raw-ingest process is started again in place; one killed more often than the respawn budget must
+    not leave the worker waiting, not ready, for ever."""
     import os
     import signal
     import time
 
     from correlator.config import Settings
-    from correlator.stream.raw_process import RawIngestProcesses
+    from correlator.stream.raw_process import RESPAWNS, RawIngestProcesses
 
     settings = Settings(bootstrap_servers="127.0.0.1:9", raw_processes=2)  # nothing listens: the children never get far
     raw = RawIngestProcesses(settings, settings.ingest_config(), WorkerMetrics())
     raw.start()
     try:
-        os.kill(raw.children[1]._process.pid, signal.SIGKILL)  # one of two is enough
+        child = raw.children[1]  # one of two is enough
+        pids = []
+        for _ in range(RESPAWNS + 1):
+            deadline = time.monotonic() + 30
+            while (child._process is None or not child._process.is_alive() or child._process.pid in pids) \
+                    and raw.failed is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert raw.failed is None, raw.failed  # started again after each death within the budget
+            pids.append(child._process.pid)
+            os.kill(child._process.pid, signal.SIGKILL)
         deadline = time.monotonic() + 30
         while raw.failed is None and time.monotonic() < deadline:
             time.sleep(0.05)
+        assert len(set(pids)) == RESPAWNS + 1
         assert raw.failed == f"raw ingest process exited with code {-signal.SIGKILL}"
         assert not raw.healthy
     finally:
