@@ -48,6 +48,7 @@ bench: setup
 	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh reset
 	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh start
 	@status=0; $(VENV)/bin/correlator bench stream --bootstrap-servers 127.0.0.1:$(BENCH_KAFKA_PORT) || status=$$?; \
+	  $(VENV)/bin/correlator bench stream --day bad --bootstrap-servers 127.0.0.1:$(BENCH_KAFKA_PORT) || status=$$?; \
 	  KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh stop; exit $$status
 
 # Ten minutes of a steady 20k records/s: is the worker's memory flat while it keeps up?

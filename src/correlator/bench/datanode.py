@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 _BP = "BP-1473651231-10.20.30.40-1546300800000"
 _DN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
@@ -98,14 +98,17 @@ def datanode_lines(host: int, count: int, *, seed: int = 11) -> Iterator[str]:
         emitted += 1
 
 
-def write_datanode_logs(directory: str, hosts: int, lines_per_host: int) -> list[str]:
-    """One ``hadoop-hdfs-datanode-dnNN.example.com.log`` per host (the naming our discovery reads the host from)."""
+def write_datanode_logs(directory: str, hosts: int, lines_per_host: int,
+                        lines_of: Callable[[int, int], Iterator[str]] | None = None) -> list[str]:
+    """One ``hadoop-hdfs-datanode-dnNN.example.com.log`` per host (the naming our discovery reads the host from),
+    written by ``lines_of`` (host, count) — a good day's :func:`datanode_lines` unless given."""
+    lines_of = lines_of or datanode_lines
     os.makedirs(directory, exist_ok=True)
     paths = []
     for host in range(1, hosts + 1):
         path = os.path.join(directory, f"hadoop-hdfs-datanode-dn{host:02d}.example.com.log")
         with open(path, "w", encoding="utf-8") as out:
-            for line in datanode_lines(host, lines_per_host):
+            for line in lines_of(host, lines_per_host):
                 out.write(line + "\n")
         paths.append(path)
     return paths

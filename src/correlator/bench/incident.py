@@ -21,7 +21,7 @@ import heapq
 import random
 from collections.abc import Iterator
 
-from correlator.bench.datanode import _BP, _DN, _OTHER, _RECEIVING, _RESPONDER, _TRACE, _stamp, write_lines
+from correlator.bench.datanode import _BP, _DN, _OTHER, _RECEIVING, _RESPONDER, _TRACE, _stamp, write_datanode_logs, write_lines
 
 _IMPL = "org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetImpl"
 _SLOW = (
@@ -132,3 +132,9 @@ def write_incident_corpus(path: str, size_mb: int, *, host: int = 1) -> tuple[in
     """One DataNode's bad-day log of about ``size_mb`` MiB. Returns (bytes, lines)."""
     third = size_mb * 1024 * 1024 // 3 // 250  # ~250 bytes a line
     return write_lines(path, size_mb, incident_lines(host, 1 << 62, step_back_at=third))
+
+
+
+def write_incident_logs(directory: str, hosts: int, lines_per_host: int) -> list[str]:
+    """One bad-day ``hadoop-hdfs-datanode-dnNN.example.com.log`` per host, its clock stepping back a third in."""
+    return write_datanode_logs(directory, hosts, lines_per_host, incident_lines)

@@ -31,6 +31,7 @@ from confluent_kafka import Consumer
 from correlator.adapters import topics as topic_admin
 from correlator.adapters.shipping import merged_lines, ship
 from correlator.bench.datanode import routine_share, write_datanode_logs
+from correlator.bench.incident import write_incident_logs
 from correlator.bench.proc import tree_usage
 from correlator.config import Settings
 from correlator.offline.files import discover
@@ -168,22 +169,26 @@ def _quantile(before: dict[str, float], after: dict[str, float], q: float) -> fl
     return lower
 
 
-def _corpus(logs: Path, scale: int, datanodes: int, lines_per_datanode: int) -> None:
-    """The 'recurring' scenario (failures to decide) plus busy DataNodes whose lines are mostly routine writes."""
+def _corpus(logs: Path, scale: int, datanodes: int, lines_per_datanode: int, day: str = "good") -> None:
+    """The 'recurring' scenario (failures to decide) plus busy DataNodes: on a good day mostly routine writes, on a
+    bad day the incident corpus's (slow writes, slow-IO storms, reconcile bursts, a clock step back)."""
     done = subprocess.run([*CLI, "simulate", "recurring", "--out", str(logs), "--scale", str(scale)],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"simulate recurring failed: {done.stderr.strip()[-300:]}")
-    write_datanode_logs(str(logs / "busy"), datanodes, lines_per_datanode)
+    if day == "bad":
+        write_incident_logs(str(logs / "busy"), datanodes, lines_per_datanode)
+    else:
+        write_datanode_logs(str(logs / "busy"), datanodes, lines_per_datanode)
 
 
 def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, datanodes: int = 8,
-              lines_per_datanode: int = 75_000) -> None:
+              lines_per_datanode: int = 75_000, day: str = "good") -> None:
     suffix = uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory(prefix="correlator-bench-") as tmp:
         workdir = Path(tmp)
         logs, live = workdir / "logs", workdir / "live"
-        _corpus(logs, scale, datanodes, lines_per_datanode)
+        _corpus(logs, scale, datanodes, lines_per_datanode, day)
         done = subprocess.run([*CLI, "simulate", "recurring", "--out", str(live), "--scale", "1"],
                               capture_output=True, text=True, check=False)
         if done.returncode != 0:
@@ -199,7 +204,7 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, d
         routine = sum(routine_share(Path(f.path).read_text().splitlines()) * _lines(f.path) for f in busy)
         shipped = ship(merged_lines(files, contenders["worker"]), contenders["worker"])
         echo(f"corpus: {shipped:,} raw records ({size / 1e6:.1f} MB) from {len(files)} files: scenario 'recurring'"
-             f" x{scale} and {datanodes} busy DataNodes; {routine / shipped:.0%} routine block-write lines;"
+             f" x{scale} and {datanodes} busy DataNodes on a {day} day; {routine / shipped:.0%} block-write lines;"
              f" {len(files)} keys over the raw topics' partitions")
 
         default, _, default_cpu = _bare_loop(contenders["worker"], shipped, tuned=False)
