@@ -18,9 +18,9 @@ HEARTBEAT_MS = 500
 raw-ingest process, a new worker) stalled the group that long."""
 SESSION_TIMEOUT_MS = 10_000
 """How long the group waits for a member that stopped heartbeating before giving its partitions to others: a worker
-killed and restarted gets its partitions back this long after its death (librdkafka's 45 s default made a kill -9
-cost a minute and a half of nothing). librdkafka heartbeats from its own thread, so only a process that is gone or
-frozen for 10 s misses twenty heartbeats; a processing stall is ``max.poll.interval.ms``'s business."""
+killed and restarted gets its partitions back this long after its death, not after librdkafka's default 45 s.
+librdkafka heartbeats from its own thread, so only a process that is gone or frozen for 10 s misses twenty heartbeats;
+a processing stall is ``max.poll.interval.ms``'s business."""
 
 
 def state_topic(settings: Settings) -> str:
