@@ -1,4 +1,4 @@
-"""The wire format of events and parse errors: orjson bytes ↔ core dataclasses (CONTRACT §4, §5)."""
+"""The wire format of events and parse errors: orjson bytes ↔ core dataclasses (events, parse errors and dead letters)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from correlator.core.ingest.records import ParseError
 
 
 def encode_event(event: Event, extra: Mapping[str, Any] | None = None) -> bytes:
-    """The event JSON of CONTRACT §4; ``extra`` adds transport fields that event readers ignore."""
+    """The event JSON; ``extra`` adds transport fields that event readers ignore."""
     data = event_to_dict(event)
     if extra:
         data.update(extra)
@@ -54,7 +54,7 @@ def decode_parse_error(data: bytes | str) -> ParseError:
 def deadletter_value(
     error: ParseError, *, topic: str, partition: int, offset: int, value: bytes | None, max_inline: int = 65536
 ) -> bytes:
-    """The dead-letter record of CONTRACT §5: reason plus coordinates and the original value (base64 when at hand
+    """The dead-letter record: reason plus coordinates and the original value (base64 when at hand
     and small, else the error's printable excerpt)."""
     record: dict[str, Any] = {
         "reason": error.reason,

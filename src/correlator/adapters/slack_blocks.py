@@ -1,4 +1,4 @@
-"""Block Kit messages for incidents, from verdict dicts (CONTRACT §3).
+"""Block Kit messages for incidents, from verdict dicts (``correlator.verdict/v1``).
 
 Every string that may come from a log line (operator names, paths, hosts, summaries, titles) passes ``escape`` before it
 enters mrkdwn, so ``<!channel>`` or ``<http://x|click>`` inside a log renders as text, never as a ping or a link. Every

@@ -1,4 +1,4 @@
-"""``correlator analyze PATH...``: explain every failed checkpoint in log files (CONTRACT §2, §3)."""
+"""``correlator analyze PATH...``: explain every failed checkpoint in log files (the event and verdict shapes of `correlator parse` and `correlator schema verdict`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``correlator parse PATH...``: print the events of log files as JSON lines (CONTRACT §2, §4)."""
+"""``correlator parse PATH...``: print the events of log files as JSON lines (the event JSON every stage shares)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Events as plain data (CONTRACT §4): the registry of wire types, and the conversion both ways that every adapter
+"""Events as plain data (the event JSON): the registry of wire types, and the conversion both ways that every adapter
 (orjson codec, snapshots, files) shares. Converting back checks field types, so a corrupt record fails at the
 boundary, not inside the engine's state."""
 
@@ -67,7 +67,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
-    """Plain-data form with ``type`` and ``at`` first, as CONTRACT §4 prints it."""
+    """Plain-data form with ``type`` and ``at`` first, as `correlator parse` prints it."""
     out: dict[str, Any] = {"type": event.type, "at": event.at}
     for f in dataclasses.fields(event):
         value = getattr(event, f.name)

@@ -1,6 +1,6 @@
 """Typed events: what a parsed log record says, in a shape the engine and the wire share.
 
-Each event is a frozen, slotted dataclass whose class attribute ``type`` is its name on the wire (CONTRACT §4);
+Each event is a frozen, slotted dataclass whose class attribute ``type`` is its name on the wire (the event JSON's ``type``);
 ``event_dicts`` converts them to and from plain data, one schema for every adapter.
 """
 
@@ -94,7 +94,7 @@ class CheckpointDeclined(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointFailed(Event):
-    """A checkpoint failed; ``kind`` is one of the CONTRACT §3 failure kinds."""
+    """A checkpoint failed; ``kind`` is one of the verdict schema's failure kinds."""
 
     type: ClassVar[str] = "checkpoint_failed"
     job_id: str | None = None

@@ -1,6 +1,6 @@
 """Incidents: verdicts of one job failing for one cause, grouped so a recurring problem is one conversation, not a flood.
 
-Pure state transitions over plain verdict dicts (CONTRACT §3). Time is event time taken from the verdicts, or an explicit
+Pure state transitions over plain verdict dicts (``correlator.verdict/v1``). Time is event time taken from the verdicts, or an explicit
 ``now_ms``; the store that keeps incidents and the bot that posts them live in the adapters and the stream layer.
 """
 

@@ -201,7 +201,7 @@ class _Loop:
         metrics = self.owner.metrics
         sources: dict[tuple[Any, ...], list[Message]] = {}
         errors = 0
-        for msg in batch:  # per record: one lookup in one flat dict (the nested one cost a third more)
+        for msg in batch:  # per record: one lookup in one flat dict, the cheapest grouping
             if msg.error() is not None:
                 errors += 1
                 continue

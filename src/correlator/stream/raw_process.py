@@ -299,9 +299,9 @@ GC_THRESHOLDS = (100_000, 20, 100)
 """The cyclic collector's thresholds in a raw-ingest process (CPython's: 700, 10, 10).
 
 Each record's first ``headers()`` call builds a list and a tuple per header, and a batch holds ten thousand records:
-at the default threshold the collector ran several times a batch and walked every record still held, which made
-``headers()`` cost 2-3 us instead of 0.6 us (measured on 200 k real records) and held the worker to 0.42 x the bare
-loop. Nothing the loop makes lives in a cycle for long; its garbage is freed by reference counts."""
+at the default threshold the collector runs several times a batch and walks every record still held, several times
+the cost of the calls themselves (the README has the figures). Nothing the loop makes lives in a cycle for long; its
+garbage is freed by reference counts."""
 
 
 def collect_rarely() -> None:

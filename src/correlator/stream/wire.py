@@ -31,7 +31,7 @@ class Position:
 
 
 def encode_event(event: Event, position: Position) -> bytes:
-    """The event JSON of CONTRACT §4 plus ``_pos``, which consumers other than the worker may ignore."""
+    """The event JSON plus ``_pos``, which consumers other than the worker may ignore."""
     return codec.encode_event(event, {"_pos": [position.topic, position.partition, position.offset, position.seq]})
 
 

@@ -127,8 +127,8 @@ def _counts(iv: Interval, held: set[str], reporting: set[str],
     Where lock reports exist, a scanner that held the lock long says so itself (``scanner_lock``; ``held``: the hosts
     where one did); then its totals and reconcile lines support it. A DataNode of unknown version that logged any lock
     report (``reporting``: those hosts) has them. Where the totals are logged after the lock's release, only reconcile
-    work (which takes the lock per block) can have stalled a writer. The host sets are built once per case: a dense
-    window asked the whole interval list again for every point.
+    work (which takes the lock per block) can have stalled a writer. The host sets are built once per case, so a
+    dense window does not search the whole interval list again for every point.
     """
     if iv.kind not in SCANNER_POINTS:
         return True

@@ -1,4 +1,4 @@
-"""The verdict: one explained failed checkpoint, in the shape of CONTRACT §3 (``correlator.verdict/v1``).
+"""The verdict: one explained failed checkpoint, in the shape of ``correlator.verdict/v1`` (``correlator schema verdict``).
 
 The dataclasses are the engine's output; ``verdict_to_dict`` / ``verdict_from_dict`` are the only place where the
 wire shape lives, so the offline printer, the Kafka codec and the Slack bot read one schema.
@@ -169,7 +169,7 @@ def _parse_opt(text: str | None) -> int | None:
 
 
 def verdict_to_dict(v: Verdict) -> dict[str, Any]:
-    """CONTRACT §3 shape, fields in contract order (plus ``recurrence``, ``outlook`` and ``whatif``)."""
+    """The ``correlator.verdict/v1`` shape, fields in schema order (plus ``recurrence``, ``outlook`` and ``whatif``)."""
     f = v.failure
     rc = v.root_cause
     return {

@@ -1,4 +1,4 @@
-"""Flink checkpoint failure reasons (CheckpointFailureReason texts, 1.7/1.8 decline exceptions) → CONTRACT kinds."""
+"""Flink checkpoint failure reasons (CheckpointFailureReason texts, 1.7/1.8 decline exceptions) → the verdict's failure kinds."""
 
 from __future__ import annotations
 
