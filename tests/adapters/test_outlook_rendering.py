@@ -47,7 +47,7 @@ def test_slack_parent_shows_outlook_and_figures_under_their_lines() -> None:
     verdicts = _recurring()
     text = _mrkdwn(parent_message(verdicts[-1], _incident(verdicts)).blocks)
     assert "*Outlook*\n• next DirectoryScanner run on dn02.example.com expected ≈ 2020-01-02T10:55:54.025Z" in text
-    assert "• next DirectoryScanner run on dn01.example.com: not derivable (interval 6 h logged" in text
+    assert "• next DirectoryScanner run on dn01.example.com expected ≈ 2020-01-02T12:51:00.000Z" in text
     remediation = text[text.index("*Remediation*"):text.index("*Outlook*")].splitlines()
     raise_at = next(i for i, line in enumerate(remediation) if "directoryscan.interval (default" in line)
     assert "↳ _what if:_ a scan interval of 24 h would have overlapped 3 of these 4 checkpoints instead of 4" \

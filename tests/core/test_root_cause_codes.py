@@ -1,7 +1,7 @@
-"""The root-cause codes are one list across the core, the schema and the README (docs/architecture.md's walkthrough).
+"""The cause registry is the one list of root-cause codes: the schema, the README, the ranking, the timeline and the
+remediation all agree with it (docs/architecture.md walks through adding one).
 
-Adding a code touches the ranking or the decision, the explanation, the knowledge and the contract; this fails on
-whichever of them the change forgot.
+A code added to the registry without a title, steps, timeline types, a schema entry or a README row fails here.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from correlator.core.correlate.explanation import title
-from correlator.core.correlate.ranking import BASE, CODE_OF_KIND, ROOT_CODES
+from correlator.core.explain.causes import BASE, CAUSES, CODE_OF_KIND, ROOT_CODES, Code
 from correlator.core.explain.knowledge import remediation
+from correlator.core.explain.timeline import CAUSE_TYPES
 from correlator.core.explain.verdict import CODES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,24 +24,28 @@ GENERIC = "UNEXPLAINED"
 """The one code whose remediation is the general advice (see more, log more)."""
 
 
-def readme_codes() -> list[str]:
-    """The first column of README's ``| code | meaning |`` table."""
+def readme_rows() -> list[tuple[str, str]]:
+    """README's ``| code | meaning |`` table."""
     lines = (ROOT / "README.md").read_text(encoding="utf-8").split("\n")
     start = lines.index("| code | meaning |") + 2
-    codes: list[str] = []
+    rows: list[tuple[str, str]] = []
     for line in lines[start:]:
         if not line.startswith("|"):
             break
-        m = re.match(r"\| `([A-Z_]+)` \|", line)
+        m = re.match(r"\| `([A-Z_]+)` \| (.*) \|$", line)
         assert m, f"README code row not understood: {line[:80]!r}"
-        codes.append(m[1])
-    return codes
+        rows.append((m[1], m[2]))
+    return rows
 
 
-def test_readme_table_names_the_cores_codes() -> None:
-    codes = readme_codes()
-    assert len(codes) == len(set(codes))
-    assert set(codes) == set(CODES)
+def test_readme_table_is_the_registry() -> None:
+    """Row for row, in registry order: the README says what the registry says."""
+    assert readme_rows() == [(c.code.value, c.meaning) for c in CAUSES.values()]
+
+
+def test_every_code_is_in_the_registry() -> None:
+    assert tuple(CAUSES) == tuple(Code) and CODES == tuple(Code)
+    assert all(entry.code is code for code, entry in CAUSES.items())
 
 
 def test_schema_enum_names_the_cores_codes() -> None:
@@ -52,6 +57,24 @@ def test_every_ranked_code_is_a_code() -> None:
     assert set(CODE_OF_KIND.values()) <= set(CODES)
     assert set(ROOT_CODES) <= set(CODE_OF_KIND.values())
     assert set(BASE) == set(CODE_OF_KIND)
+    kinds = [k for c in CAUSES.values() for k in c.evidence]
+    assert len(kinds) == len(set(kinds)), "an evidence kind speaks for one cause only"
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_code_has_its_timeline_types(code: str) -> None:
+    """Listed for every code (an empty set: the code has no evidence of its own to draw)."""
+    assert code in CAUSE_TYPES
+    assert CAUSES[Code(code)].evidence == {} or CAUSE_TYPES[code], code
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_step_template_fills(code: str) -> None:
+    """Every step of every code, with and without a known issue, renders without a placeholder left."""
+    from correlator.core.explain.knowledge import HDFS_15415
+    for issue in (None, HDFS_15415):
+        for step in remediation(code, hosts=("dn1",), datanode_version="3.2.1", issue=issue):
+            assert step.text and "{" not in step.text and "}" not in step.text, step
 
 
 @pytest.mark.parametrize("code", CODES)

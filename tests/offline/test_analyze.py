@@ -19,7 +19,7 @@ def run(*args: str) -> tuple[int, bytes, str]:
 
 class TestAnalyzeCommand:
     def test_seed_prints_one_contract_verdict(self) -> None:
-        """One JSON object per line, CONTRACT §3 shape, naming the scanner on dn02 with HDFS-14476."""
+        """One JSON object per line in the verdict shape, naming the scanner on dn02 with HDFS-15415."""
         code, out, _ = run(str(GOLDEN / "seed"))
         assert code == 0
         [line] = out.decode().splitlines()
@@ -28,7 +28,7 @@ class TestAnalyzeCommand:
         assert (v["job_id"], v["checkpoint_id"]) == ("1a3bc71ac57f33961637adf340e9c28f", 60)
         assert v["root_cause"]["code"] == "HDFS_DIRECTORY_SCAN"
         assert v["root_cause"]["hosts"] == ["dn02.example.com"]
-        assert v["root_cause"]["known_issue"] == "HDFS-14476"
+        assert v["root_cause"]["known_issue"] == "HDFS-15415"
         assert set(v) >= {"failure", "alternatives", "evidence", "remediation", "coverage", "decided_at"}
 
     def test_output_is_byte_identical_across_runs(self) -> None:

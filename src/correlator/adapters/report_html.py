@@ -134,7 +134,7 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
     alternatives = "" if not v.alternatives else "<h2>Ranked lower</h2><ul id=\"alternatives\">" + "".join(
         f"<li><code>{_e(a.code)}</code> {a.confidence:.2f}</li>" for a in v.alternatives) + "</ul>"
     remediation = "<h2>What to do</h2><ol id=\"remediation\">" + "".join(
-        f"<li>{_e(step)}" + "".join(f"<p class=\"whatif\">what if: {_e(w.text)} <span class=\"meta\">(assumes "
+        f"<li>{_e(step.text)}" + "".join(f"<p class=\"whatif\">what if: {_e(w.text)} <span class=\"meta\">(assumes "
                                     f"{_e(w.assumes)})</span></p>" for w in v.whatif if w.remediation == i)
         + "</li>" for i, step in enumerate(v.remediation)) + "</ol>"
     outlook = "" if v.outlook is None else "<h2>Outlook</h2><ul id=\"outlook\">" + "".join(

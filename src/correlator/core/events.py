@@ -217,6 +217,8 @@ class DirectoryScanConfig(Event):
     enabled: bool = True
     first_scan_ms: int | None = None
     """Epoch ms of the first scan when the line gives it (absolute, or the line time plus ``starting in``)."""
+    first_scan_to_minute: bool = False
+    """``first_scan_ms`` is a wall time the line gave to the minute only (the JDK's short date format)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,15 +20,16 @@ def run(events, config: EngineConfig = EngineConfig()) -> list[Verdict]:
 
 class TestSeedIncident:
     def test_names_the_directory_scanner_on_the_pipeline_datanode(self) -> None:
-        """Scanner lock on dn02 across the 37.8 s write → HDFS_DIRECTORY_SCAN on dn02 with HDFS-14476."""
+        """Scanner lock (held in ``DirectoryScanner.scan``) on dn02 across the 37.8 s write → HDFS_DIRECTORY_SCAN on dn02
+        with HDFS-15415, the locked compare."""
         [v] = run(seed())
         assert (v.job_id, v.checkpoint_id) == ("1a3bc71ac57f33961637adf340e9c28f", 60)
         assert v.root_cause.code == "HDFS_DIRECTORY_SCAN"
         assert v.root_cause.hosts == ("dn02.example.com",)
-        assert v.root_cause.known_issue == "HDFS-14476"
+        assert v.root_cause.known_issue == "HDFS-15415"
         assert v.failure.kind == "async_materialize"
         assert (v.failure.duration_ms, v.failure.timeout_ms) == (37_829, 10_000)
-        assert any("dfs.datanode.directoryscan.interval" in r for r in v.remediation)
+        assert any(r.setting == "dfs.datanode.directoryscan.interval" for r in v.remediation)
 
     def test_fixed_hadoop_version_names_no_known_issue(self) -> None:
         """A DataNode banner of 3.3.6 (HDFS-14476 and HDFS-15415 fixed) keeps the code but drops the issue."""

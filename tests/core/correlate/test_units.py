@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from correlator.core.correlate.evidence import interval_of, overlap_ms, reconcile_bursts
 from correlator.core.correlate.watermarks import Watermarks
 from correlator.core.events import DatasetLockHeld, DirectoryScanReconcile, JvmPause
-from correlator.core.explain.knowledge import HDFS_14476, HDFS_15415, parse_version, scanner_issue
+from correlator.core.explain.knowledge import HDFS_14476, HDFS_15415, parse_version, scanner_issue, scanner_part
 from correlator.core.explain.verdict import SCHEMA, verdict_from_dict, verdict_to_dict
 from tests.core.correlate.factory import seed
 from tests.core.correlate.test_engine import run
@@ -73,11 +73,26 @@ class TestKnowledge:
         assert not HDFS_14476.affects((3, 2, 2)) and not HDFS_14476.affects((3, 3, 0))
         assert HDFS_15415.affects((3, 3, 0)) and not HDFS_15415.affects((3, 3, 1))
 
-    def test_scanner_issue_by_datanode_version(self) -> None:
-        """Unknown version → HDFS-14476; 3.3.0 → HDFS-15415; 3.4.0 → none."""
-        assert scanner_issue(None) is HDFS_14476
-        assert scanner_issue("3.3.0") is HDFS_15415
-        assert scanner_issue("3.4.0") is None
+    def test_scanner_issue_by_part_and_datanode_version(self) -> None:
+        """The compare (a hold in ``scan``) is HDFS-15415, fixed 3.2.2 / 3.3.1; the reconcile HDFS-14476, fixed
+        2.10.1 / 3.2.2 / 3.3.0; an unknown version names the defect the stack shows."""
+        assert scanner_issue(None, "compare") is HDFS_15415
+        assert scanner_issue(None, "reconcile") is HDFS_14476
+        assert scanner_issue("3.2.1", "compare") is HDFS_15415
+        assert scanner_issue("3.3.0", "compare") is HDFS_15415
+        assert scanner_issue("3.3.0", "reconcile") is None
+        assert scanner_issue("3.3.1", "compare") is None
+        assert scanner_issue("2.10.0", "reconcile") is HDFS_14476
+        assert scanner_issue("2.10.1", "reconcile") is None
+        assert scanner_issue("2.10.2", "compare") is HDFS_15415
+        assert scanner_issue("3.4.0", "compare") is None
+
+    def test_scanner_part_from_the_holder_frame(self) -> None:
+        """The seed's stack holds in ``scan`` (``reconcile`` only its caller): the compare."""
+        assert scanner_part("scanner_lock", "DirectoryScanner.scan") == "compare"
+        assert scanner_part("scanner_lock", "FsDatasetImpl.checkAndUpdate") == "reconcile"
+        assert scanner_part("scan_reconcile", None) == "reconcile"
+        assert scanner_part("scan_stats", None) == "compare"
 
 
 class TestVerdictWire:

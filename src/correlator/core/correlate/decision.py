@@ -27,7 +27,14 @@ from correlator.core.events import (
     HdfsClientSlow,
     TaskStatus,
 )
-from correlator.core.explain.knowledge import DatanodeTraits, datanode_traits, remediation, scanner_issue
+from correlator.core.explain.causes import Code
+from correlator.core.explain.knowledge import (
+    DatanodeTraits,
+    datanode_traits,
+    remediation,
+    scanner_issue,
+    scanner_part,
+)
 from correlator.core.explain.verdict import (
     Alternative,
     EvidenceItem,
@@ -234,12 +241,13 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     if dn_version is None and pipe.hosts:
         dn_version = next((v for h in sorted(pipe.hosts) if (v := datanode_version(ctx, h)) is not None), None)
     flink_version = next((v for (h, r), v in sorted(ctx.versions.items()) if r in ("jobmanager", "taskmanager")), None)
-    issue = scanner_issue(dn_version) if code == "HDFS_DIRECTORY_SCAN" else None
+    holder = getattr(top.source, "holder", None) if top is not None else None
+    issue = scanner_issue(dn_version, scanner_part(top.kind if top else None, holder)) \
+        if code == Code.HDFS_DIRECTORY_SCAN else None
     missing_hosts = tuple(m.host for m in missing if m.role == "datanode" and m.host != "*")
     steps = remediation(code, hosts=hosts, datanode_version=dn_version, flink_version=flink_version,
-                        timeout_ms=s.timeout_ms, missing=missing_hosts,
-                        holder=getattr(top.source, "holder", None) if top is not None else None,
-                        user_frame=user[1] if user is not None and code == "FLINK_TASK_ERROR" else None)
+                        timeout_ms=s.timeout_ms, missing=missing_hosts, holder=holder, issue=issue,
+                        user_frame=user[1] if user is not None and code == Code.FLINK_TASK_ERROR else None)
     victims = [iv for iv in intervals if iv.kind in ("scanner_wait", "lock_wait") and iv.host in hosts
                and top is not None and top.kind in ("lock_held", "scanner_lock")
                and iv.start_ms <= top.end_ms + ctx.skew_ms and top.start_ms - ctx.skew_ms <= iv.end_ms]

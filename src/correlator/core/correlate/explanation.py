@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from correlator.core.correlate.evidence import Interval
 from correlator.core.correlate.pipeline import Stopper
 from correlator.core.correlate.ranking import Candidate, Window
 from correlator.core.events import iso_ms
+from correlator.core.explain.causes import cause
 from correlator.core.explain.knowledge import DatanodeTraits
 
 POINT_KINDS = ("scan_stats", "scan_reconcile")
+SYMPTOM_WORDS = {"slow_disk": "slow disk writes", "slow_pipeline": "slow mirror writes and acks",
+                 "dn_stall": "stalled block write", "slow_commands": "slow processing of NameNode commands",
+                 "bad_link": "failed pipeline connection", "scanner_lock": "scanner's lock hold",
+                 "lock_held": "dataset lock hold"}
+"""Evidence kinds as a reader names them, for the sentence that says which lines a cause explains."""
+
+
+def _and(words: Iterable[str]) -> str:
+    items = list(words)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def seconds(ms: int) -> str:
@@ -17,32 +30,18 @@ def seconds(ms: int) -> str:
 
 def title(code: str, hosts: tuple[str, ...], checkpoint_id: int | None, top: Interval | None,
           user: tuple[str, str] | None = None) -> str:
-    where = ", ".join(hosts) or "the cluster"
+    """The cause's registry title, filled in from the leading evidence (its kind may pick a more exact title)."""
+    entry = cause(code)
     chk = f"checkpoint {checkpoint_id}" if checkpoint_id is not None else "the checkpoint"
     size = seconds(top.magnitude_ms) if top is not None and top.kind not in POINT_KINDS else ""
-    holder = getattr(top.source, "holder", None) if top is not None else None
-    if code == "HDFS_DIRECTORY_SCAN" and top is not None and top.kind in POINT_KINDS:
-        scan = f"The DirectoryScanner on {where} reconciled {top.magnitude_ms} differences while {chk} was written"
-    else:
-        scan = (f"The DirectoryScanner on {where} held the DataNode dataset lock" + (f" for {size}" if size else "")
-                + f" while {chk} was being written")
-    titles = {
-        "HDFS_DIRECTORY_SCAN": scan,
-        "DATANODE_LOCK_HELD": f"{holder or 'A thread'} held the dataset lock of DataNode {where}"
-        + (f" for {size}" if size else "") + f" while {chk} was being written",
-        "HDFS_SLOW_DISK": f"Slow disk writes on DataNode {where} stalled {chk}",
-        "HDFS_SLOW_PIPELINE": f"Slow mirror writes/acks between DataNodes ({where}) stalled {chk}",
-        "DATANODE_JVM_PAUSE": f"DataNode {where} paused" + (f" for {size}" if size else "") + f" during {chk}",
-        "NAMENODE_SLOW": f"The NameNode {where} was blocked" + (f" for {size}" if size else "") + f" during {chk}",
-        "TASKMANAGER_JVM_PAUSE": f"TaskManager {where} paused" + (f" for {size}" if size else "") + f" during {chk}",
-        "FLINK_TASK_ERROR": (f"{chk[0].upper() + chk[1:]} failed in user code: {_short(user[0])} at {user[1]}" if user
-                             else f"{chk[0].upper() + chk[1:]} failed inside Flink, not in storage"),
-        "UNEXPLAINED": f"The HDFS logs cover {chk} and show nothing abnormal",
-        "INSUFFICIENT_DATA": f"The logs needed to explain {chk} are missing",
-    }
-    if code == "HDFS_SLOW_PIPELINE" and top is not None and top.kind in ("dn_stall", "slow_commands"):
-        return f"DataNode {where} stopped acknowledging the write of {chk}"
-    return titles[code]
+    key = "user" if user is not None else (top.kind if top is not None else "")
+    template = entry.titles_by_kind.get(key, entry.title)
+    return template.format(
+        where=", ".join(hosts) or "the cluster", chk=chk, Chk=chk[0].upper() + chk[1:],
+        for_size=f" for {size}" if size else "",
+        holder=(getattr(top.source, "holder", None) if top is not None else None) or "A thread",
+        count=top.magnitude_ms if top is not None else 0,
+        exception=_short(user[0]) if user else "", frame=user[1] if user else "")
 
 
 def _short(text: str, limit: int = 100) -> str:
@@ -104,7 +103,8 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
             )
         symptoms = sorted({s.interval.kind for c in others for s in c.scored if s.symptom_of == code})
         if symptoms:
-            parts.append(f"Same-host {', '.join(k.replace('_', ' ') for k in symptoms)} are its symptoms.")
+            parts.append(f"It also explains the {_and(SYMPTOM_WORDS.get(k, k.replace('_', ' ')) for k in symptoms)} "
+                         "logged on the same host.")
     for v in victims or []:
         parts.append(f"On {v.host}, {v.summary}.")
     if named_by_client:

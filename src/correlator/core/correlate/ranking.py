@@ -12,42 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from correlator.core.correlate.evidence import Interval, is_write_path_holder, overlap_ms, touches
+from correlator.core.explain.causes import BASE, CODE_OF_KIND, ROOT_CODES, Code
 
-CODE_OF_KIND = {
-    "scanner_lock": "HDFS_DIRECTORY_SCAN",
-    "scan_stats": "HDFS_DIRECTORY_SCAN",
-    "scan_reconcile": "HDFS_DIRECTORY_SCAN",
-    "lock_held": "DATANODE_LOCK_HELD",
-    "dn_stall": "HDFS_SLOW_PIPELINE",
-    "slow_commands": "HDFS_SLOW_PIPELINE",
-    "bad_link": "HDFS_SLOW_PIPELINE",
-    "slow_disk": "HDFS_SLOW_DISK",
-    "slow_pipeline": "HDFS_SLOW_PIPELINE",
-    "dn_pause": "DATANODE_JVM_PAUSE",
-    "nn_lock": "NAMENODE_SLOW",
-    "nn_pause": "NAMENODE_SLOW",
-    "tm_pause": "TASKMANAGER_JVM_PAUSE",
-}
-BASE = {
-    "scanner_lock": 1.0,
-    "scan_stats": 0.75,
-    "scan_reconcile": 0.7,
-    "dn_pause": 0.95,
-    "tm_pause": 0.95,
-    "nn_lock": 0.9,
-    "nn_pause": 0.9,
-    "slow_disk": 0.85,
-    "slow_pipeline": 0.8,
-    "lock_held": 0.95,
-    "dn_stall": 0.6,
-    "slow_commands": 0.45,
-    "bad_link": 0.6,
-}
 POINT_KINDS = ("scan_stats", "scan_reconcile")
 SCANNER_KINDS = ("scanner_lock", "scan_stats", "scan_reconcile")
 DN_SYMPTOM_KINDS = ("slow_disk", "slow_pipeline", "dn_stall", "slow_commands", "bad_link")
-ROOT_CODES = ("HDFS_DIRECTORY_SCAN", "DATANODE_JVM_PAUSE", "DATANODE_LOCK_HELD", "NAMENODE_SLOW",
-              "TASKMANAGER_JVM_PAUSE")
 SYMPTOM_FACTOR = 0.35
 MIN_SCORE = 0.35
 
@@ -115,16 +84,16 @@ def _explained_by(iv: Interval, host_kinds: Mapping[str, list[Interval]]) -> str
     kinds looked for are never ``iv``'s own, so ``iv`` itself is never taken for its cause."""
     if iv.kind in DN_SYMPTOM_KINDS:
         if any(host_kinds.get(kind) for kind in SCANNER_KINDS):
-            return "HDFS_DIRECTORY_SCAN"
+            return Code.HDFS_DIRECTORY_SCAN
         if any(_mostly_inside(iv, o) for o in host_kinds.get("lock_held", ())):
-            return "DATANODE_LOCK_HELD"
+            return Code.DATANODE_LOCK_HELD
     if iv.kind == "lock_held" and is_write_path_holder(getattr(iv.source, "holder", "")):
         if host_kinds.get("slow_disk"):
-            return "HDFS_SLOW_DISK"
+            return Code.HDFS_SLOW_DISK
     if iv.kind in DN_SYMPTOM_KINDS + ("scanner_lock", "lock_held"):
         for o in host_kinds.get("dn_pause", ()):
             if overlap_ms(o.start_ms, o.end_ms, iv.start_ms, iv.end_ms) * 2 >= max(1, iv.duration_ms):
-                return "DATANODE_JVM_PAUSE"
+                return Code.DATANODE_JVM_PAUSE
     return None
 
 

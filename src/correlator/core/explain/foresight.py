@@ -43,7 +43,8 @@ class Foresight:
 
     def annotate(self, v: Verdict) -> Verdict:
         rc = v.root_cause
-        outlook = self.book.outlook(v.cluster, rc.code, rc.hosts, v.failure.failed_at_ms, v.decided_at_ms)
+        # as of the decision: what was logged up to it and nothing after, on a rerun or live
+        outlook = self.book.outlook(v.cluster, rc.code, rc.hosts, v.decided_at_ms, v.decided_at_ms)
         stalls = self._stalls.setdefault((v.cluster, v.job_id or "", rc.code), [])
         if all(s.verdict_id != v.verdict_id for s in stalls):
             stalls.append(stall_of(v, self._restarted(v)))

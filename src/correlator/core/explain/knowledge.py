@@ -1,13 +1,16 @@
 """Knowledge base: known HDFS issues with affected/fixed versions, and remediation per root cause.
 
-Version-aware where a daemon's start banner told us its version; conservative (names the most common defect) where
-it did not.
+Version-aware where a daemon's start banner told us its version; where it did not, the defect is the one the logged
+stack shows, named as possibly fixed already.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from correlator.core.explain.causes import CHECKPOINT_STEPS, LEGACY_CHECKPOINT_STEPS, Step, cause
 
 Version = tuple[int, int, int]
 
@@ -39,6 +42,8 @@ class KnownIssue:
     summary: str
     fixed_in: tuple[Version, ...]
     """First fixed release of each maintained line."""
+    effect: str
+    """What a release with the fix does instead: the reason the upgrade helps."""
 
     def affects(self, version: Version) -> bool:
         """Affected when the first fix at or after the version's own release line is newer than the version."""
@@ -46,26 +51,26 @@ class KnownIssue:
         return bool(candidates) and version < min(candidates)
 
     def fixed_text(self) -> str:
+        """``3.2.2, 3.3.1``: the first fixed release of each line."""
         return ", ".join(".".join(map(str, f)) for f in self.fixed_in)
 
 
 HDFS_14476 = KnownIssue(
     "HDFS-14476",
-    "the DirectoryScanner holds the DataNode dataset lock too long while fixing blocks that differ between disk and "
-    "memory (reconcile without pausing)",
+    "the DirectoryScanner's reconcile fixes every difference between disk and memory it found, one locked "
+    "checkAndUpdate after another, without pausing",
     ((2, 10, 1), (3, 2, 2), (3, 3, 0)),
+    "reconcile pauses between batches of fixes (dfs.datanode.reconcile.blocks.batch.size and "
+    "dfs.datanode.reconcile.blocks.batch.interval)",
 )
 HDFS_15415 = KnownIssue(
     "HDFS-15415",
-    "the DirectoryScanner compares the disk report with the replica map under the dataset lock",
+    "the DirectoryScanner compares its disk report with the whole replica map while holding the dataset lock, so "
+    "the hold grows with the replicas on the DataNode",
     ((3, 2, 2), (3, 3, 1)),
+    "the scanner holds the lock only to copy the replica list and compares outside it",
 )
-HDFS_13947 = KnownIssue(
-    "HDFS-13947",
-    "DirectoryScanner review: throttling and per-volume reporting of the disk walk",
-    ((3, 3, 0),),
-)
-KNOWN_ISSUES = {i.key: i for i in (HDFS_14476, HDFS_15415, HDFS_13947)}
+KNOWN_ISSUES = {i.key: i for i in (HDFS_14476, HDFS_15415)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,24 +119,52 @@ def datanode_traits(datanode_version: str | None) -> DatanodeTraits | None:
     return DatanodeTraits(text, lock_reports=True, lock_waits=False, totals_under_lock=not (3, 2, 2) <= v)
 
 
-def scanner_issue(datanode_version: str | None) -> KnownIssue | None:
-    """The defect that explains a long scanner stall on a DataNode of this version (HDFS-14476 when unknown)."""
+ScannerPart = Literal["compare", "reconcile"]
+"""The two parts of a DirectoryScanner run that take the dataset lock: ``scan()``'s compare of the disk report with the
+replica map (one long hold up to 3.2.1 and on 3.3.0), and ``reconcile()``'s fix of each difference found
+(``checkAndUpdate``, one short hold per difference, back to back)."""
+
+RECONCILE_FRAMES = ("checkAndUpdate", "DirectoryScanner.reconcile")
+
+
+def scanner_part(kind: str | None, holder: str | None) -> ScannerPart:
+    """Which part the leading evidence shows: a hold whose holder frame is ``checkAndUpdate`` (or reconcile itself),
+    or reconcile lines, is the reconcile; a hold in ``DirectoryScanner.scan`` — the seed's stack, where ``reconcile``
+    is only its caller — or a totals line is the compare."""
+    if kind == "scan_reconcile":
+        return "reconcile"
+    if holder and any(frame in holder for frame in RECONCILE_FRAMES):
+        return "reconcile"
+    return "compare"
+
+
+def scanner_issue(datanode_version: str | None, part: ScannerPart = "compare") -> KnownIssue | None:
+    """The defect behind a long scanner stall of this part on a DataNode of this version: HDFS-15415 for the compare,
+    HDFS-14476 for the reconcile; named too when the version is unknown (the logs' stack says which), ``None`` when
+    the version has the fix."""
+    issue = HDFS_15415 if part == "compare" else HDFS_14476
     version = parse_version(datanode_version)
-    if version is None or HDFS_14476.affects(version):
-        return HDFS_14476
-    if HDFS_15415.affects(version):
-        return HDFS_15415
-    return None
+    return issue if version is None or issue.affects(version) else None
 
 
-def _checkpoint_settings(flink_version: str | None, timeout_ms: int | None) -> str:
+@dataclass(frozen=True, slots=True)
+class StepFacts:
+    """What the steps' templates may name."""
+
+    where: str
+    holder: str
+    now: str
+    wanted: str
+    user_fix: str
+    issue: str
+    fixed: str
+    running: str
+    fix_effect: str
+
+
+def _checkpoint_steps(flink_version: str | None) -> tuple[Step, ...]:
     version = parse_version(flink_version)
-    now = f" (now {timeout_ms} ms)" if timeout_ms else ""
-    if version is not None and version < (1, 9, 0):
-        return (f"Give the checkpoint more room: setCheckpointTimeout(...){now} above the longest stall, and "
-                "setFailOnCheckpointingErrors(false) so one slow write does not restart the job (Flink < 1.9)")
-    return (f"Give the checkpoint more room: execution.checkpointing.timeout{now} above the longest stall, and "
-            "execution.checkpointing.tolerable-failed-checkpoints > 0 so one slow write does not restart the job")
+    return LEGACY_CHECKPOINT_STEPS if version is not None and version < (1, 9, 0) else CHECKPOINT_STEPS
 
 
 def remediation(
@@ -144,76 +177,26 @@ def remediation(
     missing: tuple[str, ...] = (),
     holder: str | None = None,
     user_frame: str | None = None,
-) -> tuple[str, ...]:
-    """Concrete steps: config keys, patches, versions — most effective first."""
-    where = ", ".join(hosts) if hosts else "the DataNodes of the write"
-    checkpoint = _checkpoint_settings(flink_version, timeout_ms)
-    if code == "HDFS_DIRECTORY_SCAN":
-        issue = scanner_issue(datanode_version)
-        running = f" (the DataNode runs {datanode_version})" if datanode_version else ""
-        steps = [
-            "Raise dfs.datanode.directoryscan.interval (default 21600 s) on " + where
-            + " so the scanner runs less often",
-            "Set dfs.datanode.directoryscan.throttle.limit.ms.per.sec (e.g. 500) to throttle the scanner",
-        ]
-        if issue is not None:
-            steps.append(f"Upgrade HDFS to a release with {issue.key} ({issue.fixed_text()}){running}")
-        else:
-            steps.append("Reduce the number of differences the scanner reconciles (check disks and the block report)")
-        return (*steps, checkpoint)
-    if code == "DATANODE_LOCK_HELD":
-        who = holder or "the reported holder"
-        return (
-            f"Find out why {who} holds the DataNode dataset lock so long on {where} (the lock report's stack names "
-            "it) and keep that work off the lock or move it off the write path",
-            "Keep dfs.datanode.lock-reporting-threshold-ms low enough (default 300) that every long hold is reported",
-            checkpoint,
-        )
-    if code == "HDFS_SLOW_DISK":
-        return (
-            f"Check the disks of {where} (SMART, iostat await); replace or exclude the slow volume",
-            "Enable dfs.datanode.fileio.profiling.sampling.percentage and dfs.datanode.outliers.report.interval "
-            "to let the NameNode report slow disks",
-            checkpoint,
-        )
-    if code == "HDFS_SLOW_PIPELINE":
-        return (
-            f"Check the network between the DataNodes of the pipeline ({where}) and the downstream DataNode's disks",
-            "Enable dfs.datanode.peer.stats.enabled to let the NameNode report slow peers",
-            "Review dfs.client.block.write.replace-datanode-on-failure.policy and dfs.client.socket-timeout",
-            checkpoint,
-        )
-    if code == "DATANODE_JVM_PAUSE":
-        return (
-            f"Tune the DataNode heap/GC of {where} (HDFS_DATANODE_OPTS, HADOOP_DATANODE_OPTS on 2.x); enable GC logs",
-            "If the pause shows no GC, check the host for swapping or CPU starvation",
-            checkpoint,
-        )
-    if code == "NAMENODE_SLOW":
-        return (
-            "Find the NameNode lock holder (dfs.namenode.read-lock-reporting-threshold-ms, "
-            "dfs.namenode.write-lock-reporting-threshold-ms) and tune the NameNode heap/GC (HDFS_NAMENODE_OPTS)",
-            checkpoint,
-        )
-    if code == "TASKMANAGER_JVM_PAUSE":
-        return (
-            f"Tune the TaskManager heap/GC of {where} (taskmanager.memory.*, env.java.opts.taskmanager)",
-            checkpoint,
-        )
-    if code == "FLINK_TASK_ERROR":
-        return (
-            (f"Fix the exception thrown at {user_frame} (user code; the checkpoint failed inside Flink)" if user_frame
-             else "Fix the operator's snapshot error shown in the failure cause (the checkpoint failed inside Flink)"),
-            "Set execution.checkpointing.tolerable-failed-checkpoints > 0 to survive single failures",
-        )
-    if code == "INSUFFICIENT_DATA":
-        wanted = ", ".join(missing) if missing else "the DataNodes of the write and the NameNode"
-        return (
-            f"Collect the logs of {wanted} covering the failure time and run the analysis again",
-            "Keep DataNode.clienttrace at INFO and enable GC logs so writes can be linked to DataNodes",
-        )
-    return (
-        "Lower dfs.client.slow.io.warning.threshold.ms in the Flink HDFS client to see slow acks with their pipeline",
-        "Enable GC logs on TaskManagers and DataNodes (env.java.opts.taskmanager, HDFS_DATANODE_OPTS)",
-        checkpoint,
+    issue: KnownIssue | None = None,
+) -> tuple[Step, ...]:
+    """The cause's registry steps, filled in for this verdict, most effective first; ``issue`` is the known defect
+    the verdict names (its upgrade step is left out without one)."""
+    entry = cause(code)
+    facts = StepFacts(
+        where=", ".join(hosts) if hosts else "the DataNodes of the write",
+        holder=holder or "the reported holder",
+        now=f" (now {timeout_ms} ms)" if timeout_ms else "",
+        wanted=", ".join(missing) if missing else "the DataNodes of the write and the NameNode",
+        user_fix=(f"Fix the exception thrown at {user_frame} (user code; the checkpoint failed inside Flink)"
+                  if user_frame else
+                  "Fix the operator's snapshot error shown in the failure cause (the checkpoint failed inside Flink)"),
+        issue=issue.key if issue else "",
+        fixed=issue.fixed_text() if issue else "",
+        running=f" (it runs {datanode_version})" if datanode_version else "",
+        fix_effect=issue.effect if issue else "",
     )
+    wanted = "known_issue" if issue is not None else "no_known_issue"
+    steps = [s for s in entry.steps if s.when in ("always", wanted)]
+    if entry.checkpoint_steps:
+        steps += _checkpoint_steps(flink_version)
+    return tuple(Step(s.text.format_map(asdict(facts)), s.setting, s.value) for s in steps)

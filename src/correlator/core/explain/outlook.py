@@ -15,11 +15,12 @@ from statistics import median
 from typing import Any
 
 from correlator.core.events import DatasetLockHeld, DirectoryScanConfig, DirectoryScanStats, Event, JvmPause, iso_ms
+from correlator.core.explain.causes import periodic_codes
 from correlator.core.explain.knowledge import is_scanner_holder, is_scanner_stack
 from correlator.core.explain.verdict import NextWindow, Outlook
 
-SCAN_CODES = frozenset({"HDFS_DIRECTORY_SCAN"})
-PAUSE_CODES = frozenset({"DATANODE_JVM_PAUSE", "TASKMANAGER_JVM_PAUSE"})
+SCAN_CODES = periodic_codes("directory_scan")
+PAUSE_CODES = periodic_codes("jvm_pause")
 KEEP = 48
 """Runs and pauses kept per host: enough for a stable spread, bounded whatever the log."""
 SAME_RUN_MS = 1_000
@@ -37,6 +38,8 @@ class ScanStart:
     interval_ms: int | None
     first_run_ms: int | None
     enabled: bool
+    to_minute: bool = False
+    """The first run's time was logged to the minute: observed runs give the phase better, when there are any."""
 
 
 def _bounded(items: list[int], ts: int) -> None:
@@ -61,7 +64,8 @@ class ScanBook:
         key = (event.cluster, event.host)
         if isinstance(event, DirectoryScanConfig):
             starts = self._starts.setdefault(key, [])
-            starts.append(ScanStart(event.ts_ms, event.interval_ms, event.first_scan_ms, event.enabled))
+            starts.append(ScanStart(event.ts_ms, event.interval_ms, event.first_scan_ms, event.enabled,
+                                    event.first_scan_to_minute))
             starts.sort(key=lambda s: s.at_ms)
             del starts[:-4]
         elif isinstance(event, DirectoryScanStats):
@@ -78,7 +82,7 @@ class ScanBook:
             _bounded(self._pauses.setdefault(key, []), event.ts_ms)
 
     def snapshot(self) -> list[list[Any]]:
-        starts = [[c, h, [[s.at_ms, s.interval_ms, s.first_run_ms, s.enabled] for s in v]]
+        starts = [[c, h, [[s.at_ms, s.interval_ms, s.first_run_ms, s.enabled, s.to_minute] for s in v]]
                   for (c, h), v in sorted(self._starts.items())]
         return [starts, [[c, h, v] for (c, h), v in sorted(self._runs.items())],
                 [[c, h, v] for (c, h), v in sorted(self._pauses.items())],
@@ -116,7 +120,7 @@ class ScanBook:
         start = starts[-1] if starts else None
         since = start.at_ms if start is not None else None
         ends = [t for t in self._runs.get((cluster, host), ()) if t <= known_ms and (since is None or t >= since)]
-        holds = self._holds.get((cluster, host), [])
+        holds = [h for h in self._holds.get((cluster, host), ()) if h[0] <= known_ms]
         runs = [_run(t, holds) for t in ends]
         last = ends[-1] if ends else None
         if start is not None and not start.enabled:
@@ -179,7 +183,7 @@ def scan_window(host: str, start: ScanStart, runs: list[Run], after: int) -> Nex
     every = f"interval {span_text(interval)} logged {iso_ms(start.at_ms)}"
     longest = max((r.held_ms for r in runs if r.held_ms is not None), default=0)
     how = _how(runs)
-    if runs and start.first_run_ms is not None:
+    if runs and start.first_run_ms is not None and not start.to_minute:
         offsets = [_deviation(r.start_ms, start.first_run_ms, interval) for r in runs]
         if all(0 <= d < interval // 2 for d in offsets):
             grid = _next_on_grid(start.first_run_ms, interval, after)
@@ -200,7 +204,8 @@ def scan_window(host: str, start: ScanStart, runs: list[Run], after: int) -> Nex
                           runs[-1].end_ms, basis)
     if start.first_run_ms is not None:
         expected = _next_on_grid(start.first_run_ms, interval, after)
-        basis = f"{every}, first run scheduled {iso_ms(start.first_run_ms)}; no run seen yet"
+        scheduled = "scheduled within the minute from" if start.to_minute else "scheduled"
+        basis = f"{every}, first run {scheduled} {iso_ms(start.first_run_ms)}; no run seen yet"
         return NextWindow(host, expected, expected, None, interval, None, basis)
     return NextWindow(host, None, None, None, interval, None,
                       f"{every}, but the first run's time is not machine-readable and no run was seen: next run unknown")

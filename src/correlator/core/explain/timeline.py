@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from correlator.core.explain.causes import CAUSES
 from correlator.core.explain.verdict import EvidenceItem, Verdict
 
 ROLE_ORDER = ("jobmanager", "taskmanager", "datanode", "namenode")
@@ -18,20 +19,8 @@ LIFECYCLE = frozenset({"checkpoint_triggered", "checkpoint_completed", "checkpoi
                        "checkpoint_failed", "checkpoint_late_ack", "job_status", "task_status"})
 """Flink's own account of the checkpoint: context on the timeline, never the cause's evidence."""
 
-CAUSE_TYPES: dict[str, frozenset[str]] = {
-    "HDFS_DIRECTORY_SCAN": frozenset({"dn_lock_held", "dn_lock_wait", "directory_scan_reconcile",
-                                      "directory_scan_stats"}),
-    "DATANODE_LOCK_HELD": frozenset({"dn_lock_held", "dn_lock_wait"}),
-    "HDFS_SLOW_DISK": frozenset({"slow_io"}),
-    "HDFS_SLOW_PIPELINE": frozenset({"slow_io", "block_write", "dn_write_error", "hdfs_client_error"}),
-    "DATANODE_JVM_PAUSE": frozenset({"jvm_pause"}),
-    "NAMENODE_SLOW": frozenset({"nn_lock_held", "jvm_pause", "block_allocated"}),
-    "TASKMANAGER_JVM_PAUSE": frozenset({"jvm_pause"}),
-    "FLINK_TASK_ERROR": frozenset({"checkpoint_declined", "checkpoint_failed", "task_status"}),
-    "UNEXPLAINED": frozenset(),
-    "INSUFFICIENT_DATA": frozenset(),
-}
-"""Which evidence types speak for which cause; a code not listed here claims every non-lifecycle type."""
+CAUSE_TYPES: dict[str, frozenset[str]] = {c.code: c.timeline_types for c in CAUSES.values()}
+"""Which evidence types speak for which cause (the registry's); a code outside it claims every non-lifecycle type."""
 
 MAX_LANES = 10
 MAX_ITEMS = 120

@@ -12,21 +12,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from correlator.core.events import iso_ms
+from correlator.core.explain.causes import Code, Step
 
 SCHEMA = "correlator.verdict/v1"
 
-CODES = (
-    "HDFS_DIRECTORY_SCAN",
-    "HDFS_SLOW_DISK",
-    "HDFS_SLOW_PIPELINE",
-    "DATANODE_JVM_PAUSE",
-    "DATANODE_LOCK_HELD",
-    "NAMENODE_SLOW",
-    "TASKMANAGER_JVM_PAUSE",
-    "FLINK_TASK_ERROR",
-    "UNEXPLAINED",
-    "INSUFFICIENT_DATA",
-)
+CODES: tuple[str, ...] = tuple(Code)
 
 FAILURE_KINDS = ("async_materialize", "expired", "declined", "trigger", "finalize", "task_failure", "other")
 
@@ -139,7 +129,7 @@ class Verdict:
     root_cause: RootCause
     alternatives: tuple[Alternative, ...]
     evidence: tuple[EvidenceItem, ...]
-    remediation: tuple[str, ...]
+    remediation: tuple[Step, ...]
     covered: tuple[SourceCoverage, ...]
     missing: tuple[SourceCoverage, ...]
     decided_at_ms: int
@@ -202,7 +192,8 @@ def verdict_to_dict(v: Verdict) -> dict[str, Any]:
              "start": _iso_or_none(e.start_ms), "end": _iso_or_none(e.end_ms)}
             for e in v.evidence
         ],
-        "remediation": list(v.remediation),
+        "remediation": [s.text for s in v.remediation],
+        "remediation_settings": [{"setting": s.setting, "value": s.value} for s in v.remediation],
         "coverage": {
             "covered": [{"host": c.host, "role": c.role} | ({"why": c.why} if c.why else {}) for c in v.covered],
             "missing": [{"host": m.host, "role": m.role, "why": m.why} for m in v.missing],
@@ -239,6 +230,14 @@ def outlook_from_dict(d: dict[str, Any] | None) -> Outlook | None:
         NextWindow(w["host"], _parse_opt(w.get("expected")), _parse_opt(w.get("earliest")), _parse_opt(w.get("latest")),
                    w.get("interval_ms"), _parse_opt(w.get("last")), w.get("basis", ""))
         for w in d.get("windows") or ()))
+
+
+def _steps(d: dict[str, Any]) -> tuple[Step, ...]:
+    """The remediation lines with the setting each changes (a record without ``remediation_settings``: none)."""
+    texts = d.get("remediation") or ()
+    settings = list(d.get("remediation_settings") or ())
+    settings += [None] * (len(texts) - len(settings))
+    return tuple(Step(text, (s or {}).get("setting"), (s or {}).get("value")) for text, s in zip(texts, settings))
 
 
 def verdict_from_dict(d: dict[str, Any]) -> Verdict:
@@ -278,7 +277,7 @@ def verdict_from_dict(d: dict[str, Any]) -> Verdict:
                          _parse_opt(e.get("start")), _parse_opt(e.get("end")))
             for e in d.get("evidence") or ()
         ),
-        remediation=tuple(d.get("remediation") or ()),
+        remediation=_steps(d),
         covered=tuple(SourceCoverage(c["host"], c["role"], c.get("why")) for c in cov.get("covered") or ()),
         missing=tuple(SourceCoverage(m["host"], m["role"], m.get("why")) for m in cov.get("missing") or ()),
         decided_at_ms=parse_iso_ms(d["decided_at"]),

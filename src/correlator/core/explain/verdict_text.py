@@ -61,7 +61,7 @@ def verdict_text(v: Verdict) -> str:
     if v.remediation:
         lines.append("  remediation:")
         for i, r in enumerate(v.remediation):
-            lines.append(f"    - {r}")
+            lines.append(f"    - {r.text}")
             lines += [f"      what if: {w.text}; assumes {w.assumes}" for w in v.whatif if w.remediation == i]
     if v.outlook is not None:
         lines.append("  outlook:")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import median
 
+from correlator.core.explain.causes import Step
 from correlator.core.explain.verdict import Outlook, Verdict, WhatIf
 
 STEP_MS = 15_000
@@ -64,17 +65,17 @@ def _round_up(ms: int) -> int:
     return (ms // STEP_MS + 1) * STEP_MS
 
 
-def _line(remediation: tuple[str, ...], *needles: str) -> int | None:
-    return next((i for i, r in enumerate(remediation) if any(n in r for n in needles)), None)
+def _line(remediation: tuple[Step, ...], *settings: str) -> int | None:
+    """The index of the first step that changes one of ``settings``."""
+    return next((i for i, r in enumerate(remediation) if r.setting in settings), None)
 
 
-def timeout_figures(remediation: tuple[str, ...], stalls: list[Stall]) -> list[WhatIf]:
+def timeout_figures(remediation: tuple[Step, ...], stalls: list[Stall]) -> list[WhatIf]:
     index = _line(remediation, "execution.checkpointing.timeout", "setCheckpointTimeout")
     if index is None or not stalls or any(s.needed_ms is None for s in stalls):
         return []
     needs = [s.needed_ms for s in stalls if s.needed_ms is not None]
-    setting = "setCheckpointTimeout" if "setCheckpointTimeout" in remediation[index] else \
-        "execution.checkpointing.timeout"
+    setting = remediation[index].setting or ""
     out = []
     for value in sorted({_round_up(int(median(needs))), _round_up(max(needs))}):
         done = sum(1 for n in needs if n < value)
@@ -99,12 +100,12 @@ def restarts_with(tolerable: int, checkpoint_ids: list[int]) -> int:
     return restarts
 
 
-def restart_figures(remediation: tuple[str, ...], stalls: list[Stall]) -> list[WhatIf]:
-    index = _line(remediation, "tolerable-failed-checkpoints", "setFailOnCheckpointingErrors")
+def restart_figures(remediation: tuple[Step, ...], stalls: list[Stall]) -> list[WhatIf]:
+    index = _line(remediation, "execution.checkpointing.tolerable-failed-checkpoints", "setFailOnCheckpointingErrors")
     seen = sum(1 for s in stalls if s.restarted)
     if index is None or seen == 0:
         return []
-    if "setFailOnCheckpointingErrors" in remediation[index]:
+    if remediation[index].setting == "setFailOnCheckpointingErrors":
         return [WhatIf(index, "setFailOnCheckpointingErrors", "false", "restarts", 0, seen, len(stalls),
                        f"with setFailOnCheckpointingErrors(false), the job would have restarted 0 times instead of "
                        f"{seen}", "each failed write declines its checkpoint instead of failing the task")]
@@ -119,7 +120,7 @@ def restart_figures(remediation: tuple[str, ...], stalls: list[Stall]) -> list[W
                    "every other checkpoint of this job completed (a failure for another cause would break the run)")]
 
 
-def interval_figures(remediation: tuple[str, ...], stalls: list[Stall], outlook: Outlook | None) -> list[WhatIf]:
+def interval_figures(remediation: tuple[Step, ...], stalls: list[Stall], outlook: Outlook | None) -> list[WhatIf]:
     index = _line(remediation, "dfs.datanode.directoryscan.interval")
     if index is None or outlook is None or outlook.kind != "directory_scan" or not stalls:
         return []
@@ -155,7 +156,7 @@ def overlaps_with(interval_ms: int, s: Stall, stalls: list[Stall]) -> bool:
     return False
 
 
-def whatif(remediation: tuple[str, ...], stalls: list[Stall], outlook: Outlook | None) -> tuple[WhatIf, ...]:
+def whatif(remediation: tuple[Step, ...], stalls: list[Stall], outlook: Outlook | None) -> tuple[WhatIf, ...]:
     """Every figure the incident's measured failures allow, in remediation order."""
     figures = [*interval_figures(remediation, stalls, outlook), *timeout_figures(remediation, stalls),
                *restart_figures(remediation, stalls)]

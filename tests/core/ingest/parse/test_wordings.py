@@ -12,7 +12,7 @@ import pytest
 from sample_cases import real_sample, reference_cases, run
 
 from correlator.core.event_dicts import event_to_dict
-from correlator.core.events import Event
+from correlator.core.events import Event, iso_ms
 from correlator.core.ingest.ingest import SourceHint
 from correlator.core.ingest.parse.header import parse_header
 from correlator.core.ingest.records import ParseError
@@ -105,7 +105,8 @@ HDFS: dict[str, Expect] = {
     "hdfs-3-1": [("daemon_start", {"component": "DataNode", "version": "3.1.0", "role": "datanode"})],
     "hdfs-4.2-1": [("directory_scan_config", {"interval_ms": 21600000, "first_scan_ms": 1577935120000})],
     "hdfs-4.2-2": [("directory_scan_config", {"interval_ms": 21600000, "first_scan_ms": 1577935120000})],
-    "hdfs-4.2-3": [("directory_scan_config", {"interval_ms": 21600000, "first_scan_ms": None})],
+    # JDK 8's SHORT date-time format, read to the minute in the line's zone
+    "hdfs-4.2-3": [("directory_scan_config", {"interval_ms": 21600000, "first_scan_ms": 1577963880000})],
     "hdfs-4.2-4": [("directory_scan_config", {"interval_ms": 21600000, "throttle_ms_per_s": -1,
                                               "first_scan_ms": 1715334065120 + 7963125})],
     "hdfs-4.4-1": [("directory_scan_stats", {"block_pool": "BP-1473651231-10.20.30.40-1546300800000",
@@ -286,3 +287,20 @@ def test_default_layout_prefix(case_id: str) -> None:
     assert header is not None
     assert (header.stamp, header.level, header.message) == ("2020-01-02 17:18:53,337", "INFO", "<message>")
     assert header.logger.startswith("org.apache.") and header.logger == line.split()[3]
+
+
+@pytest.mark.parametrize(("when", "tz", "first"), [
+    ("1/2/20 11:18 AM", "UTC", "2020-01-02T11:18:00.000Z"),          # JDK 8
+    ("12/2/26, 5:18 PM", "UTC", "2026-12-02T17:18:00.000Z"),         # JDK 9+ (CLDR)
+    ("12/2/26, 5:18\u202fPM", "UTC", "2026-12-02T17:18:00.000Z"),    # JDK 20+: a narrow no-break space
+    ("12/2/26, 12:05 AM", "UTC", "2026-12-02T00:05:00.000Z"),
+    ("12/2/26, 5:18 PM", "Asia/Shanghai", "2026-12-02T09:18:00.000Z"),  # the DataNode's zone, as its stamps
+    ("12/2/26 17:18", "UTC", None),                                  # another locale: not guessed
+])
+def test_scanner_start_in_the_jdk_short_format(when: str, tz: str, first: str | None) -> None:
+    line = (f"2026-12-02 16:40:01,120 INFO org.apache.hadoop.hdfs.server.datanode.DirectoryScanner: Periodic Directory "
+            f"Tree Verification scan starting at {when} with interval of 21600000ms")
+    [event] = run([line], tz=tz)
+    d = event_to_dict(event)  # type: ignore[arg-type]
+    assert d["interval_ms"] == 21600000
+    assert (None if d["first_scan_ms"] is None else iso_ms(d["first_scan_ms"])) == first

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from correlator.core.events import (
     BlockAllocated,
@@ -43,6 +44,9 @@ _START_D = re.compile(r"starting in (\d+)ms with interval of (\d+)ms(?: and thro
 _START_B = re.compile(r"starting at (\d+)ms with interval of (\d+)ms(?: and throttle limit of (-?\d+)ms/s)?")
 _START_A = re.compile(r"starting at (\d+) with interval (\d+)")
 _START_C = re.compile(r"starting at (.+?) with interval of (\d+)ms(?: and throttle limit of (-?\d+)ms/s)?")
+_SHORT_DATE = re.compile(
+    r"(?P<mo>\d{1,2})/(?P<d>\d{1,2})/(?P<yy>\d\d),? (?P<h>\d{1,2}):(?P<mi>\d\d)[\s\u202f](?P<ampm>[AaPp][Mm])")
+_WALL = re.compile(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)")
 _BLOCK = re.compile(r"(blk_-?\d+_\d+|-?\d{4,})")
 _RECONCILE: tuple[tuple[str, str], ...] = (
     ("Deleted a metadata file without a block", "delete_orphan_meta"),
@@ -156,7 +160,7 @@ def parse_hdfs(h: Header, lines: Sequence[str], emit: Emit) -> None:
             )
         return
     if msg.startswith(_SCAN_START):
-        _scan_config(msg[len(_SCAN_START):], emit)
+        _scan_config(msg[len(_SCAN_START):], emit, h.stamp)
         return
     if seg in ("FsDatasetImpl", "FsVolumeImpl"):
         for phrase, action in _RECONCILE:
@@ -275,7 +279,7 @@ def _after_semicolon(msg: str) -> str | None:
     return msg.split("; ", 1)[1][:500] if "; " in msg else None
 
 
-def _scan_config(rest: str, emit: Emit) -> None:
+def _scan_config(rest: str, emit: Emit, stamp: str | None) -> None:
     if rest.startswith("is disabled"):
         emit(DirectoryScanConfig, enabled=False, role="datanode")
         return
@@ -293,7 +297,29 @@ def _scan_config(rest: str, emit: Emit) -> None:
             return
     m = _START_C.match(rest)
     if m:
-        emit(DirectoryScanConfig, interval_ms=int(m[2]), throttle_ms_per_s=_int(m[3]), role="datanode")
+        first = short_date_ms(m[1], emit.ts_ms, stamp)
+        emit(DirectoryScanConfig, interval_ms=int(m[2]), throttle_ms_per_s=_int(m[3]), first_scan_ms=first,
+             first_scan_to_minute=first is not None, role="datanode")
+
+
+def short_date_ms(text: str, line_ms: int, stamp: str | None) -> int | None:
+    """The scanner's first-run time as the JDK's SHORT date-time format wrote it in the DataNode's zone (en-US:
+    ``1/2/20 9:05 AM`` on JDK 8, ``12/2/26, 5:18 PM`` from 9 on, a narrow no-break space before ``PM`` from 20):
+    read to the minute, in the zone of the line's own stamp (the same JVM wrote both), so the offset between the
+    stamp's wall time and its epoch converts it. ``None`` when either is not readable."""
+    m = _SHORT_DATE.fullmatch(text.strip())
+    wall = _WALL.match(stamp or "")
+    if m is None or wall is None:
+        return None
+    hour = int(m["h"]) % 12 + (12 if m["ampm"].upper() == "PM" else 0)
+    try:
+        first = datetime(2000 + int(m["yy"]), int(m["mo"]), int(m["d"]), hour, int(m["mi"]), tzinfo=UTC)
+        y, mo, d, hh, mi, ss = (int(x) for x in wall.groups())
+        logged = datetime(y, mo, d, hh, mi, ss, tzinfo=UTC)
+    except ValueError:
+        return None
+    offset_ms = line_ms - int(logged.timestamp() * 1000) - line_ms % 1000
+    return int(first.timestamp() * 1000) + offset_ms
 
 
 def _slow_io(kind: str, rest: str, emit: Emit) -> None:

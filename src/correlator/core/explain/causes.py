@@ -1,0 +1,251 @@
+"""The cause registry: every root-cause code once, as data — what speaks for it, how it is titled, what to change.
+
+Ranking reads the evidence weights and roles, the verdict its title templates, the timeline which evidence types to
+draw as the cause's, the outlook whether the cause recurs on a schedule, the remediation its steps (each with the
+setting it changes, so the what-if replay finds a setting by name, never by searching prose). The JSON Schema's enum
+and the README's code table are checked against it by tests. Adding a code is one :class:`Cause` here, its wording
+rule in the parsers' rule table, and tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+
+class Code(StrEnum):
+    """The root-cause codes of ``correlator.verdict/v1``; new values are added, none is ever renamed or removed."""
+
+    HDFS_DIRECTORY_SCAN = "HDFS_DIRECTORY_SCAN"
+    DATANODE_LOCK_HELD = "DATANODE_LOCK_HELD"
+    HDFS_SLOW_DISK = "HDFS_SLOW_DISK"
+    HDFS_SLOW_PIPELINE = "HDFS_SLOW_PIPELINE"
+    DATANODE_JVM_PAUSE = "DATANODE_JVM_PAUSE"
+    NAMENODE_SLOW = "NAMENODE_SLOW"
+    TASKMANAGER_JVM_PAUSE = "TASKMANAGER_JVM_PAUSE"
+    FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
+    UNEXPLAINED = "UNEXPLAINED"
+    INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
+
+
+Periodic = Literal["directory_scan", "jvm_pause"]
+When = Literal["always", "known_issue", "no_known_issue"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One remediation step. ``text`` is a ``str.format`` template over :class:`StepFacts`' fields; ``setting`` is the
+    configuration key the step changes (``None``: an action, not a setting), ``value`` what to set it to when the step
+    names one."""
+
+    text: str
+    setting: str | None = None
+    value: str | None = None
+    when: When = "always"
+    """``known_issue``: only when the verdict names a known defect; ``no_known_issue``: only when it names none."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    code: Code
+    meaning: str
+    """One line for the README's code table (a test keeps the table equal to these)."""
+    title: str
+    """``str.format`` template over :class:`TitleFacts`' fields."""
+    steps: tuple[Step, ...]
+    """Most effective first; the checkpoint-settings steps are appended where ``checkpoint_steps`` says so."""
+    evidence: Mapping[str, float] = field(default_factory=dict)
+    """Evidence interval kinds that speak for this cause, each with its base weight in the ranking."""
+    root: bool = False
+    """A cause of other evidence on its host (a scanner's lock explains the slow writes under it): when a root cause
+    ranks high, causes that are not roots are halved."""
+    titles_by_kind: Mapping[str, str] = field(default_factory=dict)
+    """A title template for when the leading evidence is of one kind (a point, a stall), instead of ``title``."""
+    timeline_types: frozenset[str] = frozenset()
+    """The event types a timeline draws as this cause's evidence (Flink's own lifecycle lines are context)."""
+    periodic: Periodic | None = None
+    """Whether the cause recurs on a schedule the outlook can predict."""
+    checkpoint_steps: bool = True
+
+
+CHECKPOINT_STEPS = (
+    Step("Give the checkpoint more room: execution.checkpointing.timeout{now} above the longest stall",
+         "execution.checkpointing.timeout"),
+    Step("Set execution.checkpointing.tolerable-failed-checkpoints above 0 so one slow write does not restart the "
+         "job", "execution.checkpointing.tolerable-failed-checkpoints"),
+)
+LEGACY_CHECKPOINT_STEPS = (
+    Step("Give the checkpoint more room: setCheckpointTimeout(...){now} above the longest stall (Flink < 1.9)",
+         "setCheckpointTimeout"),
+    Step("Call setFailOnCheckpointingErrors(false) so one slow write does not restart the job (Flink < 1.9)",
+         "setFailOnCheckpointingErrors", "false"),
+)
+
+_DURING = " during {chk}"
+_WRITTEN = " while {chk} was being written"
+
+CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
+    Cause(
+        Code.HDFS_DIRECTORY_SCAN,
+        "a DataNode's DirectoryScanner held the dataset lock (its frame in the lock report), or — on versions that "
+        "log no lock reports (2.7, 3.4) — reconciled differences (> 0) while the write was stuck; a totals line alone "
+        "is never a cause",
+        "The DirectoryScanner on {where} held the DataNode dataset lock{for_size}" + _WRITTEN,
+        (
+            Step("Upgrade HDFS on {where}{running} to {fixed} or later, which have the fix of {issue}: "
+                 "{fix_effect}", when="known_issue"),
+            Step("Raise dfs.datanode.directoryscan.interval (default 21600 s) on {where} so the scanner runs less "
+                 "often: each run holds the lock about as long as this one", "dfs.datanode.directoryscan.interval"),
+            Step("Find out why the scanner's work under the lock is long on {where}: the replicas per DataNode "
+                 "(the compare grows with them) or the differences it fixes (check disks and the block report)",
+                 when="no_known_issue"),
+        ),
+        {"scanner_lock": 1.0, "scan_stats": 0.75, "scan_reconcile": 0.7},
+        root=True,
+        titles_by_kind={
+            "scan_stats": "The DirectoryScanner on {where} found {count} differences between disk and memory while "
+                          "{chk} was written",
+            "scan_reconcile": "The DirectoryScanner on {where} reconciled {count} differences while {chk} was written",
+        },
+        timeline_types=frozenset({"dn_lock_held", "dn_lock_wait", "directory_scan_reconcile", "directory_scan_stats"}),
+        periodic="directory_scan",
+    ),
+    Cause(
+        Code.DATANODE_LOCK_HELD,
+        "the DataNode's dataset lock was held across the write by something other than the scanner (the holder's "
+        "frame is named); a scanner that only *waited* for the lock is named as a victim",
+        "{holder} held the dataset lock of DataNode {where}{for_size}" + _WRITTEN,
+        (
+            Step("Find out why {holder} holds the DataNode dataset lock so long on {where} (the lock report's stack "
+                 "names it) and keep that work off the lock or move it off the write path"),
+            Step("Keep dfs.datanode.lock-reporting-threshold-ms low enough (default 300) that every long hold is "
+                 "reported", "dfs.datanode.lock-reporting-threshold-ms"),
+        ),
+        {"lock_held": 0.95},
+        root=True,
+        timeline_types=frozenset({"dn_lock_held", "dn_lock_wait"}),
+    ),
+    Cause(
+        Code.HDFS_SLOW_DISK,
+        "slow local disk writes/flushes on a DataNode of the write",
+        "Slow disk writes on DataNode {where} stalled {chk}",
+        (
+            Step("Check the disks of {where} (SMART, iostat await); replace or exclude the slow volume"),
+            Step("Enable dfs.datanode.fileio.profiling.sampling.percentage and dfs.datanode.outliers.report.interval "
+                 "to let the NameNode report slow disks", "dfs.datanode.fileio.profiling.sampling.percentage"),
+        ),
+        {"slow_disk": 0.85},
+        timeline_types=frozenset({"slow_io"}),
+    ),
+    Cause(
+        Code.HDFS_SLOW_PIPELINE,
+        "slow mirror writes / acks between DataNodes, or a DataNode that received the block and let it go no further "
+        "with no pause or slow I/O logged (on 3.4 a held lock cannot be seen, and the verdict says so)",
+        "Slow mirror writes/acks between DataNodes ({where}) stalled {chk}",
+        (
+            Step("Check the network between the DataNodes of the pipeline ({where}) and the downstream DataNode's "
+                 "disks"),
+            Step("Enable dfs.datanode.peer.stats.enabled to let the NameNode report slow peers",
+                 "dfs.datanode.peer.stats.enabled", "true"),
+            Step("Review dfs.client.block.write.replace-datanode-on-failure.policy and dfs.client.socket-timeout",
+                 "dfs.client.socket-timeout"),
+        ),
+        {"dn_stall": 0.6, "slow_commands": 0.45, "bad_link": 0.6, "slow_pipeline": 0.8},
+        titles_by_kind={
+            "dn_stall": "DataNode {where} stopped acknowledging the write of {chk}",
+            "slow_commands": "DataNode {where} stopped acknowledging the write of {chk}",
+        },
+        timeline_types=frozenset({"slow_io", "block_write", "dn_write_error", "hdfs_client_error"}),
+    ),
+    Cause(
+        Code.DATANODE_JVM_PAUSE,
+        "a DataNode JVM/host pause covering the write",
+        "DataNode {where} paused{for_size}" + _DURING,
+        (
+            Step("Tune the DataNode heap/GC of {where} (HDFS_DATANODE_OPTS, HADOOP_DATANODE_OPTS on 2.x); enable GC "
+                 "logs", "HDFS_DATANODE_OPTS"),
+            Step("If the pause shows no GC, check the host for swapping or CPU starvation"),
+        ),
+        {"dn_pause": 0.95},
+        root=True,
+        timeline_types=frozenset({"jvm_pause"}),
+        periodic="jvm_pause",
+    ),
+    Cause(
+        Code.NAMENODE_SLOW,
+        "NameNode lock held or NameNode pause covering the write",
+        "The NameNode {where} was blocked{for_size}" + _DURING,
+        (
+            Step("Find the NameNode lock holder (dfs.namenode.read-lock-reporting-threshold-ms, "
+                 "dfs.namenode.write-lock-reporting-threshold-ms) and tune the NameNode heap/GC (HDFS_NAMENODE_OPTS)",
+                 "dfs.namenode.write-lock-reporting-threshold-ms"),
+        ),
+        {"nn_lock": 0.9, "nn_pause": 0.9},
+        root=True,
+        timeline_types=frozenset({"nn_lock_held", "jvm_pause", "block_allocated"}),
+    ),
+    Cause(
+        Code.TASKMANAGER_JVM_PAUSE,
+        "the TaskManager itself paused (GC/host)",
+        "TaskManager {where} paused{for_size}" + _DURING,
+        (Step("Tune the TaskManager heap/GC of {where} (taskmanager.memory.*, env.java.opts.taskmanager)",
+              "env.java.opts.taskmanager"),),
+        {"tm_pause": 0.95},
+        root=True,
+        timeline_types=frozenset({"jvm_pause"}),
+        periodic="jvm_pause",
+    ),
+    Cause(
+        Code.FLINK_TASK_ERROR,
+        "the checkpoint failed inside Flink, e.g. user code threw in `snapshotState` (the exception and first user "
+        "frame are named)",
+        "{Chk} failed inside Flink, not in storage",
+        (
+            Step("{user_fix}"),
+            Step("Set execution.checkpointing.tolerable-failed-checkpoints above 0 to survive single failures",
+                 "execution.checkpointing.tolerable-failed-checkpoints"),
+        ),
+        titles_by_kind={"user": "{Chk} failed in user code: {exception} at {frame}"},
+        timeline_types=frozenset({"checkpoint_declined", "checkpoint_failed", "task_status"}),
+        checkpoint_steps=False,
+    ),
+    Cause(
+        Code.UNEXPLAINED,
+        "the logs cover the failure and show nothing abnormal",
+        "The HDFS logs cover {chk} and show nothing abnormal",
+        (
+            Step("Lower dfs.client.slow.io.warning.threshold.ms in the Flink HDFS client to see slow acks with their "
+                 "pipeline", "dfs.client.slow.io.warning.threshold.ms"),
+            Step("Enable GC logs on TaskManagers and DataNodes (env.java.opts.taskmanager, HDFS_DATANODE_OPTS)"),
+        ),
+    ),
+    Cause(
+        Code.INSUFFICIENT_DATA,
+        "the logs needed to judge are missing",
+        "The logs needed to explain {chk} are missing",
+        (
+            Step("Collect the logs of {wanted} covering the failure time and run the analysis again"),
+            Step("Keep DataNode.clienttrace at INFO and enable GC logs so writes can be linked to DataNodes"),
+        ),
+        checkpoint_steps=False,
+    ),
+)}
+
+CODE_OF_KIND: Mapping[str, Code] = {kind: c.code for c in CAUSES.values() for kind in c.evidence}
+"""Which cause an evidence interval kind speaks for."""
+BASE: Mapping[str, float] = {kind: w for c in CAUSES.values() for kind, w in c.evidence.items()}
+ROOT_CODES: frozenset[Code] = frozenset(c.code for c in CAUSES.values() if c.root)
+
+
+def cause(code: str) -> Cause:
+    """The registry entry of ``code``; a code outside the registry is a programming error, said as such."""
+    try:
+        return CAUSES[Code(code)]
+    except ValueError as e:
+        raise KeyError(f"{code!r} is not a root-cause code") from e
+
+
+def periodic_codes(kind: Periodic) -> frozenset[Code]:
+    return frozenset(c.code for c in CAUSES.values() if c.periodic == kind)
