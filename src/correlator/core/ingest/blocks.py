@@ -19,7 +19,7 @@ from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
 from correlator.core.ingest.writes import Line, block_at, duration_at
 
 
-FAST_BURSTS = {PHRASES.index(p): kinds for p, kinds in FAST_PHRASES.items()}
+FAST_BURSTS = {PHRASES.index(p): kind for p, kind in FAST_PHRASES.items()}
 _SLOW_MS = re.compile(rb"[ :](\d+)ms \(threshold=")
 ANCHOR_BYTES = 64 * 1024
 """Line-number anchors' spacing: a look back counts at most this many bytes."""
@@ -184,17 +184,15 @@ class BlockReader:
         ts = self.ingest.writes.stamp_at(block, start)
         if ts is None:
             return False
-        kinds = FAST_BURSTS[index]
-        if len(kinds) > 1:  # "Slow BlockReceiver write " + "data to disk" | "packet to mirror"
-            kinds = kinds[:1] if block.find(b"Slow BlockReceiver write data", start, end) >= 0 else kinds[1:]
+        kind = FAST_BURSTS[index]
         duration = 0
-        if kinds[0] != "reconcile":
+        if kind != "reconcile":
             m = _SLOW_MS.search(block, start, end)
             if m is None:
                 return False
             duration = int(m[1])
         emitted: list[Any] = []
-        if not self.ingest.bursts.extend(self.key, kinds[0], ts, duration, emitted):
+        if not self.ingest.bursts.extend(self.key, kind, ts, duration, emitted):
             return False
         if emitted:
             self.ingest._emit(emitted, self.out)

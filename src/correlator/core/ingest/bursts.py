@@ -22,6 +22,7 @@ from typing import Any
 
 from correlator.core.event_dicts import event_from_dict, event_to_dict
 from correlator.core.events import DirectoryScanReconcile, Event, SlowIo, SourceProgress
+from correlator.core.ingest.parse.hdfs import RULES as HDFS_RULES
 
 Burstable = SlowIo | DirectoryScanReconcile
 GAPS: dict[type, int] = {SlowIo: 1_500, DirectoryScanReconcile: 5_000}
@@ -53,16 +54,9 @@ def _kind(e: Burstable) -> str:
     return e.kind if isinstance(e, SlowIo) else "reconcile"
 
 
-FAST_PHRASES: dict[str, tuple[str, ...]] = {
-    "Slow BlockReceiver write ": ("disk_write", "mirror_write"),
-    "Slow flushOrSync took ": ("flush_or_sync",),
-    "Slow manageWriterOsCache took ": ("os_cache",),
-    "Slow PacketResponder send ack": ("ack_upstream",),
-    "from memory with missing block file": ("reconcile",),
-    "Added missing block to memory": ("reconcile",),
-}
-"""Trigger phrases whose lines can extend a held burst from their bytes alone (see :meth:`Bursts.extend`); the
-first phrase names two kinds, told apart by the words after it."""
+FAST_PHRASES: dict[str, str] = {rule.phrase: rule.burst for rule in HDFS_RULES if rule.burst}
+"""Trigger phrases whose lines can extend a held burst of their kind from their bytes alone (see
+:meth:`Bursts.extend`): the HDFS rule table's rows that name a burst kind."""
 
 
 def _start(e: Burstable) -> int:

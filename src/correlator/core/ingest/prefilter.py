@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from correlator.core.ingest.parse.hdfs import RULES as HDFS_RULES
 from correlator.core.ingest.write_lines import NO_WRITE_LINES, StdlibWriteReader, WriteLines, WriteReader
 from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
 
@@ -42,37 +43,8 @@ FLINK_TRIGGERS = (
     "DataStreamer Exception",
     "Error while syncing",
 )
-HDFS_TRIGGERS = (
-    "Lock held time above threshold",
-    "Waited above threshold",
-    " Total blocks: ",
-    "Periodic Directory Tree Verification scan",
-    "Deleted a metadata file ",
-    "from memory with missing block file",
-    "Added missing block to memory",
-    "Deleting missing provided block",
-    "Will retry on next scan",
-    "does not exist. Updating it to the file found during scan",
-    "Updating generation stamp for block",
-    "does not match file found by scan",
-    "Updating size of block",
-    " is not a regular file.",
-    "as corrupt due to length mismatch",
-    "Slow BlockReceiver write ",
-    "Slow flushOrSync took ",
-    "Slow manageWriterOsCache took ",
-    "Slow PacketResponder send ack",
-    " lock held for ",
-    "-lock reports: ",
-    "Detected pause in JVM",
-    "STARTUP_MSG: ",
-    "BLOCK* allocate",
-    "Opened streaming server at ",
-    "DataXceiver error processing WRITE_BLOCK",
-    "opWriteBlock ",
-    "Exception for ",
-    " commands from NN",
-)
+HDFS_TRIGGERS = tuple(rule.phrase for rule in HDFS_RULES if not rule.write)
+"""Generated from the HDFS parser's rule table: a wording it reads is never filtered out before it is read."""
 GC_TRIGGERS = (
     "[GC ",
     "[Full GC",

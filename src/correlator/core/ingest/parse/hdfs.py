@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from correlator.core.events import (
@@ -26,6 +27,25 @@ from correlator.core.ingest.parse.header import Header
 from correlator.core.ingest.parse.identifiers import datanodes
 from correlator.core.ingest.parse.stacks import first_exception, is_util_frame, short_frame
 from correlator.core.ingest.timestamps import TimestampError, to_epoch_ms
+
+Handler = Callable[[Header, Sequence[str], Emit], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One wording: the fixed phrase every line of it contains (the prefilter's trigger), the handler that reads it."""
+
+    phrase: str
+    handler: Handler
+    at_start: bool = True
+    """The message starts with the phrase (else contains it)."""
+    loggers: frozenset[str] = frozenset()
+    """The logger class names it is logged by (empty: any)."""
+    burst: str | None = None
+    """A burst kind: a line of this wording can extend a held burst from its bytes alone (ingest's fast path)."""
+    write: bool = False
+    """A block-write line: the write-line reader finds it, it is no trigger."""
+
 
 _LOCK_HELD = re.compile(
     r"Lock held time above threshold(?:\(\d+ ms\))?: lock identifier: (\S+) lockHeldTimeMs=(\d+) ms\."
@@ -57,13 +77,11 @@ _RECONCILE: tuple[tuple[str, str], ...] = (
     ("does not exist. Updating it to the file found during scan", "update_file"),
     ("Updating generation stamp for block", "update_genstamp"),
     ("does not match file found by scan", "meta_mismatch"),
-    ("Block URI could not be resolved to a file", "uri_error"),
     ("Updating size of block", "update_size"),
     (" is not a regular file.", "not_regular_file"),
     ("as corrupt due to length mismatch", "report_corrupt"),
     ("Failed to repot bad block", "report_failed"),
-    ("Failed to report bad block", "report_failed"),
-    ("Failed to delete", "delete_failed"),
+    (". Will retry on next scan", "delete_failed"),
 )
 _SLOW_IO: tuple[tuple[str, str], ...] = (
     ("Slow BlockReceiver write data to disk cost:", "disk_write"),
@@ -120,140 +138,171 @@ def _frames(h: Header, lines: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _lock_held(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    m = _LOCK_HELD.match(h.message)
+    if m:
+        stack = _frames(h, lines)
+        emit(DatasetLockHeld, lock=m[1], held_ms=int(m[2]), holder=stack[0] if stack else "unknown", stack=stack,
+             suppressed=int(m[3]) if m[3] else None, role="datanode")
+
+
+def _lock_wait(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    m = _LOCK_WAIT.match(h.message)
+    if m:
+        stack = _frames(h, lines)
+        emit(DatasetLockWait, lock=m[1], wait_ms=int(m[2]), waiter=stack[0] if stack else "unknown", stack=stack,
+             role="datanode")
+
+
+def _scan_stats(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    m = _STATS.search(h.message)
+    if m:
+        emit(DirectoryScanStats, block_pool=m[1], total_blocks=int(m[2]), missing_meta=int(m[3]),
+             missing_block=int(m[4]), missing_memory=int(m[5]), mismatched=int(m[6]),
+             duplicate=int(m[7]) if m[7] else None, role="datanode")
+
+
+def _scan_start(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    _scan_config(h.message[len(_SCAN_START):], emit, h.stamp)
+
+
+def _reconcile(phrase: str, action: str) -> Handler:
+    def handle(h: Header, lines: Sequence[str], emit: Emit) -> None:
+        before, after = h.message.split(phrase, 1)
+        m = _BLOCK.search(before + " " + after)
+        emit(DirectoryScanReconcile, action=action, block=m[1] if m else None, role="datanode")
+    return handle
+
+
+def _slow(phrase: str, kind: str) -> Handler:
+    def handle(h: Header, lines: Sequence[str], emit: Emit) -> None:
+        _slow_io(kind, h.message[len(phrase):], emit)
+    return handle
+
+
+def _receiving(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    m = _RECEIVING.match(h.message)
+    if m:
+        emit(BlockWrite, block=m[1], src=m[2], dest=m[3], role="datanode")
+
+
+def _clienttrace(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    fields = dict(_TRACE_FIELD.findall(h.message))
+    duration = fields.get("duration(ns)") or fields.get("duration")
+    block = fields.get("blockid")
+    if block:
+        emit(BlockWrite, block=block.strip(), src=fields.get("src", "").strip().lstrip("/"),
+             dest=fields.get("dest", "").strip().lstrip("/"),
+             duration_ms=int(duration.strip()) // 1_000_000 if duration and duration.strip().isdigit() else None,
+             phase="finished", role="datanode")
+
+
+def _nn_lock_old(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    m = _NN_OLD.search(h.message)
+    if m:
+        emit(NameNodeLockHeld, kind=m[2], held_ms=int(m[3]), op=m[1], role="namenode")
+
+
+def _nn_lock_reports(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    if not _NN_NEW.search(h.message):
+        return
+    m = _NN_LONGEST.search("\n".join(lines))
+    if m:
+        try:
+            start = to_epoch_ms(m[1])
+        except TimestampError:
+            start = None
+        emit(NameNodeLockHeld, kind="write" if "write-lock" in h.message else "read", held_ms=int(m[2]), op=m[3],
+             start_ts_ms=start, role="namenode")
+
+
+def _streaming_server(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    address = h.message[len("Opened streaming server at "):].strip().lstrip("/")
+    if _ADDRESS.fullmatch(address) and not address.startswith("0.0.0.0:"):
+        emit(DatanodeAddress, address=address, role="datanode")
+
+
+def _allocate_rule(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    _allocate(h.message, emit)
+
+
+def _xceiver_error(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    m = _XCEIVER.search(h.message)
+    if m:
+        emit(DnWriteError, kind="dataxceiver_write_block", peer=m[1], local=m[2],
+             exception=first_exception(lines) or _after_semicolon(h.message), role="datanode")
+
+
+def _op_write_block(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    m = _OP_WRITE.match(h.message)
+    if m:
+        emit(DnWriteError, kind="op_write_block", block=m[1], exception=m[2].strip()[:500], role="datanode")
+
+
+def _exception_for(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    m = _EXCEPTION_FOR.match(h.message)
+    if m:
+        emit(DnWriteError, kind="block_exception", block=m[1], exception=first_exception(lines), role="datanode")
+
+
+def _nn_commands(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    m = _NN_COMMANDS.match(h.message)
+    if m:
+        emit(DnWriteError, kind="slow_nn_commands", duration_ms=int(m[1]), role="datanode")
+
+
+def _pause(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    m = _PAUSE.match(h.message)
+    if m:
+        emit(JvmPause, pause_ms=int(m[1]), gc=any("GC pool" in line for line in lines[1:]))
+
+
+def _banner(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    text = "\n".join(lines)
+    banner = _BANNER_START.search(text)
+    if banner:
+        version = _BANNER_VERSION.search(text)
+        component = banner[1]
+        emit(DaemonStart, component=component, version=version[1] if version else None,
+             role={"DataNode": "datanode", "NameNode": "namenode"}.get(component))
+
+
+_DATASET = frozenset({"FsDatasetImpl", "FsVolumeImpl", "FSDataset", "DataNode"})
+"""Where reconcile lines are logged: the dataset, or the DataNode's own logger in 2.x releases before FsDatasetImpl."""
+RULES: tuple[Rule, ...] = (
+    Rule("Lock held time above threshold", _lock_held),
+    Rule("Waited above threshold", _lock_wait),
+    Rule(" Total blocks: ", _scan_stats, at_start=False),
+    Rule(_SCAN_START, _scan_start),
+    *(Rule(phrase, _reconcile(phrase, action), at_start=False, loggers=_DATASET,
+           burst="reconcile" if action in ("remove_from_memory", "add_to_memory") else None)
+      for phrase, action in _RECONCILE),
+    *(Rule(phrase, _slow(phrase, kind), burst=kind) for phrase, kind in _SLOW_IO),
+    Rule("Receiving ", _receiving, write=True),
+    Rule("op: HDFS_WRITE", _clienttrace, at_start=False, loggers=frozenset({"clienttrace"}), write=True),
+    Rule(" lock held for ", _nn_lock_old, at_start=False),
+    Rule("-lock reports: ", _nn_lock_reports, at_start=False),
+    Rule("Opened streaming server at ", _streaming_server),
+    Rule("BLOCK* allocate", _allocate_rule),
+    Rule("DataXceiver error processing WRITE_BLOCK", _xceiver_error, at_start=False),
+    Rule("opWriteBlock ", _op_write_block),
+    Rule("Exception for ", _exception_for),
+    Rule(" commands from NN", _nn_commands, at_start=False),
+    Rule("Detected pause in JVM", _pause),
+    Rule("STARTUP_MSG: ", _banner),
+)
+"""Every HDFS wording this parser reads, in the order they are tried (the first whose phrase and logger match
+takes the record). The prefilter's HDFS trigger phrases are these phrases (block-write lines aside: the write-line
+reader finds those), so a wording added here can never be filtered out before it is read."""
+
+
 def parse_hdfs(h: Header, lines: Sequence[str], emit: Emit) -> None:
     msg = h.message
-    seg = h.segment
-    if msg.startswith("Lock held time above threshold"):
-        m = _LOCK_HELD.match(msg)
-        if m:
-            stack = _frames(h, lines)
-            emit(
-                DatasetLockHeld,
-                lock=m[1],
-                held_ms=int(m[2]),
-                holder=stack[0] if stack else "unknown",
-                stack=stack,
-                suppressed=int(m[3]) if m[3] else None,
-                role="datanode",
-            )
-        return
-    if msg.startswith("Waited above threshold"):
-        m = _LOCK_WAIT.match(msg)
-        if m:
-            stack = _frames(h, lines)
-            emit(DatasetLockWait, lock=m[1], wait_ms=int(m[2]), waiter=stack[0] if stack else "unknown", stack=stack,
-                 role="datanode")
-        return
-    if " Total blocks: " in msg:
-        m = _STATS.search(msg)
-        if m:
-            emit(
-                DirectoryScanStats,
-                block_pool=m[1],
-                total_blocks=int(m[2]),
-                missing_meta=int(m[3]),
-                missing_block=int(m[4]),
-                missing_memory=int(m[5]),
-                mismatched=int(m[6]),
-                duplicate=int(m[7]) if m[7] else None,
-                role="datanode",
-            )
-        return
-    if msg.startswith(_SCAN_START):
-        _scan_config(msg[len(_SCAN_START):], emit, h.stamp)
-        return
-    if seg in ("FsDatasetImpl", "FsVolumeImpl"):
-        for phrase, action in _RECONCILE:
-            if phrase in msg:
-                m = _BLOCK.search(msg.split(phrase, 1)[0] + " " + msg.split(phrase, 1)[1])
-                emit(DirectoryScanReconcile, action=action, block=m[1] if m else None, role="datanode")
-                return
-        return
-    if msg.startswith("Slow "):
-        for prefix, kind in _SLOW_IO:
-            if msg.startswith(prefix):
-                _slow_io(kind, msg[len(prefix):], emit)
-                return
-        return
-    if msg.startswith("Receiving "):
-        m = _RECEIVING.match(msg)
-        if m:
-            emit(BlockWrite, block=m[1], src=m[2], dest=m[3], role="datanode")
-        return
-    if seg == "clienttrace" and "op: HDFS_WRITE" in msg:
-        fields = dict(_TRACE_FIELD.findall(msg))
-        duration = fields.get("duration(ns)") or fields.get("duration")
-        block = fields.get("blockid")
-        if block:
-            emit(
-                BlockWrite,
-                block=block.strip(),
-                src=fields.get("src", "").strip().lstrip("/"),
-                dest=fields.get("dest", "").strip().lstrip("/"),
-                duration_ms=int(duration.strip()) // 1_000_000 if duration and duration.strip().isdigit() else None,
-                phase="finished",
-                role="datanode",
-            )
-        return
-    if " lock held for " in msg:
-        m = _NN_OLD.search(msg)
-        if m:
-            emit(NameNodeLockHeld, kind=m[2], held_ms=int(m[3]), op=m[1], role="namenode")
-        return
-    if "-lock reports: " in msg and _NN_NEW.search(msg):
-        kind = "write" if "write-lock" in msg else "read"
-        text = "\n".join(lines)
-        m = _NN_LONGEST.search(text)
-        if m:
-            try:
-                start = to_epoch_ms(m[1])
-            except TimestampError:
-                start = None
-            emit(NameNodeLockHeld, kind=kind, held_ms=int(m[2]), op=m[3], start_ts_ms=start, role="namenode")
-        return
-    if msg.startswith("Opened streaming server at "):
-        address = msg[len("Opened streaming server at "):].strip().lstrip("/")
-        if _ADDRESS.fullmatch(address) and not address.startswith("0.0.0.0:"):
-            emit(DatanodeAddress, address=address, role="datanode")
-        return
-    if msg.startswith("BLOCK* allocate"):
-        _allocate(msg, emit)
-        return
-    if "DataXceiver error processing WRITE_BLOCK" in msg:
-        m = _XCEIVER.search(msg)
-        if m:
-            emit(DnWriteError, kind="dataxceiver_write_block", peer=m[1], local=m[2],
-                 exception=first_exception(lines) or _after_semicolon(msg), role="datanode")
-        return
-    if msg.startswith("opWriteBlock "):
-        m = _OP_WRITE.match(msg)
-        if m:
-            emit(DnWriteError, kind="op_write_block", block=m[1], exception=m[2].strip()[:500], role="datanode")
-        return
-    if msg.startswith("Exception for "):
-        m = _EXCEPTION_FOR.match(msg)
-        if m:
-            emit(DnWriteError, kind="block_exception", block=m[1], exception=first_exception(lines), role="datanode")
-        return
-    if msg.startswith("Took ") and msg.endswith("commands from NN"):
-        m = _NN_COMMANDS.match(msg)
-        if m:
-            emit(DnWriteError, kind="slow_nn_commands", duration_ms=int(m[1]), role="datanode")
-        return
-    if msg.startswith("Detected pause in JVM"):
-        m = _PAUSE.match(msg)
-        if m:
-            gc = any("GC pool" in line for line in lines[1:])
-            emit(JvmPause, pause_ms=int(m[1]), gc=gc)
-        return
-    if msg.startswith("STARTUP_MSG"):
-        text = "\n".join(lines)
-        banner = _BANNER_START.search(text)
-        if banner:
-            version = _BANNER_VERSION.search(text)
-            component = banner[1]
-            role = {"DataNode": "datanode", "NameNode": "namenode"}.get(component)
-            emit(DaemonStart, component=component, version=version[1] if version else None, role=role)
+    for rule in RULES:
+        if (msg.startswith(rule.phrase) if rule.at_start else rule.phrase in msg) and \
+                (not rule.loggers or h.segment in rule.loggers):
+            rule.handler(h, lines, emit)
+            return
 
 
 def _allocate(msg: str, emit: Emit) -> None:

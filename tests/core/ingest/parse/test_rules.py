@@ -1,0 +1,115 @@
+"""The HDFS rule table: every wording it reads can fire, through the prefilter, on a line of that wording.
+
+The prefilter's HDFS triggers are generated from the table, so a row cannot be filtered out before it is read; this
+checks the other half: each row, given a line of its wording (from the Hadoop release lines named), is the row that
+takes the line, and the line becomes an event. A row no line can reach (shadowed by an earlier row, a logger it is
+never logged by, a phrase its handler's regex does not accept) fails here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sample_cases import run
+
+from correlator.core.events import Event
+from correlator.core.ingest.parse.hdfs import RULES, Rule
+from correlator.core.ingest.parse.header import Header, parse_header
+from correlator.core.ingest.prefilter import HDFS_TRIGGERS, NOTHING, ReScanner
+
+DN = "org.apache.hadoop.hdfs.server.datanode"
+DS = f"{DN}.fsdataset.impl.FsDatasetImpl"
+BLK = "blk_1073741825_1001"
+BP = "BP-1473651231-10.20.30.40-1546300800000"
+META = f"/data/1/dfs/dn/current/{BP}/current/finalized/subdir0/subdir0/{BLK}.meta"
+STACK = ("The stack trace is: java.lang.Thread.getStackTrace(Thread.java:1559)\n"
+         f"{DN}.DirectoryScanner.scan(DirectoryScanner.java:395)\n")
+
+EXAMPLES: dict[str, tuple[str, str]] = {
+    # phrase of the row -> (logger, message); wordings of Hadoop 2.7-3.4 (FsDatasetImpl.checkAndUpdate, BlockReceiver,
+    # DirectoryScanner, InstrumentedLock, FSNamesystemLock, DataXceiver, JvmPauseMonitor, the start banner)
+    "Lock held time above threshold": (DS, "Lock held time above threshold: lock identifier: FsDatasetRWLock "
+                                           "lockHeldTimeMs=18234 ms. Suppressed 0 lock warnings. " + STACK),
+    "Waited above threshold": (DS, "Waited above threshold to acquire lock: lock identifier: FsDatasetRWLock "
+                                   "waitTimeMs=5120 ms. Suppressed 0 lock warnings. " + STACK),
+    " Total blocks: ": (f"{DN}.DirectoryScanner", f"BlockPool {BP} Total blocks: 3000000, missing metadata files: 0, "
+                                                  "missing block files: 0, missing blocks in memory: 0, "
+                                                  "mismatched blocks: 0"),
+    "Periodic Directory Tree Verification scan ": (f"{DN}.DirectoryScanner", "Periodic Directory Tree Verification "
+                                                   "scan starting in 8389ms with interval of 20000ms and throttle "
+                                                   "limit of -1ms/s"),
+    "Deleted a metadata file without a block": (DS, f"Deleted a metadata file without a block {META}"),
+    "from memory with missing block file on the disk": (DS, "Removed block 1073741825 from memory with missing "
+                                                            "block file on the disk"),
+    "Deleted a metadata file for the deleted block": (DS, f"Deleted a metadata file for the deleted block {META}"),
+    "Added missing block to memory": (DS, f"Added missing block to memory FinalizedReplica, {BLK}, FINALIZED"),
+    "Deleting missing provided block": (DS, f"Deleting missing provided block ProvidedReplica, {BLK}, FINALIZED"),
+    "does not exist. Updating it to the file found during scan": (
+        DS, f"Block file in replica file:/data/1/{BLK} does not exist. Updating it to the file found during scan "
+            f"/data/2/{BLK}"),
+    "Updating generation stamp for block": (DS, "Updating generation stamp for block 1073741825 from 1001 to 1002"),
+    "does not match file found by scan": (DS, f"Metadata file in memory /data/1/{BLK}.meta does not match file "
+                                              f"found by scan {META}"),
+    "Updating size of block": (DS, "Updating size of block 1073741825 from 1024 to 2048"),
+    " is not a regular file.": (DS, f"Block 1073741825 /data/1/{BLK} is not a regular file."),
+    "as corrupt due to length mismatch": (DS, f"Reporting the block {BLK} as corrupt due to length mismatch"),
+    "Failed to repot bad block": (DS, f"Failed to repot bad block {BLK}"),
+    ". Will retry on next scan": (DS, f"Failed to delete {META}. Will retry on next scan"),
+    "Slow BlockReceiver write data to disk cost:": (f"{DN}.BlockReceiver", "Slow BlockReceiver write data to disk "
+                                                    "cost:2303ms (threshold=300ms), volume=/data/1/dfs/dn"),
+    "Slow BlockReceiver write packet to mirror took ": (f"{DN}.BlockReceiver", "Slow BlockReceiver write packet to "
+                                                        "mirror took 1204ms (threshold=300ms)"),
+    "Slow flushOrSync took ": (f"{DN}.BlockReceiver", "Slow flushOrSync took 1532ms (threshold=300ms), isSync:false, "
+                                                      "flushTotalNanos=1532000000ns, volume=/data/1/dfs/dn"),
+    "Slow manageWriterOsCache took ": (f"{DN}.BlockReceiver", "Slow manageWriterOsCache took 412ms "
+                                                              "(threshold=300ms), volume=/data/1/dfs/dn"),
+    "Slow PacketResponder send ack to upstream took ": (
+        f"{DN}.BlockReceiver", f"Slow PacketResponder send ack to upstream took 2110ms (threshold=300ms), "
+                               f"PacketResponder: {BP}:{BLK}, type=HAS_DOWNSTREAM_IN_PIPELINE, "
+                               "downstream DNs=[10.20.30.43:9866]"),
+    "Receiving ": (f"{DN}.DataNode", f"Receiving {BP}:{BLK} src: /10.20.30.41:51234 dest: /10.20.30.42:9866"),
+    "op: HDFS_WRITE": (f"{DN}.DataNode.clienttrace", f"src: /10.20.30.41:51234, dest: /10.20.30.42:9866, bytes: 4096, "
+                                                     f"op: HDFS_WRITE, cliID: DFSClient_1, offset: 0, srvID: x, "
+                                                     f"blockid: {BP}:{BLK}, duration(ns): 5000000"),
+    " lock held for ": ("org.apache.hadoop.hdfs.server.namenode.FSNamesystem", "FSNamesystem write lock held for "
+                                                                               "12034 ms via"),
+    "-lock reports: ": ("org.apache.hadoop.hdfs.server.namenode.FSNamesystem",
+                        "\tNumber of suppressed write-lock reports: 0\n"
+                        "\tLongest write-lock held at 2020-01-02 09:05:30,001 for 12034ms via java.lang.Thread"),
+    "Opened streaming server at ": (f"{DN}.DataNode", "Opened streaming server at /10.20.30.42:9866"),
+    "BLOCK* allocate": ("org.apache.hadoop.hdfs.StateChange", f"BLOCK* allocate {BLK}, replicas=10.20.30.42:9866, "
+                                                              "10.20.30.43:9866 for /flink/chk-60/_metadata"),
+    "DataXceiver error processing WRITE_BLOCK": (f"{DN}.DataNode", "lab-dn2:9866:DataXceiver error processing "
+                                                 "WRITE_BLOCK operation  src: /10.20.30.41:51234 dst: "
+                                                 "/10.20.30.42:9866; java.io.IOException: Premature EOF"),
+    "opWriteBlock ": (f"{DN}.DataNode", f"opWriteBlock {BP}:{BLK} received exception java.io.IOException: "
+                                        "Premature EOF from inputStream"),
+    "Exception for ": (f"{DN}.DataNode", f"Exception for {BP}:{BLK}\njava.io.IOException: Premature EOF"),
+    " commands from NN": (f"{DN}.DataNode", "Took 12003ms to process 1 commands from NN"),
+    "Detected pause in JVM": ("org.apache.hadoop.util.JvmPauseMonitor", "Detected pause in JVM or host machine (eg GC): "
+                                                                        "pause of approximately 31000ms\nNo GCs detected"),
+    "STARTUP_MSG: ": (f"{DN}.DataNode", "STARTUP_MSG: \n/****\nSTARTUP_MSG: Starting DataNode\n"
+                                        "STARTUP_MSG:   host = lab-dn2/127.0.0.1\nSTARTUP_MSG:   version = 3.2.1"),
+}
+
+
+def _first(h: Header) -> Rule | None:
+    return next((r for r in RULES if (h.message.startswith(r.phrase) if r.at_start else r.phrase in h.message)
+                 and (not r.loggers or h.segment in r.loggers)), None)
+
+
+def test_every_row_has_an_example_and_every_trigger_is_a_row() -> None:
+    assert [r.phrase for r in RULES if r.phrase not in EXAMPLES] == []
+    assert set(HDFS_TRIGGERS) == {r.phrase for r in RULES if not r.write}
+    assert len({r.phrase for r in RULES}) == len(RULES)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.phrase.strip() for r in RULES])
+def test_every_row_fires_on_its_wording(rule: Rule) -> None:
+    logger, message = EXAMPLES[rule.phrase]
+    line = f"2020-01-02 09:05:30,001 WARN {logger}: {message}"
+    header = parse_header(line.split("\n", 1)[0])
+    assert header is not None
+    assert _first(header) is rule, "an earlier row takes this wording"
+    assert ReScanner().classify(line.split("\n", 1)[0]) != NOTHING, "the prefilter drops it"
+    events = [e for e in run([line]) if isinstance(e, Event)]
+    assert events, f"no event from {line[:100]!r}"
