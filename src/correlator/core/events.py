@@ -267,6 +267,26 @@ class BlockAllocated(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HdfsRefusal(Event):
+    """HDFS refused a write and said why: a limit reached, safe mode, no DataNode left, a full volume, an expired
+    token. Logged by the daemon that refused or found in a client's cause chain (a Flink failure record)."""
+
+    type: ClassVar[str] = "hdfs_refusal"
+    kind: str
+    """xceiver_limit, no_datanodes, pipeline_exhausted, safe_mode, directory_items, disk_full, token_expired."""
+    limit: int | None = None
+    """The limit the message names (transfer threads, directory items, minReplication)."""
+    value: int | None = None
+    """The count that reached it (xceivers, items, DataNodes written to)."""
+    path: str | None = None
+    detail: str = ""
+    """The refusing sentence as logged."""
+
+    def __post_init__(self) -> None:
+        _clip(self, "detail", "path")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HdfsClientError(Event):
     """A write-path error of the HDFS client (DataStreamer / DFSClient) inside a Flink process."""
 

@@ -247,6 +247,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     missing_hosts = tuple(m.host for m in missing if m.role == "datanode" and m.host != "*")
     steps = remediation(code, hosts=hosts, datanode_version=dn_version, flink_version=flink_version,
                         timeout_ms=s.timeout_ms, missing=missing_hosts, holder=holder, issue=issue,
+                        limit=getattr(top.source, "limit", None) if top is not None else None,
                         user_frame=user[1] if user is not None and code == Code.FLINK_TASK_ERROR else None)
     victims = [iv for iv in intervals if iv.kind in ("scanner_wait", "lock_wait") and iv.host in hosts
                and top is not None and top.kind in ("lock_held", "scanner_lock")

@@ -20,7 +20,6 @@ from correlator.core.events import (
     CheckpointCompleted,
     CheckpointTriggered,
     DaemonStart,
-    SourceProgress,
     DatanodeAddress,
     DatasetLockHeld,
     DatasetLockWait,
@@ -30,9 +29,11 @@ from correlator.core.events import (
     Event,
     HdfsClientError,
     HdfsClientSlow,
+    HdfsRefusal,
     JvmPause,
     NameNodeLockHeld,
     SlowIo,
+    SourceProgress,
 )
 from correlator.core.explain.recurrence import History
 from correlator.core.explain.verdict import Verdict
@@ -48,6 +49,7 @@ EVIDENCE_TYPES = (
     HdfsClientSlow,
     HdfsClientError,
     DnWriteError,
+    HdfsRefusal,
     BlockAllocated,
     BlockWrite,
 )

@@ -17,6 +17,7 @@ from correlator.core.events import (
     DnWriteError,
     Event,
     HdfsClientSlow,
+    HdfsRefusal,
     JvmPause,
     NameNodeLockHeld,
     SlowIo,
@@ -114,6 +115,10 @@ def interval_of(event: Event) -> Interval | None:
         what = "GC pause" if event.gc else "JVM/host pause (no GC)"
         return Interval(kind, ts - event.pause_ms, ts, event.host, event.role, event.pause_ms,
                         f"{what} of {event.pause_ms} ms", event)
+    if isinstance(event, HdfsRefusal):
+        kind = "refused_no_datanodes" if event.kind == "pipeline_exhausted" else f"refused_{event.kind}"
+        return Interval(kind, ts, ts, event.host, event.role, event.limit or 0,
+                        f"HDFS refused the write: {event.detail}", event)
     if isinstance(event, HdfsClientSlow):
         return Interval("client_slow", ts - event.duration_ms, ts, event.host, event.role, event.duration_ms,
                         f"HDFS client {event.op} took {event.duration_ms} ms", event)

@@ -8,10 +8,9 @@ from correlator.core.correlate.evidence import Interval
 from correlator.core.correlate.pipeline import Stopper
 from correlator.core.correlate.ranking import Candidate, Window
 from correlator.core.events import iso_ms
-from correlator.core.explain.causes import cause
+from correlator.core.explain.causes import POINT_KINDS, STATED_KINDS, cause
 from correlator.core.explain.knowledge import DatanodeTraits
 
-POINT_KINDS = ("scan_stats", "scan_reconcile")
 SYMPTOM_WORDS = {"slow_disk": "slow disk writes", "slow_pipeline": "slow mirror writes and acks",
                  "dn_stall": "stalled block write", "slow_commands": "slow processing of NameNode commands",
                  "bad_link": "failed pipeline connection", "scanner_lock": "scanner's lock hold",
@@ -41,6 +40,7 @@ def title(code: str, hosts: tuple[str, ...], checkpoint_id: int | None, top: Int
         for_size=f" for {size}" if size else "",
         holder=(getattr(top.source, "holder", None) if top is not None else None) or "A thread",
         count=top.magnitude_ms if top is not None else 0,
+        of_limit=f" of {limit}" if (limit := getattr(top.source, "limit", None) if top else None) else "",
         exception=_short(user[0]) if user else "", frame=user[1] if user else "")
 
 
@@ -90,7 +90,11 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
                          + (f": {texts[0][:240]}" if texts else "") + ".")
     elif best is not None and best.scored:
         top = best.scored[0].interval
-        if top.kind in POINT_KINDS:
+        if top.kind in STATED_KINDS:
+            detail = str(getattr(top.source, "detail", "") or top.summary)[:300].rstrip()
+            parts.append(f"{top.host} logged why HDFS refused the write, at {iso_ms(top.end_ms)}: {detail}"
+                         + ("" if detail.endswith((".", "!", "?")) else "."))
+        elif top.kind in POINT_KINDS:
             parts.append(_scanner_points(top, window, traits))
         elif top.kind == "dn_stall" and stopper is not None:
             parts.append(_stopper_sentence(stopper, traits))

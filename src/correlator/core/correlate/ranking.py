@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from correlator.core.correlate.evidence import Interval, is_write_path_holder, overlap_ms, touches
-from correlator.core.explain.causes import BASE, CODE_OF_KIND, ROOT_CODES, Code
+from correlator.core.explain.causes import BASE, CODE_OF_KIND, POINT_KINDS, ROOT_CODES, STATED_KINDS, Code
 
-POINT_KINDS = ("scan_stats", "scan_reconcile")
+STATED_TAIL_MS = 60_000
+"""How long after the stuck write a refusal that states its cause still counts: the failure's own cause chain (where
+a client logs HDFS's refusal) may come long after the checkpoint's timeout."""
 SCANNER_KINDS = ("scanner_lock", "scan_stats", "scan_reconcile")
 DN_SYMPTOM_KINDS = ("slow_disk", "slow_pipeline", "dn_stall", "slow_commands", "bad_link")
 SYMPTOM_FACTOR = 0.35
@@ -62,6 +64,8 @@ def relevance(iv: Interval, pipeline: frozenset[str], tm_hosts: frozenset[str]) 
 
 
 def strength(iv: Interval, window: Window, skew_ms: int) -> float:
+    if iv.kind in STATED_KINDS:
+        return 1.0
     if iv.kind in POINT_KINDS:
         return 0.5
     covered = min(1.0, overlap_ms(iv.start_ms, iv.end_ms, window.start_ms, window.end_ms, skew_ms)
@@ -73,7 +77,7 @@ def strength(iv: Interval, window: Window, skew_ms: int) -> float:
 
 def relevant(iv: Interval, window: Window, skew_ms: int, tail_ms: int) -> bool:
     """Evidence that touches the stuck write (points may trail it a little: reconcile follows the compare)."""
-    end = window.end_ms + (tail_ms if iv.kind in POINT_KINDS else 0)
+    end = window.end_ms + (STATED_TAIL_MS if iv.kind in STATED_KINDS else tail_ms if iv.kind in POINT_KINDS else 0)
     if iv.kind not in POINT_KINDS and overlap_ms(iv.start_ms, iv.end_ms, window.start_ms, end, skew_ms) <= 0:
         return False
     return touches(iv.start_ms, iv.end_ms, window.start_ms, end, skew_ms)

@@ -25,6 +25,12 @@ class Code(StrEnum):
     DATANODE_JVM_PAUSE = "DATANODE_JVM_PAUSE"
     NAMENODE_SLOW = "NAMENODE_SLOW"
     TASKMANAGER_JVM_PAUSE = "TASKMANAGER_JVM_PAUSE"
+    DATANODE_XCEIVER_LIMIT = "DATANODE_XCEIVER_LIMIT"
+    DATANODE_DISK_FULL = "DATANODE_DISK_FULL"
+    HDFS_NO_DATANODES = "HDFS_NO_DATANODES"
+    NAMENODE_SAFE_MODE = "NAMENODE_SAFE_MODE"
+    NAMENODE_LIMIT = "NAMENODE_LIMIT"
+    HDFS_TOKEN_EXPIRED = "HDFS_TOKEN_EXPIRED"
     FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
     UNEXPLAINED = "UNEXPLAINED"
     INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
@@ -67,7 +73,14 @@ class Cause:
     """The event types a timeline draws as this cause's evidence (Flink's own lifecycle lines are context)."""
     periodic: Periodic | None = None
     """Whether the cause recurs on a schedule the outlook can predict."""
-    checkpoint_steps: bool = True
+    checkpoint_steps: Literal["all", "restarts", "none"] = "all"
+    """Which checkpoint settings follow its steps: both (more time, fewer restarts), only surviving failures (more
+    time cannot help a write HDFS refused), or none."""
+    points: frozenset[str] = frozenset()
+    """Evidence kinds that are a moment, not a span (a totals line, a refusal)."""
+    stated: bool = False
+    """Its evidence states the cause outright (HDFS said why it refused): ranked at full strength, and it may trail
+    the stuck write further (the failure's own cause chain is often logged well after the timeout)."""
 
 
 CHECKPOINT_STEPS = (
@@ -104,6 +117,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         ),
         {"scanner_lock": 1.0, "scan_stats": 0.75, "scan_reconcile": 0.7},
         root=True,
+        points=frozenset({"scan_stats", "scan_reconcile"}),
         titles_by_kind={
             "scan_stats": "The DirectoryScanner on {where} found {count} differences between disk and memory while "
                           "{chk} was written",
@@ -198,6 +212,93 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         periodic="jvm_pause",
     ),
     Cause(
+        Code.DATANODE_XCEIVER_LIMIT,
+        "a DataNode refused a connection of the write: its transfer threads (`dfs.datanode.max.transfer.threads`) "
+        "were all in use (`Xceiver count N exceeds the limit of concurrent xcievers: M`)",
+        "HDFS refused the write of {chk}: DataNode transfer threads at their limit{of_limit} (logged on {where})",
+        (
+            Step("Raise dfs.datanode.max.transfer.threads{now_limit} on the DataNodes (4096 is the default; busy "
+                 "clusters run 8192-16384) and find what holds so many streams open",
+                 "dfs.datanode.max.transfer.threads", "{twice_limit}"),
+        ),
+        {"refused_xceiver_limit": 1.0},
+        root=True, checkpoint_steps="restarts", points=frozenset({"refused_xceiver_limit"}), stated=True,
+        timeline_types=frozenset({"hdfs_refusal", "dn_write_error", "hdfs_client_error"}),
+    ),
+    Cause(
+        Code.DATANODE_DISK_FULL,
+        "a DataNode volume had no space left for the write (`No space left on device`, `DiskOutOfSpaceException`)",
+        "HDFS refused the write of {chk}: a DataNode volume was full (logged on {where})",
+        (
+            Step("Free or add space on the full volumes and check dfs.datanode.du.reserved (space kept free for "
+                 "non-HDFS use) against the disks' size", "dfs.datanode.du.reserved"),
+            Step("Lower the checkpoints kept (state.checkpoints.num-retained) and clean up orphaned checkpoint "
+                 "directories", "state.checkpoints.num-retained"),
+        ),
+        {"refused_disk_full": 1.0},
+        root=True, checkpoint_steps="restarts", points=frozenset({"refused_disk_full"}), stated=True,
+        timeline_types=frozenset({"hdfs_refusal", "dn_write_error", "hdfs_client_error"}),
+    ),
+    Cause(
+        Code.HDFS_NO_DATANODES,
+        "the NameNode found no DataNode to place the block on (`could only be written to 0 of the 1 minReplication "
+        "nodes`), or the client ran out of DataNodes to replace a failed one in its pipeline",
+        "HDFS refused the write of {chk}: no DataNode was left to write it to (logged on {where})",
+        (
+            Step("Find out why the DataNodes were excluded or dead (their logs at that time: full disks, "
+                 "transfer-thread limits, stopped processes) and bring them back"),
+            Step("On small clusters (3 DataNodes or fewer) let the client keep writing with fewer replicas: "
+                 "dfs.client.block.write.replace-datanode-on-failure.best-effort = true",
+                 "dfs.client.block.write.replace-datanode-on-failure.best-effort", "true"),
+        ),
+        {"refused_no_datanodes": 1.0},
+        root=True, checkpoint_steps="restarts", points=frozenset({"refused_no_datanodes"}), stated=True,
+        timeline_types=frozenset({"hdfs_refusal", "hdfs_client_error"}),
+    ),
+    Cause(
+        Code.NAMENODE_SAFE_MODE,
+        "the NameNode was in safe mode and refused to create the checkpoint's files (`Name node is in safe mode`)",
+        "HDFS refused the write of {chk}: the NameNode was in safe mode (logged on {where})",
+        (
+            Step("Find out why the NameNode is in safe mode (its log says: entered manually, low space on its name "
+                 "directories, or still starting) and leave it when the cause is gone: hdfs dfsadmin -safemode "
+                 "leave"),
+            Step("Keep the NameNode's name directories above dfs.namenode.resource.du.reserved, or it enters safe "
+                 "mode on its own", "dfs.namenode.resource.du.reserved"),
+        ),
+        {"refused_safe_mode": 1.0},
+        root=True, checkpoint_steps="restarts", points=frozenset({"refused_safe_mode"}), stated=True,
+        timeline_types=frozenset({"hdfs_refusal"}),
+    ),
+    Cause(
+        Code.NAMENODE_LIMIT,
+        "a NameNode limit refused the checkpoint's files (`The directory item limit of … is exceeded`)",
+        "HDFS refused the write of {chk}: the directory item limit{of_limit} was reached (logged on {where})",
+        (
+            Step("Raise dfs.namenode.fs-limits.max-directory-items{now_limit} or spread the checkpoints over more "
+                 "directories", "dfs.namenode.fs-limits.max-directory-items", "{twice_limit}"),
+            Step("Lower the checkpoints kept (state.checkpoints.num-retained) and clean up orphaned checkpoint "
+                 "directories", "state.checkpoints.num-retained"),
+        ),
+        {"refused_directory_items": 1.0},
+        root=True, checkpoint_steps="restarts", points=frozenset({"refused_directory_items"}), stated=True,
+        timeline_types=frozenset({"hdfs_refusal"}),
+    ),
+    Cause(
+        Code.HDFS_TOKEN_EXPIRED,
+        "the job's HDFS delegation token had expired (`token (HDFS_DELEGATION_TOKEN token N for …) is expired`)",
+        "HDFS refused the write of {chk}: the job's delegation token had expired (logged on {where})",
+        (
+            Step("Give Flink a keytab so it can log in again and renew its tokens: security.kerberos.login.keytab "
+                 "and security.kerberos.login.principal", "security.kerberos.login.keytab"),
+            Step("Check dfs.namenode.delegation.token.max-lifetime (default 7 days) against how long the job runs",
+                 "dfs.namenode.delegation.token.max-lifetime"),
+        ),
+        {"refused_token_expired": 1.0},
+        root=True, checkpoint_steps="restarts", points=frozenset({"refused_token_expired"}), stated=True,
+        timeline_types=frozenset({"hdfs_refusal"}),
+    ),
+    Cause(
         Code.FLINK_TASK_ERROR,
         "the checkpoint failed inside Flink, e.g. user code threw in `snapshotState` (the exception and first user "
         "frame are named)",
@@ -209,7 +310,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         ),
         titles_by_kind={"user": "{Chk} failed in user code: {exception} at {frame}"},
         timeline_types=frozenset({"checkpoint_declined", "checkpoint_failed", "task_status"}),
-        checkpoint_steps=False,
+        checkpoint_steps="none",
     ),
     Cause(
         Code.UNEXPLAINED,
@@ -229,7 +330,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Collect the logs of {wanted} covering the failure time and run the analysis again"),
             Step("Keep DataNode.clienttrace at INFO and enable GC logs so writes can be linked to DataNodes"),
         ),
-        checkpoint_steps=False,
+        checkpoint_steps="none",
     ),
 )}
 
@@ -237,6 +338,8 @@ CODE_OF_KIND: Mapping[str, Code] = {kind: c.code for c in CAUSES.values() for ki
 """Which cause an evidence interval kind speaks for."""
 BASE: Mapping[str, float] = {kind: w for c in CAUSES.values() for kind, w in c.evidence.items()}
 ROOT_CODES: frozenset[Code] = frozenset(c.code for c in CAUSES.values() if c.root)
+POINT_KINDS: frozenset[str] = frozenset(k for c in CAUSES.values() for k in c.points)
+STATED_KINDS: frozenset[str] = frozenset(k for c in CAUSES.values() if c.stated for k in c.evidence)
 
 
 def cause(code: str) -> Cause:

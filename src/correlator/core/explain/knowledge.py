@@ -160,9 +160,12 @@ class StepFacts:
     fixed: str
     running: str
     fix_effect: str
+    now_limit: str
+    twice_limit: str
 
 
 def _checkpoint_steps(flink_version: str | None) -> tuple[Step, ...]:
+    """More time, then surviving a failure: the order both tuples keep."""
     version = parse_version(flink_version)
     return LEGACY_CHECKPOINT_STEPS if version is not None and version < (1, 9, 0) else CHECKPOINT_STEPS
 
@@ -178,6 +181,7 @@ def remediation(
     holder: str | None = None,
     user_frame: str | None = None,
     issue: KnownIssue | None = None,
+    limit: int | None = None,
 ) -> tuple[Step, ...]:
     """The cause's registry steps, filled in for this verdict, most effective first; ``issue`` is the known defect
     the verdict names (its upgrade step is left out without one)."""
@@ -194,9 +198,14 @@ def remediation(
         fixed=issue.fixed_text() if issue else "",
         running=f" (it runs {datanode_version})" if datanode_version else "",
         fix_effect=issue.effect if issue else "",
+        now_limit=f" (now {limit})" if limit else "",
+        twice_limit=str(2 * limit) if limit else "",
     )
     wanted = "known_issue" if issue is not None else "no_known_issue"
     steps = [s for s in entry.steps if s.when in ("always", wanted)]
-    if entry.checkpoint_steps:
-        steps += _checkpoint_steps(flink_version)
-    return tuple(Step(s.text.format_map(asdict(facts)), s.setting, s.value) for s in steps)
+    if entry.checkpoint_steps != "none":
+        extra = _checkpoint_steps(flink_version)
+        steps += extra if entry.checkpoint_steps == "all" else extra[1:]
+    fields = asdict(facts)
+    return tuple(Step(s.text.format_map(fields), s.setting, s.value.format_map(fields) or None if s.value else None)
+                 for s in steps)

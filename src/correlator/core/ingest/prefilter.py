@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from correlator.core.ingest.parse.hdfs import RULES as HDFS_RULES
+from correlator.core.ingest.parse.refusals import PHRASES as REFUSAL_PHRASES
 from correlator.core.ingest.write_lines import NO_WRITE_LINES, StdlibWriteReader, WriteLines, WriteReader
 from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
 
@@ -57,7 +58,9 @@ GC_TRIGGERS = (
     "application threads were stopped",
     'Safepoint "',
 )
-TRIGGERS: tuple[str, ...] = FLINK_TRIGGERS + HDFS_TRIGGERS + GC_TRIGGERS
+REFUSAL_TRIGGERS = REFUSAL_PHRASES
+"""HDFS refusing a write (a limit, safe mode, no DataNode left), in a daemon's record or a client's cause chain."""
+TRIGGERS: tuple[str, ...] = FLINK_TRIGGERS + HDFS_TRIGGERS + REFUSAL_TRIGGERS + GC_TRIGGERS
 WRITE_PHRASES = (OPEN_PHRASE, CLOSE_PHRASE)
 """Block-write lines: decided by the ``WriteTracker`` (mostly counted), not parsed as triggers."""
 PHRASES: tuple[str, ...] = TRIGGERS + WRITE_PHRASES

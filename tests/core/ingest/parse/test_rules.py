@@ -113,3 +113,60 @@ def test_every_row_fires_on_its_wording(rule: Rule) -> None:
     assert ReScanner().classify(line.split("\n", 1)[0]) != NOTHING, "the prefilter drops it"
     events = [e for e in run([line]) if isinstance(e, Event)]
     assert events, f"no event from {line[:100]!r}"
+
+
+REFUSAL_EXAMPLES: dict[str, tuple[str, str, dict[str, object]]] = {
+    # phrase -> (a daemon's record, the kind, fields); wordings of the Hadoop 2.7-3.4 sources
+    "exceeds the limit of concurrent x": (
+        f"{DN}.DataNode: 127.0.0.1:9866:DataXceiverServer: \njava.io.IOException: Xceiver count 4097 exceeds the "
+        "limit of concurrent xcievers: 4096", "xceiver_limit", {"limit": 4096, "value": 4097}),
+    " minReplication nodes": (
+        "org.apache.hadoop.ipc.Server: IPC Server handler 5 on 8020, call Call#21 Retry#0 "
+        "org.apache.hadoop.hdfs.protocol.ClientProtocol.addBlock from 127.0.0.1:40412\njava.io.IOException: File "
+        "/flink/chk-60/_metadata could only be written to 0 of the 1 minReplication nodes. There are 3 datanode(s) "
+        "running and 3 node(s) are excluded in this operation.", "no_datanodes",
+        {"limit": 1, "value": 0, "path": "/flink/chk-60/_metadata"}),
+    " nodes instead of minReplication": (
+        "org.apache.hadoop.ipc.Server: IPC Server handler 5 on 8020, call addBlock\njava.io.IOException: File "
+        "/flink/chk-60/_metadata could only be replicated to 0 nodes instead of minReplication (=1).  There are 3 "
+        "datanode(s) running and 3 node(s) are excluded in this operation.", "no_datanodes", {"limit": 1, "value": 0}),
+    "Failed to replace a bad datanode on the existing pipeline": (
+        "org.apache.hadoop.hdfs.DataStreamer: DataStreamer Exception\njava.io.IOException: Failed to replace a bad "
+        "datanode on the existing pipeline due to no more good datanodes being available to try. (Nodes: "
+        "current=[127.0.0.1:9866], original=[127.0.0.1:9866]).", "pipeline_exhausted", {}),
+    "Name node is in safe mode": (
+        "org.apache.hadoop.ipc.Server: IPC Server handler 2 on 8020, call Call#9 Retry#0 "
+        "org.apache.hadoop.hdfs.protocol.ClientProtocol.create from 127.0.0.1:40412: "
+        "org.apache.hadoop.hdfs.server.namenode.SafeModeException: Cannot create file/flink/chk-60/_metadata. Name "
+        "node is in safe mode.", "safe_mode", {"path": "/flink/chk-60/_metadata"}),
+    "The directory item limit of ": (
+        "org.apache.hadoop.ipc.Server: IPC Server handler 2 on 8020, call mkdirs\norg.apache.hadoop.hdfs.protocol."
+        "FSLimitException$MaxDirectoryItemsExceededException: The directory item limit of /flink is exceeded: "
+        "limit=64 items=64", "directory_items", {"limit": 64, "value": 64, "path": "/flink"}),
+    "No space left on device": (
+        f"{DN}.DataNode: 127.0.0.1:9866:DataXceiver error processing WRITE_BLOCK operation  src: /127.0.0.1:40412 "
+        "dst: /127.0.0.1:9866\njava.io.IOException: No space left on device", "disk_full", {}),
+    "DiskOutOfSpaceException": (
+        f"{DN}.DataNode: 127.0.0.1:9866:DataXceiver error processing WRITE_BLOCK operation  src: /127.0.0.1:40412 "
+        "dst: /127.0.0.1:9866\norg.apache.hadoop.util.DiskChecker$DiskOutOfSpaceException: Out of space: The volume "
+        "with the most available space (=0 B) is less than the block size (=134217728 B).", "disk_full", {}),
+    "(HDFS_DELEGATION_TOKEN token ": (
+        "org.apache.hadoop.ipc.Server: IPC Server handler 2 on 8020, call create\norg.apache.hadoop.security.token."
+        "SecretManager$InvalidToken: token (HDFS_DELEGATION_TOKEN token 7212 for flink) is expired",
+        "token_expired", {"value": 7212}),
+}
+
+
+@pytest.mark.parametrize("phrase", sorted(REFUSAL_EXAMPLES))
+def test_every_refusal_row_fires_in_a_daemon_record(phrase: str) -> None:
+    from correlator.core.ingest.parse.refusals import REFUSALS
+    from correlator.core.ingest.prefilter import REFUSAL_TRIGGERS
+
+    assert {r.phrase for r in REFUSALS} == set(REFUSAL_EXAMPLES) == set(REFUSAL_TRIGGERS)
+    record, kind, fields = REFUSAL_EXAMPLES[phrase]
+    line = f"2020-01-02 09:05:41,001 WARN {record}"
+    assert ReScanner().classify(line) != NOTHING
+    [refusal] = [e for e in run([line]) if isinstance(e, Event) and e.type == "hdfs_refusal"]
+    assert getattr(refusal, "kind") == kind
+    assert {k: getattr(refusal, k) for k in fields} == fields
+    assert phrase.strip() in getattr(refusal, "detail")

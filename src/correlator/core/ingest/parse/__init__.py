@@ -17,6 +17,7 @@ from correlator.core.ingest.parse.flink import parse_flink
 from correlator.core.ingest.parse.gc import is_gc_line, parse_gc
 from correlator.core.ingest.parse.hdfs import banner_host, parse_hdfs
 from correlator.core.ingest.parse.header import Header, parse_header
+from correlator.core.ingest.parse.refusals import emit_refusals
 from correlator.core.ingest.sources import family_of_logger, role_of_logger
 from correlator.core.ingest.timestamps import LocalClock, TimestampError, local_date, to_epoch_ms
 
@@ -103,6 +104,7 @@ def _dispatch(
         parse_hdfs(header, lines, emit)
         if not events and origin["family"] != "hdfs" and family is None:
             parse_flink(header, lines, emit)
+    emit_refusals(lines, emit)
 
 
 _HALF_DAY_MS = 12 * 3600 * 1000
