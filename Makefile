@@ -70,7 +70,9 @@ lab: setup lab-shipper
 lab-shipper:
 	@bash deploy/local/install-shippers.sh
 
-# Re-capture the real logs under tests/data/lab/<hadoop>-<flink>/ (no Kafka; the cluster and faults only).
+# Re-capture the real logs under tests/data/lab/<hadoop>-<flink>/ (no Kafka; the cluster and faults only). The
+# directory-scan scenarios run only when named (minutes of replica fabrication each; LAB_SCAN_REPLICAS, default 3 M):
+# `make lab-fixtures LAB_HADOOP=3.2.1 LAB_SCENARIOS="directory-scan directory-scan-harmless"`.
 lab-fixtures: setup
 	$(PY) deploy/lab/lab.py run $(LAB_ARGS) --fixtures tests/data/lab
 

@@ -156,6 +156,8 @@ class Cluster:
     flink_layout: str = "text"
     """The Flink daemons' (and client's) log file layout: "text" (stock PatternLayout) or "json" (ECS template)."""
     hosts_dn: tuple[str, ...] = ("lab-dn1", "lab-dn2", "lab-dn3")
+    flink_hdfs: dict[str, object] = field(default_factory=dict)
+    """hdfs-site settings of Flink's HDFS client only (e.g. its replication)."""
     procs: list[Proc] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
 
@@ -224,20 +226,35 @@ class Cluster:
             nn_conf, nn_log.name, "org.apache.hadoop.hdfs.server.namenode.NameNode", [], "512m", ["-Dproc_namenode"]))
         wait_for(nn_log, re.compile(r"IPC Server listener on \d+: starting|IPC Server Responder: starting"), 90,
                  self.procs[-1])
-        for i, host in enumerate(self.hosts_dn):
-            conf = self._hadoop_conf(host, {
-                "dfs.datanode.data.dir": self.run_dir / "data" / host / "data",
-                "dfs.datanode.address": f"127.0.0.1:{self.ports[f'dn{i}_xfer']}",
-                "dfs.datanode.http.address": f"127.0.0.1:{self.ports[f'dn{i}_http']}",
-                "dfs.datanode.ipc.address": f"127.0.0.1:{self.ports[f'dn{i}_ipc']}",
-            })
-            log = self.logs / f"hadoop-{USER}-datanode-{host}.log"
-            self._spawn(f"datanode-{host}", host, log, self._hadoop_java(
-                conf, log.name, "lab.LabDataNode", [], "384m",
-                ["-Dproc_datanode", f"-Dlab.control={self.control[host]}"]),
-                addr=f"127.0.0.1:{self.ports[f'dn{i}_xfer']}")
+        for host in self.hosts_dn:
+            self.start_datanode(host)
         for p in self.datanodes():
             wait_for(p.log, re.compile(r"Successfully sent block report"), 120, p)
+
+    def start_datanode(self, host: str, extra: dict[str, object] | None = None, heap: str = "384m",
+                       fixed_heap: bool = False) -> Proc:
+        """One DataNode (again, after `stop_datanode`: same ports, data dir and log file, which it appends to);
+        `fixed_heap` sets -Xms too, for a replica map in the millions that would otherwise grow the heap in steps."""
+        i = self.hosts_dn.index(host)
+        conf = self._hadoop_conf(host, {
+            "dfs.datanode.data.dir": self.run_dir / "data" / host / "data",
+            "dfs.datanode.address": f"127.0.0.1:{self.ports[f'dn{i}_xfer']}",
+            "dfs.datanode.http.address": f"127.0.0.1:{self.ports[f'dn{i}_http']}",
+            "dfs.datanode.ipc.address": f"127.0.0.1:{self.ports[f'dn{i}_ipc']}",
+            **(extra or {}),
+        })
+        log = self.logs / f"hadoop-{USER}-datanode-{host}.log"
+        heap_args = [f"-Xms{heap}"] if fixed_heap else []
+        return self._spawn(f"datanode-{host}", host, log, self._hadoop_java(
+            conf, log.name, "lab.LabDataNode", [], heap,
+            [*heap_args, "-Dproc_datanode", f"-Dlab.control={self.control[host]}"]),
+            addr=f"127.0.0.1:{self.ports[f'dn{i}_xfer']}")
+
+    def stop_datanode(self, host: str) -> None:
+        """Stops one DataNode by pid (SIGTERM: its shutdown hook runs) and forgets it, so it can start again."""
+        proc = next(p for p in self.datanodes() if p.host == host)
+        stop_process(proc.popen, 60)
+        self.procs.remove(proc)
 
     def namenode(self) -> Proc:
         return next(p for p in self.procs if p.name == "namenode")
@@ -249,7 +266,7 @@ class Cluster:
     def _flink_conf(self) -> Path:
         conf = self.run_dir / "conf" / "flink"
         conf.mkdir(parents=True, exist_ok=True)
-        hconf = self._hadoop_conf("flink-hadoop", {})
+        hconf = self._hadoop_conf("flink-hadoop", self.flink_hdfs)
         ckpt = f"{self.hdfs_uri}/flink/checkpoints"
         settings = {
             "jobmanager.rpc.address": "127.0.0.1", "jobmanager.rpc.port": self.ports["jm_rpc"],

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from cluster import HOME, Cluster, LabError, fetch
 from confs import FLINK_LAYOUTS
-from scenarios import COMPLETED, SCENARIOS, TRIGGERED, Fault, JobLog, Scenario, iso, truth
+from scenarios import COMPLETED, DEFAULT_SCENARIOS, SCENARIOS, TRIGGERED, Fault, JobLog, Scenario, iso, truth
 from trim import copy_trimmed
 
 DEFAULT_HADOOP = "3.3.6"
@@ -53,26 +53,29 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
     run_dir = HOME / f"{hadoop}-{flink}" / run_name(scenario.name, flink_layout)
     shutil.rmtree(run_dir, ignore_errors=True)
     major = int(flink.split(".")[0])
-    cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major), flink_layout=flink_layout)
+    cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major), flink_layout=flink_layout,
+                      flink_hdfs=scenario.flink_hdfs())
     if on_logs is not None:
         on_logs(cluster.logs)
     trigger = run_dir / "snapshot-trigger"
+    fault = Fault(scenario, cluster, trigger)
     t0 = time.monotonic()
     try:
         cluster.start_hdfs()
         say(f"{scenario.name}: HDFS up ({time.monotonic() - t0:.0f}s)")
+        fault.prepare(lambda msg: say(f"{scenario.name}: {msg}"))
         cluster.start_flink()
         job = cluster.submit(trigger)
         say(f"{scenario.name}: Flink up, job {job} submitted ({time.monotonic() - t0:.0f}s)")
         jobs = JobLog(cluster.jobmanager().log, cluster)
         jobs.wait(COMPLETED, 180)
         jobs.wait(COMPLETED, 60)
-        fault = Fault(scenario, cluster, trigger)
         attempts: list[dict[str, str]] = []
         failed: list[dict[str, object]] = []
         start = end = 0.0
         for _attempt in range(2):
-            m, _ = jobs.wait(TRIGGERED, 60)
+            armed = fault.arm(lambda msg: say(f"{scenario.name}: {msg}"))
+            m, _ = jobs.wait(TRIGGERED, 60, not_before=armed)
             start = time.time()
             fault.start()
             say(f"{scenario.name}: fault {scenario.kind} on {scenario.target} right after checkpoint {m.group(1)}")
@@ -80,21 +83,23 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
                 fault.hold(jobs)
             finally:
                 fault.end()
-            end = time.time()
+            start, end = fault.span(start, time.time())
             attempts.append({"start": iso(start), "end": iso(end)})
             jobs.wait(COMPLETED, RECOVERY_TIMEOUT, not_before=end)
-            failed = jobs.failures(since=start - 0.5)
+            # With a scanning DataNode every scan since the job began may have failed one: the truth has them all.
+            failed = jobs.failures(since=0.0 if scenario.scan_host else start - 0.5)
             say(f"{scenario.name}: fault ended after {end - start:.1f}s; failed checkpoints: "
                 f"{[f['checkpoint_id'] for f in failed] or 'none'} ({time.monotonic() - t0:.0f}s)")
             if failed or scenario.expected(hadoop) is None:
                 break
         jobs.wait(COMPLETED, 60)  # one more after the recovery: every log runs past the failure's aftermath
         time.sleep(2)
-        result = truth(scenario, hadoop, flink, cluster, start, end, failed, attempts)
+        result = {**truth(scenario, hadoop, flink, cluster, start, end, failed, attempts), **fault.scan_truth()}
         (run_dir / "truth.json").write_text(json.dumps(result, indent=2) + "\n")
         return result, cluster.logs
     finally:
         cluster.stop()
+        fault.cleanup()
         say(f"{scenario.name}: stopped every process ({time.monotonic() - t0:.0f}s in all)")
 
 
@@ -109,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("command", choices=["fetch", "run"])
     ap.add_argument("--hadoop", default=DEFAULT_HADOOP)
     ap.add_argument("--flink", default=DEFAULT_FLINK)
-    ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS), help="repeatable; default: all")
+    ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
+                    help="repeatable; default: all but the directory-scan ones")
     ap.add_argument("--fixtures", type=Path, help="copy trimmed logs and truth to DIR/<hadoop>-<flink>/<scenario>/")
     ap.add_argument("--flink-layout", choices=FLINK_LAYOUTS, default="text",
                     help="the Flink logs' layout: text (stock pattern) or json (log4j2 JsonTemplateLayout, ECS);\n"
@@ -120,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "fetch":
             fetch(args.hadoop, args.flink, args.flink_layout)
             return 0
-        names = args.scenario or list(SCENARIOS)
+        names = args.scenario or DEFAULT_SCENARIOS
         failures = 0
         for name in names:
             try:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cluster import Cluster, LabError, wait_for
+import replicas
+from cluster import USER, Cluster, LabError, wait_for
 from trim import json_record, json_time
 
 FAULT_SECONDS = 30.0
@@ -64,6 +65,13 @@ class Scenario:
     """Hadoop version → the code every failed checkpoint must get (None: no verdict is expected)."""
     retain_checkpoints: bool = False
     """Keep old checkpoints, so their blocks outlive the 20 s between two directory scans."""
+    scan_host: str | None = None
+    """A DataNode given millions of replicas before Flink starts, so that each of its directory scans is long."""
+    scan_outside_writes: bool = False
+    """That DataNode has no room for new blocks (outside every pipeline); Flink's client then writes 2 replicas."""
+
+    def flink_hdfs(self) -> dict[str, object]:
+        return {"dfs.replication": 2} if self.scan_outside_writes else {}
 
     def flink_settings(self, flink_major: int) -> dict[str, object]:
         if not self.retain_checkpoints:
@@ -77,6 +85,12 @@ def _lock_code(hadoop: str) -> str:
     return "DATANODE_LOCK_HELD" if hadoop.startswith(("2.", "3.0", "3.1", "3.2", "3.3")) else "HDFS_SLOW_PIPELINE"
 
 
+def _scan_code(hadoop: str) -> str | None:
+    """Before HDFS-15415 (3.2.2, 3.3.1) the scan compares disk and memory under the dataset lock: a write waits."""
+    v = tuple(int(x) for x in re.findall(r"\d+", hadoop)[:3])
+    return "HDFS_DIRECTORY_SCAN" if v < (3, 2, 2) or v == (3, 3, 0) else None
+
+
 SCENARIOS = {s.name: s for s in (
     Scenario("control", "none", None, lambda _h: None),
     Scenario("datanode-pause", "sigstop", "lab-dn2", lambda _h: "DATANODE_JVM_PAUSE"),
@@ -86,7 +100,13 @@ SCENARIOS = {s.name: s for s in (
     Scenario("slow-pipeline", "slow-pipeline", "lab-dn2", lambda _h: "HDFS_SLOW_PIPELINE"),
     Scenario("task-error", "user-exception", None, lambda _h: "FLINK_TASK_ERROR"),
     Scenario("scanner-differences", "block-files-removed", "lab-dn3", lambda _h: None, retain_checkpoints=True),
+    Scenario("directory-scan", "directory-scan", "lab-dn2", _scan_code, scan_host="lab-dn2"),
+    Scenario("directory-scan-harmless", "sigstop", "lab-dn1", lambda _h: "DATANODE_JVM_PAUSE", scan_host="lab-dn2",
+             scan_outside_writes=True),
 )}
+
+DEFAULT_SCENARIOS = [n for n, s in SCENARIOS.items() if not s.scan_host]
+"""What runs when no scenario is named: the directory-scan ones take minutes of replica fabrication each."""
 
 
 class JobLog:
@@ -143,6 +163,56 @@ class Fault:
         self.s = scenario
         self.cluster = cluster
         self.trigger = trigger
+        self.scan: dict[str, object] = {}
+        self.scan_from = 0
+        self.scan_at = 0
+        self.held: replicas.Hold | None = None
+
+    # ---- a scanning DataNode (scenarios with `scan_host`) ----
+    def prepare(self, say: Callable[[str], None]) -> None:
+        """Before Flink starts: the scanning DataNode gets its replicas and has finished its first scan."""
+        if self.s.scan_host:
+            log = self.cluster.logs / f"hadoop-{USER}-datanode-{self.s.scan_host}.log"
+            self.scan_from = log.stat().st_size
+            self.scan = replicas.prepare(self.cluster, self.s.scan_host, self.s.scan_outside_writes, say=say)
+
+    def scan_proc(self):  # noqa: ANN201 - a cluster.Proc
+        return next(p for p in self.cluster.procs if p.host == self.s.scan_host)
+
+    def arm(self, say: Callable[[str], None]) -> float:
+        """A fault of another kind beside a scan (the control) waits for the scan's next lock hold: the next one
+        is due a scan period after the last, which is measured from two holds in a row. Returns when it stopped
+        waiting (the fault then starts after the next `Triggering checkpoint` from then on), else 0."""
+        if not self.s.scan_host or self.s.kind == "directory-scan":
+            return 0.0
+        proc = self.scan_proc()
+        holds = replicas.scanner_holds(proc.log, self.scan_from)
+        while len(holds) < 2:
+            replicas.wait_hold(proc, proc.log.stat().st_size)
+            holds = replicas.scanner_holds(proc.log, self.scan_from)
+        due = holds[-1].start + (holds[-1].start - holds[-2].start)
+        while due < time.time():
+            due += holds[-1].start - holds[-2].start
+        say(f"{self.s.scan_host}: next scan lock hold due at {iso(due)}; waiting for it")
+        time.sleep(max(0.0, due + 1.0 - time.time()))
+        return time.time()
+
+    def span(self, start: float, end: float) -> tuple[float, float]:
+        """The fault's span for the truth: a directory scan's is its lock hold as the DataNode logged it."""
+        return (self.held.start, self.held.end) if self.held is not None else (start, end)
+
+    def scan_truth(self) -> dict[str, object]:
+        """What the scanning DataNode did: how it was prepared and every scanner lock hold it logged."""
+        if not self.s.scan_host:
+            return {}
+        holds = replicas.scanner_holds(self.scan_proc().log, self.scan_from)
+        return {"directory_scans": {**self.scan, "holds": [
+            {"start": iso(h.start), "end": iso(h.end), "held_ms": h.held_ms} for h in holds]}}
+
+    def cleanup(self) -> None:
+        """The fabricated replicas are millions of files: gone once every process has stopped."""
+        if self.s.scan_host:
+            replicas.remove(self.cluster.run_dir / "data" / self.s.scan_host)
 
     def target_proc(self):  # noqa: ANN201 - a cluster.Proc
         return next(p for p in self.cluster.procs if p.host == self.s.target)
@@ -159,15 +229,20 @@ class Fault:
             self.trigger.write_text("throw\n")
         elif kind == "block-files-removed":
             self._remove_block_files()
+        elif kind == "directory-scan":  # the scan runs on its own clock: the fault is its next lock hold
+            self.held, self.scan_at = None, self.target_proc().log.stat().st_size
 
     def hold(self, jobs: JobLog) -> None:
-        """How long the fault lasts: 30 s, or until the user exception was declined, or the scan that found it."""
+        """How long the fault lasts: 30 s, or until the user exception was declined, or the scan that found it, or
+        the directory scan's next lock hold has ended."""
         if self.s.kind == "user-exception":
             jobs.wait(re.compile(r"Decline checkpoint \d+ by task|Failed to trigger or complete checkpoint"), 60)
         elif self.s.kind == "block-files-removed":
             proc = self.target_proc()
             wait_for(proc.log, re.compile(r"missing block files: [1-9]|[1-9]\d* differences"), 90, proc,
                      proc.log.stat().st_size)
+        elif self.s.kind == "directory-scan":
+            self.held = replicas.wait_hold(self.target_proc(), self.scan_at)
         else:
             time.sleep(FAULT_SECONDS)
 
