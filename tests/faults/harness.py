@@ -11,7 +11,7 @@ from typing import Any
 
 from correlator.offline.analyze import analyze
 from correlator.simulate import generate
-from tests.support.worker import Stack, WorkerProcess
+from tests.support.worker import Stack, WorkerProcess, duplicates, latest
 
 SCENARIOS = {"fault-a": "recurring", "fault-b": "two-jobs"}
 """Two clusters, six failed checkpoints (the clean run: analyze, which the worker equals — tests/stream)."""
@@ -84,8 +84,8 @@ def join(thread: threading.Thread, timeout_s: float = 180) -> None:
 
 def verdicts(stack: Stack, expected: set[tuple[str, str]], timeout_s: float = 120) -> tuple[list[tuple[str, str]], int]:
     records = stack.read("verdicts", until=len(expected), timeout_s=timeout_s)
-    got = [(r["verdict_id"], r["root_cause"]["code"]) for r in records]
-    return got, len(got) - len(set(got))
+    got = [(r["verdict_id"], r["root_cause"]["code"]) for r in latest(records)]
+    return got, duplicates(records)
 
 
 def wait_until_events_flow(worker: WorkerProcess, timeout_s: float = 60) -> None:

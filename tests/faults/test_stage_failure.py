@@ -10,7 +10,7 @@ import pytest
 
 from correlator.offline.analyze import analyze
 from correlator.simulate import generate
-from tests.support.worker import Stack, WorkerProcess
+from tests.support.worker import Stack, WorkerProcess, latest
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -51,7 +51,8 @@ def test_a_failing_stage_stops_the_worker_and_a_restart_skips_nothing(
     fault.unlink()
     healthy = WorkerProcess(stack, "healthy").start()
     try:
-        got = [(r["verdict_id"], r["root_cause"]["code"]) for r in stack.read("verdicts", until=len(expected))]
+        got = [(r["verdict_id"], r["root_cause"]["code"])
+               for r in latest(stack.read("verdicts", until=len(expected)))]
         assert set(got) == expected
     finally:
         assert healthy.stop() == 0

@@ -1,4 +1,5 @@
-"""The README's consumer, run as printed against the real broker: it prints each verdict once."""
+"""The README's consumer, run as printed against the real broker: it prints each revision of a verdict once, never an
+older one after a newer."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def readme_consumer() -> str:
     return match.group(1)
 
 
-def test_readme_consumer_prints_each_verdict_once(kafka_bootstrap: str, unique: str) -> None:
+def test_readme_consumer_prints_each_revision_once(kafka_bootstrap: str, unique: str) -> None:
     code = readme_consumer()
     assert len([line for line in code.splitlines() if line.strip() and not line.startswith("#")]) <= 13
     topic = f"correlator.verdicts.readme-{unique}"
@@ -35,7 +36,9 @@ def test_readme_consumer_prints_each_verdict_once(kafka_bootstrap: str, unique: 
     producer = Producer({"bootstrap.servers": kafka_bootstrap, "transactional.id": f"readme-{unique}"})
     producer.init_transactions(30)
     producer.begin_transaction()
-    for record in records + records[:2]:  # at least once: two come again
+    revised = {**records[0], "revision": 1, "revision_reason": "late evidence",
+               "root_cause": {**records[0]["root_cause"], "code": "DATANODE_JVM_PAUSE", "title": "revised"}}
+    for record in records + [revised] + records[:2] + [revised]:  # at least once: three come again
         producer.produce(topic, key=b"default", value=json.dumps(record).encode())
     producer.commit_transaction(30)
     producer.begin_transaction()
@@ -45,7 +48,8 @@ def test_readme_consumer_prints_each_verdict_once(kafka_bootstrap: str, unique: 
     bounded = code.replace('"kafka:9092"', repr(kafka_bootstrap)).replace('"correlator.verdicts"', repr(topic))
     bounded = bounded.replace('"my-verdicts"', repr(f"readme-{unique}"))
     bounded = bounded.replace("while True:", "import time\nend = time.monotonic() + 30\nwhile time.monotonic() < end "
-                                             "and len(seen) < %d:" % len(records))
+                                             "and (len(seen) < %d or not seen.get(%r)):" % (len(records),
+                                                                                         revised["verdict_id"]))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         namespace: dict[str, object] = {}
@@ -53,4 +57,4 @@ def test_readme_consumer_prints_each_verdict_once(kafka_bootstrap: str, unique: 
         namespace["consumer"].close()  # type: ignore[attr-defined]
     printed = out.getvalue().splitlines()
     assert sorted(printed) == sorted(
-        f"{r['failure']['failed_at']} {r['root_cause']['code']} {r['root_cause']['title']}" for r in records)
+        f"{r['failure']['failed_at']} {r['root_cause']['code']} {r['root_cause']['title']}" for r in [*records, revised])

@@ -12,7 +12,7 @@ import pytest
 
 from tests.shippers.live import LogSource, Processes, merged, require, sources_of, write_live
 from tests.shippers.verdicts import GOLDEN, offline, streamed
-from tests.support.worker import Stack, WorkerProcess
+from tests.support.worker import Stack, WorkerProcess, latest
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -75,7 +75,7 @@ def test_kcat_without_key_or_headers_never_guesses_a_host(
     worker = WorkerProcess(stack).start()
     workers.append(worker)
     ship_with_kcat(stack, processes, logs, "bare", "default", tmp_path)
-    got = stack.read("verdicts", until=len(expected), timeout_s=90)
+    got = latest(stack.read("verdicts", until=len(expected), timeout_s=90))
     assert got, "no verdict at all"
     for verdict in got:
         right = set(expected.get(verdict["verdict_id"], ()))

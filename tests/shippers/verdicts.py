@@ -9,7 +9,7 @@ from typing import Any
 from confluent_kafka import Consumer
 
 from correlator.offline.analyze import analyze
-from tests.support.worker import Stack
+from tests.support.worker import Stack, latest
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "scenarios"
 
@@ -21,7 +21,8 @@ def offline(logs: Path, cluster: str) -> list[Shape]:
 
 
 def streamed(records: list[dict[str, Any]]) -> list[Shape]:
-    return [(r["verdict_id"], r["root_cause"]["code"], tuple(r["root_cause"]["hosts"])) for r in records]
+    """The latest revision of each verdict, as a consumer keeps them."""
+    return [(r["verdict_id"], r["root_cause"]["code"], tuple(r["root_cause"]["hosts"])) for r in latest(records)]
 
 
 def raw_records(stack: Stack, topic: str, timeout_s: float = 20) -> list[tuple[str, bytes]]:

@@ -397,3 +397,23 @@ class TestRedisDataLost:
         assert parent.metadata["event_payload"]["count"] == 6  # the recovered incident kept counting
         for verdict in every:
             assert cold.deliver(verdict, stop) is Outcome.DUPLICATE
+
+
+class TestRevisions:
+    def test_a_revision_is_posted_once_and_says_why(
+            self, slack: FakeSlack, make_bot: Callable[..., SlackBot], tmp_path: Path) -> None:
+        """A verdict, then its revision (same verdict_id, revision 1, a new cause): the revision is posted once, in
+        its cause's thread, marked revised with its reason escaped; replaying both posts nothing new."""
+        first = verdicts()[0]
+        revised = {**first, "revision": 1,
+                   "revision_reason": "3 late evidence line(s) changed the cause <!channel>",
+                   "root_cause": {**first["root_cause"], "code": "DATANODE_JVM_PAUSE", "title": "DataNode paused"}}
+        path = tmp_path / "revised.jsonl"
+        path.write_text("\n".join(json.dumps(v) for v in (first, revised, revised)) + "\n", encoding="utf-8")
+        stats = run_file(make_bot(), path)
+        assert (stats.posted, stats.duplicates) == (2, 1)
+        assert sorted(slack.posted_verdict_ids()) == sorted([first["verdict_id"], f"{first['verdict_id']}:r1"])
+        body = json.dumps([r.body for r in slack.calls("chat.postMessage")])
+        assert "Revised" in body and "revision 1 of verdict" in body and "<!channel>" not in body
+        again = run_file(make_bot(), path)
+        assert (again.posted, again.duplicates) == (0, 3)

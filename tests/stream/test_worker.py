@@ -11,7 +11,7 @@ import pytest
 from correlator.bench.proc import running
 from correlator.offline.analyze import analyze
 from correlator.simulate import generate
-from tests.support.worker import Stack, WorkerProcess
+from tests.support.worker import Stack, WorkerProcess, latest
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -23,7 +23,8 @@ def offline_verdicts(logs: Path, cluster: str) -> set[tuple[str, str]]:
 
 
 def streamed(records: list[dict]) -> list[tuple[str, str]]:
-    return [(r["verdict_id"], r["root_cause"]["code"]) for r in records]
+    """The latest revision of each verdict, as a consumer keeps them."""
+    return [(r["verdict_id"], r["root_cause"]["code"]) for r in latest(records)]
 
 
 def scenario(tmp_path: Path, name: str) -> Path:

@@ -80,7 +80,8 @@ class Stack:
         assert producer.flush(30) == 0
 
     def read(self, topic: str, *, until: int, timeout_s: float = 90) -> list[dict[str, Any]]:
-        """Every record of a topic from the beginning, waiting until ``until`` records or the timeout."""
+        """Every record of a topic from the beginning, waiting until ``until`` records or the timeout; on the
+        verdict topic ``until`` counts distinct verdicts (a revision is one more record of a verdict already seen)."""
         consumer = Consumer(
             {"bootstrap.servers": self.bootstrap, "group.id": f"reader-{time.monotonic_ns()}",
              "auto.offset.reset": "earliest", "enable.auto.commit": False}
@@ -89,7 +90,10 @@ class Stack:
         out: list[dict[str, Any]] = []
         deadline = time.monotonic() + timeout_s
         try:
-            while len(out) < until and time.monotonic() < deadline:
+            def count() -> int:
+                return len({r.get("verdict_id") for r in out}) if topic == "verdicts" else len(out)
+
+            while count() < until and time.monotonic() < deadline:
                 msg = consumer.poll(0.5)
                 if msg is not None and msg.error() is None:
                     out.append(orjson.loads(msg.value()))
@@ -200,3 +204,18 @@ class WorkerProcess:
         if not self.log_path.exists():
             return ""
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def latest(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a consumer keeps of the verdict topic: the highest revision of each verdict, in first-seen order."""
+    best: dict[str, dict[str, Any]] = {}
+    for r in records:
+        held = best.get(r["verdict_id"])
+        if held is None or int(r.get("revision") or 0) > int(held.get("revision") or 0):
+            best[r["verdict_id"]] = r
+    return list(best.values())
+
+
+def duplicates(records: list[dict[str, Any]]) -> int:
+    """Records delivered more than once: the same revision of the same verdict again."""
+    return len(records) - len({(r["verdict_id"], int(r.get("revision") or 0)) for r in records})

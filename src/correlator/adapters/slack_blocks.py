@@ -15,7 +15,7 @@ from typing import Any
 from correlator.core.events import iso_ms
 from correlator.core.explain.verdict import outlook_from_dict
 from correlator.core.explain.verdict_text import window_sentence
-from correlator.core.incidents import RESOLVED, Incident, incident_to_dict, recurrence_summary
+from correlator.core.incidents import RESOLVED, Incident, delivery_id, incident_to_dict, recurrence_summary
 
 HEADER_MAX = 150
 SECTION_MAX = 3000
@@ -161,7 +161,7 @@ def _metadata(verdict: Mapping[str, Any], incident: Incident) -> dict[str, Any]:
     return {
         "event_type": METADATA_EVENT,
         "event_payload": {
-            "verdict_id": str(verdict.get("verdict_id")),
+            "verdict_id": delivery_id(verdict),
             "incident_id": incident.key.id,
             "epoch": incident.epoch,
             "count": incident.count,
@@ -180,16 +180,32 @@ def _cap(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return blocks[:BLOCKS_MAX]
 
 
+def _revised(verdict: Mapping[str, Any]) -> str:
+    """The line that says a verdict was revised, and why; empty for a first decision."""
+    try:
+        revision = int(verdict.get("revision") or 0)
+    except (TypeError, ValueError):
+        return ""
+    if revision <= 0:
+        return ""
+    reason = verdict.get("revision_reason") or "late evidence changed the cause"
+    return f"*Revised* (revision {revision} of verdict {code(verdict.get('verdict_id'))}): {escape(str(reason))}"
+
+
 def parent_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
     """The incident's top-level message: the latest verdict's explanation plus the recurrence so far."""
     cause = verdict.get("root_cause") or {}
     resolved = incident.status == RESOLVED
     title = cause.get("title") or cause.get("code") or "Checkpoint failure"
+    revised = _revised(verdict)
     blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": plain(("Resolved: " if resolved else "") + str(title), HEADER_MAX)},
+        {"type": "header", "text": plain(("Resolved: " if resolved else "Revised: " if revised else "") + str(title),
+                                         HEADER_MAX)},
         {"type": "section", "fields": _fields(verdict)},
         section(_status_line(incident)),
     ]
+    if revised:
+        blocks.append(section(revised))
     if cause.get("explanation"):
         blocks.append(section("*Why:* " + escape(cause["explanation"])))
     evidence = _evidence_lines(verdict, EVIDENCE_SHOWN)
@@ -210,7 +226,7 @@ def parent_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
     if incident.hosts:
         context.append(mrkdwn("hosts involved: " + escape(", ".join(incident.hosts)), FIELD_MAX))
     blocks.append({"type": "context", "elements": context[:CONTEXT_ELEMENTS_MAX]})
-    prefix = "Resolved: " if resolved else ""
+    prefix = "Resolved: " if resolved else "Revised: " if revised else ""
     return Message(_fallback(prefix, verdict), _cap(blocks), _metadata(verdict, incident))
 
 
@@ -227,7 +243,8 @@ def reply_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
     )
     if failure.get("operator"):
         head += f"\n*Operator:* {escape(failure['operator'])}"
-    blocks = [section(head)]
+    revised = _revised(verdict)
+    blocks = [section(revised + "\n" + head if revised else head)]
     evidence = _evidence_lines(verdict, 3)
     if evidence:
         blocks.append(section("\n".join(evidence)))

@@ -107,11 +107,22 @@ def incident_key(verdict: Mapping[str, Any]) -> IncidentKey:
     return IncidentKey(str(verdict.get("cluster") or "default"), verdict.get("job_id") or None, str(cause))
 
 
-def occurrence(verdict: Mapping[str, Any]) -> Occurrence:
-    """Read a verdict dict; the failure time is when it happened, falling back to when it was decided."""
+def delivery_id(verdict: Mapping[str, Any]) -> str:
+    """What is delivered once: the verdict, or one revision of it (``<verdict_id>:r<revision>``)."""
     verdict_id = verdict.get("verdict_id")
     if not verdict_id:
         raise VerdictShapeError("verdict has no verdict_id")
+    try:
+        revision = int(verdict.get("revision") or 0)
+    except (TypeError, ValueError) as exc:
+        raise VerdictShapeError(f"unreadable revision {verdict.get('revision')!r}") from exc
+    return str(verdict_id) if revision <= 0 else f"{verdict_id}:r{revision}"
+
+
+def occurrence(verdict: Mapping[str, Any]) -> Occurrence:
+    """Read a verdict dict; the failure time is when it happened, falling back to when it was decided. A revision
+    is its own occurrence (under the incident of its cause), delivered once like the verdict it revises."""
+    verdict_id = delivery_id(verdict)
     failure = verdict.get("failure") or {}
     stamp = failure.get("failed_at") or verdict.get("decided_at")
     if not stamp:
@@ -124,7 +135,7 @@ def occurrence(verdict: Mapping[str, Any]) -> Occurrence:
     hosts = _merge_hosts((), [*cause_hosts, *(failure.get("hosts") or [])])
     checkpoint = verdict.get("checkpoint_id")
     return Occurrence(
-        str(verdict_id), incident_key(verdict), at_ms, hosts, int(checkpoint) if checkpoint is not None else None
+        verdict_id, incident_key(verdict), at_ms, hosts, int(checkpoint) if checkpoint is not None else None
     )
 
 

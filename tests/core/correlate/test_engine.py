@@ -224,3 +224,55 @@ class TestBacklogSkew:
         flink = [e for e in events if e.role not in ("datanode", "namenode")]
         [v] = run(hdfs + flink, EngineConfig(evict_every=1))
         assert (v.checkpoint_id, v.root_cause.code) == (60, "HDFS_DIRECTORY_SCAN")
+
+
+class TestRevisions:
+    """Late evidence revises a decided verdict under the same id, with a revision number and the reason."""
+
+    @staticmethod
+    def _late_dn02() -> tuple[list, list]:
+        events = sorted(seed(), key=lambda e: e.ts_ms)
+        return ([e for e in events if e.host != "dn02.example.com"],
+                [e for e in events if e.host == "dn02.example.com"])
+
+    @staticmethod
+    def _decided_without_dn02(engine: Engine, early: list) -> list[Verdict]:
+        """A worker's run: processing time flows, the TaskManager falls silent after its failure and goes idle, and
+        the case is decided before dn02's shipper has sent a line."""
+        engine.advance(0)
+        out = [v for e in early for v in engine.feed(e)]
+        return out + engine.advance(EngineConfig().idle_timeout_ms + 1)
+
+    def test_a_datanode_shipped_late_revises_the_verdict(self) -> None:
+        early, late = self._late_dn02()
+        engine = Engine()
+        first = self._decided_without_dn02(engine, early)
+        # the DataNodes it has (dn03, dn04) show nothing: wrong, but honest about what it read
+        assert [v.root_cause.code for v in first] == ["UNEXPLAINED"] and first[0].revision == 0
+        revised = [v for e in late for v in engine.feed(e)] + engine.finish()
+        [v] = revised
+        assert v.verdict_id == first[0].verdict_id and v.revision == 1
+        assert (v.root_cause.code, v.root_cause.hosts) == ("HDFS_DIRECTORY_SCAN", ("dn02.example.com",))
+        assert v.revision_reason and "UNEXPLAINED" in v.revision_reason and "HDFS_DIRECTORY_SCAN" in v.revision_reason
+        assert engine.stats["revised"] == 1
+        # the same verdict as when every source was in time, revision aside
+        [whole] = run(seed())
+        assert verdict_to_dict(v) | {"revision": 0, "revision_reason": None} == verdict_to_dict(whole)
+
+    def test_late_evidence_that_changes_nothing_publishes_nothing(self) -> None:
+        events = sorted(seed(), key=lambda e: e.ts_ms)
+        engine = Engine()
+        out = [v for e in events for v in engine.feed(e)] + engine.finish()
+        assert len(out) == 1
+        again = [v for e in events if e.host == "dn02.example.com" and isinstance(e, SlowIo | DatasetLockHeld)
+                 for v in engine.feed(e)]
+        assert again == [] and engine.stats["revised"] == 0
+
+    def test_a_restored_engine_still_revises(self) -> None:
+        early, late = self._late_dn02()
+        engine = Engine()
+        first = self._decided_without_dn02(engine, early)
+        assert len(first) == 1
+        restored = Engine.restore(EngineConfig(), engine.snapshot())
+        [v] = [v for e in late for v in restored.feed(e)] + restored.finish()
+        assert v.verdict_id == first[0].verdict_id and v.revision == 1 and v.root_cause.code == "HDFS_DIRECTORY_SCAN"

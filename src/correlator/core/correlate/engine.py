@@ -7,7 +7,7 @@ sources were interleaved on arrival. State is plain data (``snapshot`` / ``resto
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from correlator.core.correlate.cases import CaseKey, case_key_of, failure_at, is_failure_signal, summarize
@@ -36,7 +36,7 @@ from correlator.core.events import (
     SourceProgress,
 )
 from correlator.core.explain.recurrence import History
-from correlator.core.explain.verdict import Verdict
+from correlator.core.explain.verdict import Recurrence, Verdict, verdict_from_dict, verdict_to_dict
 
 EVIDENCE_TYPES = (
     DatasetLockHeld,
@@ -81,8 +81,15 @@ class EngineConfig:
 
 @dataclass(slots=True)
 class _Decided:
+    """A decided case, kept while late evidence may still revise it (as long as the evidence it read is kept)."""
+
     window_start_ms: int
     deadline_ms: int
+    events: list[Event] = field(default_factory=list)
+    trigger: CheckpointTriggered | None = None
+    verdict: Verdict | None = None
+    late: int = 0
+    """Evidence of its window that arrived after it was decided, not yet judged."""
 
 
 class Engine:
@@ -98,7 +105,8 @@ class Engine:
         self._versions: dict[tuple[str, str, str], tuple[str, int]] = {}
         self._decided: dict[CaseKey, _Decided] = {}
         self._history = History()
-        self._counts = {"events": 0, "late_evidence": 0, "late_case_events": 0, "decided": 0, "evicted": 0}
+        self._counts = {"events": 0, "late_evidence": 0, "late_case_events": 0, "decided": 0, "revised": 0,
+                        "evicted": 0}
 
     # --- input ----------------------------------------------------------------------------------------------
 
@@ -177,10 +185,13 @@ class Engine:
         return (cluster, jobs[0], chk) if len(jobs) == 1 else key
 
     def _is_late(self, event: Event) -> bool:
-        return any(
-            k[0] == event.cluster and d.window_start_ms - self.config.clock_skew_ms <= event.ts_ms <= d.deadline_ms
-            for k, d in self._decided.items()
-        )
+        """Whether ``event`` falls in the window of a case already decided; each such case is marked for review."""
+        late = False
+        for k, d in self._decided.items():
+            if k[0] == event.cluster and d.window_start_ms - self.config.clock_skew_ms <= event.ts_ms <= d.deadline_ms:
+                d.late += 1
+                late = True
+        return late
 
     # --- decisions ------------------------------------------------------------------------------------------
 
@@ -203,6 +214,29 @@ class Engine:
             verdict = self._decide(key, deadline)
             if verdict is not None:
                 out.append(verdict)
+        return out + self._revise_ready()
+
+    def _revise_ready(self) -> list[Verdict]:
+        """Decided cases that late evidence reached, judged again once every source has passed their deadline; a
+        revision is published only when the cause (code, hosts, known issue) changed."""
+        out: list[Verdict] = []
+        if not any(d.late for d in self._decided.values()):
+            return out
+        for key, d in sorted(self._decided.items(), key=lambda kd: (kd[1].deadline_ms, kd[0])):
+            if not d.late or d.verdict is None or \
+                    not all(self._marks.has_passed(src, d.deadline_ms) for src in self._marks.sources(key[0])):
+                continue
+            late, d.late = d.late, 0
+            old = d.verdict
+            new = self._judge(key[0], old.job_id or "", key[2], d.events, d.trigger, d.deadline_ms, old.recurrence)
+            was, now = old.root_cause, new.root_cause
+            if (now.code, now.hosts, now.known_issue) == (was.code, was.hosts, was.known_issue):
+                continue
+            d.verdict = replace(new, revision=old.revision + 1, revision_reason=(
+                f"{late} late evidence line(s) changed the cause from {was.code} on {', '.join(was.hosts) or '-'} "
+                f"to {now.code} on {', '.join(now.hosts) or '-'}"))
+            self._counts["revised"] += 1
+            out.append(d.verdict)
         return out
 
     def _decide(self, key: CaseKey, deadline: int) -> Verdict | None:
@@ -226,6 +260,15 @@ class Engine:
             job = trigger.job_id
         summary = summarize(events, trigger, [])
         window_start = summary.started_at_ms if summary.started_at_ms is not None else summary.failed_at_ms
+        verdict = self._judge(cluster, job, chk, events, trigger, deadline)
+        self._decided[key] = _Decided(min(window_start, summary.failed_at_ms), deadline, events, trigger, verdict)
+        self._counts["decided"] += 1
+        return verdict
+
+    def _judge(self, cluster: str, job: str, chk: int, events: list[Event], trigger: CheckpointTriggered | None,
+               deadline: int, recurrence: Recurrence | None = None) -> Verdict:
+        """The verdict on one case from what is known now; ``recurrence`` given when revising (counted once)."""
+        summary = summarize(events, trigger, [])
         evidence = tuple(e for e in self._evidence if e.cluster == cluster and e.ts_ms <= deadline)
         client = [
             e for e in evidence if isinstance(e, HdfsClientSlow) and e.path and f"/chk-{chk}/" in e.path
@@ -248,12 +291,11 @@ class Engine:
             skew_ms=self.config.clock_skew_ms,
             min_confidence=self.config.min_confidence,
         )
-        draft = decide(ctx)
-        recurrence = self._history.record(cluster, job or None, draft.root_cause.code, summary.failed_at_ms)
-        verdict = decide(ctx, recurrence) if recurrence is not None else draft
-        self._decided[key] = _Decided(min(window_start, summary.failed_at_ms), deadline)
-        self._counts["decided"] += 1
-        return verdict
+        draft = decide(ctx, recurrence)
+        if recurrence is None:
+            recurrence = self._history.record(cluster, job or None, draft.root_cause.code, summary.failed_at_ms)
+            return decide(ctx, recurrence) if recurrence is not None else draft
+        return draft
 
     def _unique_trigger(self, cluster: str, chk: int) -> CheckpointTriggered | None:
         found = [t for k, t in sorted(self._triggers.items()) if k[0] == cluster and k[2] == chk]
@@ -312,7 +354,7 @@ class Engine:
             "evidence": [pack(e) for e in self._evidence],
             "ip_hosts": [[c, ip, h, ts] for (c, ip), (h, ts) in sorted(self._ip_hosts.items())],
             "versions": [[c, h, r, v, ts] for (c, h, r), (v, ts) in sorted(self._versions.items())],
-            "decided": [[list(k), asdict(d)] for k, d in sorted(self._decided.items())],
+            "decided": [[list(k), _pack_decided(d)] for k, d in sorted(self._decided.items())],
             "history": self._history.snapshot(),
             "counts": dict(self._counts),
             "guessed": sorted(list(k) for k in self._guessed),
@@ -333,8 +375,23 @@ class Engine:
         engine._evidence = [unpack(e) for e in data["evidence"]]
         engine._ip_hosts = {(c, ip): (h, ts) for c, ip, h, ts in data["ip_hosts"]}
         engine._versions = {(c, h, r): (v, ts) for c, h, r, v, ts in data["versions"]}
-        engine._decided = {(k[0], k[1], k[2]): _Decided(**d) for k, d in data["decided"]}
+        engine._decided = {(k[0], k[1], k[2]): _unpack_decided(d) for k, d in data["decided"]}
         engine._history = History.restore(data["history"])
         engine._counts.update(data["counts"])
+        engine._counts.setdefault("revised", 0)
         engine._guessed = {(c, h, r) for c, h, r in data.get("guessed", ())}
         return engine
+
+
+def _pack_decided(d: _Decided) -> dict[str, Any]:
+    return {"window_start_ms": d.window_start_ms, "deadline_ms": d.deadline_ms, "late": d.late,
+            "events": [pack(e) for e in d.events], "trigger": pack(d.trigger) if d.trigger else None,
+            "verdict": verdict_to_dict(d.verdict) if d.verdict else None}
+
+
+def _unpack_decided(d: dict[str, Any]) -> _Decided:
+    """Snapshots written before decided cases kept their material restore as marks only (never revised)."""
+    trigger = unpack(d["trigger"]) if d.get("trigger") else None
+    return _Decided(d["window_start_ms"], d["deadline_ms"], [unpack(e) for e in d.get("events") or ()],
+                    trigger if isinstance(trigger, CheckpointTriggered) else None,
+                    verdict_from_dict(d["verdict"]) if d.get("verdict") else None, int(d.get("late") or 0))

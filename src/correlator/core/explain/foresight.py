@@ -45,6 +45,8 @@ class Foresight:
         rc = v.root_cause
         # as of the decision: what was logged up to it and nothing after, on a rerun or live
         outlook = self.book.outlook(v.cluster, rc.code, rc.hosts, v.decided_at_ms, v.decided_at_ms)
+        for key, held in self._stalls.items():  # a revision replaces what its failure measured, under any cause
+            held[:] = [s for s in held if s.verdict_id != v.verdict_id or key[2] == rc.code and not v.revision]
         stalls = self._stalls.setdefault((v.cluster, v.job_id or "", rc.code), [])
         if all(s.verdict_id != v.verdict_id for s in stalls):
             stalls.append(stall_of(v, self._restarted(v)))

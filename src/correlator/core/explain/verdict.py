@@ -136,6 +136,9 @@ class Verdict:
     recurrence: Recurrence | None = None
     outlook: Outlook | None = None
     whatif: tuple[WhatIf, ...] = ()
+    revision: int = 0
+    """0 when first decided; each revision of the same failure (late evidence changed its cause) counts up."""
+    revision_reason: str | None = None
 
 
 def make_verdict_id(cluster: str, job_id: str | None, checkpoint_id: int | None, failed_at_ms: int) -> str:
@@ -207,6 +210,8 @@ def verdict_to_dict(v: Verdict) -> dict[str, Any]:
             "first_at": iso_ms(v.recurrence.first_at_ms),
         },
         "outlook": None if v.outlook is None else _outlook_to_dict(v.outlook),
+        "revision": v.revision,
+        "revision_reason": v.revision_reason,
         "whatif": [{"remediation": w.remediation, "setting": w.setting, "value": w.value, "metric": w.metric,
                     "result": w.result, "baseline": w.baseline, "total": w.total, "text": w.text,
                     "assumes": w.assumes} for w in v.whatif],
@@ -288,4 +293,6 @@ def verdict_from_dict(d: dict[str, Any]) -> Verdict:
         whatif=tuple(WhatIf(int(w["remediation"]), w["setting"], w["value"], w["metric"], int(w["result"]),
                             int(w["baseline"]), int(w["total"]), w["text"], w.get("assumes", ""))
                      for w in d.get("whatif") or ()),
+        revision=int(d.get("revision") or 0),
+        revision_reason=d.get("revision_reason"),
     )
