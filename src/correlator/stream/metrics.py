@@ -28,6 +28,10 @@ class WorkerMetrics:
             "correlator_guessed_times", "Local log stamps the zone alone could not place, by why: dst_repeated_hour "
             "(placed by their source's order), dst_gap (in the hour a spring-forward skips)", ["why"], registry=r)
         self.duplicates = Counter("correlator_duplicate_events", "Redelivered events skipped", registry=r)
+        self.topics_recreated = Counter(
+            "correlator_raw_topic_recreated", "Raw partitions found belonging to a topic deleted and created again under "
+            "its name: the old snapshot was dropped and the new topic read from its first record", ["topic"],
+            registry=r)
         self.decision_latency = Histogram(
             "correlator_decision_latency_seconds",
             "Wall time from a case's decision (event time of the deciding input) to the verdict's publication",

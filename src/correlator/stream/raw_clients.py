@@ -3,14 +3,16 @@ and the compacted topic that keeps each raw partition's ingest snapshot."""
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from correlator.config import Settings
 
+log = logging.getLogger("correlator.raw")
 SNAPSHOT_LIMIT = 64 * 1024 * 1024
 TRANSACTION_TIMEOUT_MS = 10_000
 HEARTBEAT_MS = 500
@@ -102,3 +104,17 @@ def read_snapshots(settings: Settings, keys: set[bytes]) -> dict[bytes, bytes]:
         raise RuntimeError(f"reading {state_topic(settings)} did not reach its end within 120 s")
     finally:
         reader.close()
+
+
+def topic_ids(settings: Settings, topics: set[str]) -> dict[str, str]:
+    """Each topic's id as the broker says now (a topic deleted and created again under its name gets a new one);
+    an empty answer when the broker cannot be asked, so nothing is judged recreated on a guess."""
+    if not topics:
+        return {}
+    admin = AdminClient(settings.kafka_client(**{"log_level": 0}))
+    try:
+        futures = admin.describe_topics(TopicCollection(sorted(topics)), request_timeout=10)
+        return {topic: str(future.result(15).topic_id) for topic, future in futures.items()}
+    except Exception as exc:  # KafkaException, a timeout: the snapshot is trusted as before
+        log.warning("could not read the ids of %s (%s): a recreated topic would go unnoticed", sorted(topics), exc)
+        return {}

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, Producer, TopicPartition
 
 from correlator.config import Settings
 from correlator.core.ingest.ingest import IngestConfig
@@ -41,6 +41,7 @@ from correlator.stream.raw_clients import (
     producer_config,
     read_snapshots,
     state_topic,
+    topic_ids,
 )
 from correlator.stream.state import RawPartitionState
 from correlator.stream.stuck_calls import TransactionStuck, abandon, bounded
@@ -175,18 +176,28 @@ class _Loop:
 
     # --- rebalance -------------------------------------------------------------------------------------------
 
-    def _assigned(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         keys = {_key(tp.topic, tp.partition) for tp in partitions}
         blobs = read_snapshots(self.settings, keys)
+        ids = topic_ids(self.settings, {tp.topic for tp in partitions})
         self.owner.assigned |= {(tp.topic, tp.partition) for tp in partitions}
         self.owner.assignment_known = True
+        restart = False
         for tp in partitions:
             blob = blobs.get(_key(tp.topic, tp.partition))
             state = self.states[(tp.topic, tp.partition)] = RawPartitionState.load(
-                tp.topic, tp.partition, self.owner.config, blob, self.owner.scanner)
+                tp.topic, tp.partition, self.owner.config, blob, self.owner.scanner, ids.get(tp.topic))
             state.ingest.restart_idle(self.owner.now_ms())  # a restart or rebalance is an outage: wait a full bound
+            if state.recreated_from is not None:
+                log.error("raw topic %s was deleted and created again (topic id %s, now %s): partition %d's ingest "
+                          "snapshot belongs to the deleted topic and is dropped; the new topic is read from its first "
+                          "record", tp.topic, state.recreated_from, state.topic_id, tp.partition)
+                self.owner.metrics.topics_recreated.labels(tp.topic).inc()
+                tp.offset, restart = OFFSET_BEGINNING, True  # the group's offset, if any, is the deleted topic's
             if state.offset >= 0:
                 self.owner.processed[(tp.topic, tp.partition)] = state.offset
+        if restart:
+            consumer.assign(partitions)
 
     def _revoked(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
         for tp in partitions:

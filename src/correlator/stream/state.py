@@ -43,18 +43,32 @@ class RawPartitionState:
     ingest: Ingest
     offset: int = -1
     seq: int = 0
+    topic_id: str | None = None
+    """The id of the topic this state was read from; a topic recreated under the same name has a new one."""
+    generation: int = 0
+    recreated_from: str | None = None
+    """Set when loading found the snapshot of a deleted topic of this name (its id), and started afresh."""
 
     @classmethod
     def load(
-        cls, topic: str, partition: int, config: IngestConfig, blob: bytes | None, scanner: Scanner | None = None
+        cls, topic: str, partition: int, config: IngestConfig, blob: bytes | None, scanner: Scanner | None = None,
+        topic_id: str | None = None,
     ) -> RawPartitionState:
+        """The partition's state from its snapshot; a snapshot of another topic of the same name (deleted and
+        created again) is dropped — its offsets say nothing about the new topic's records."""
         if not blob:
-            return cls(topic, partition, Ingest(config, scanner))
+            return cls(topic, partition, Ingest(config, scanner), topic_id=topic_id)
         data = _unpack(blob)
-        return cls(topic, partition, Ingest.restore(config, data["ingest"], scanner), data["offset"], data["seq"])
+        stored, generation = data.get("topic_id"), int(data.get("generation") or 0)
+        if stored and topic_id and stored != topic_id:
+            return cls(topic, partition, Ingest(config, scanner), topic_id=topic_id, generation=generation + 1,
+                       recreated_from=stored)
+        return cls(topic, partition, Ingest.restore(config, data["ingest"], scanner), data["offset"], data["seq"],
+                   topic_id or stored, generation)
 
     def dump(self) -> bytes:
-        return _pack({"offset": self.offset, "seq": self.seq, "ingest": self.ingest.snapshot()})
+        return _pack({"offset": self.offset, "seq": self.seq, "ingest": self.ingest.snapshot(),
+                      "topic_id": self.topic_id, "generation": self.generation})
 
     def feed(
         self, offset: int, key: bytes | None, value: bytes, headers: dict[str, bytes], now_ms: int
@@ -93,7 +107,7 @@ class RawPartitionState:
     def _positioned(self, outputs: list[Event | ParseError]) -> list[tuple[Event | ParseError, Position]]:
         result = []
         for item in outputs:
-            result.append((item, Position(self.topic, self.partition, self.offset, self.seq)))
+            result.append((item, Position(self.topic, self.partition, self.offset, self.seq, self.generation)))
             self.seq += 1
         return result
 

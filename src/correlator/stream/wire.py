@@ -24,21 +24,27 @@ class Position:
     partition: int
     offset: int
     seq: int
+    generation: int = 0
+    """How often the raw topic was found recreated under its name: a new topic's offsets start again at 0, and
+    must not be taken for positions of the deleted one that were applied already."""
 
     @property
     def stream(self) -> str:
-        return f"{self.topic}/{self.partition}"
+        base = f"{self.topic}/{self.partition}"
+        return base if not self.generation else f"{base}#{self.generation}"
 
 
 def encode_event(event: Event, position: Position) -> bytes:
     """The event JSON plus ``_pos``, which consumers other than the worker may ignore."""
-    return codec.encode_event(event, {"_pos": [position.topic, position.partition, position.offset, position.seq]})
+    pos: list[object] = [position.topic, position.partition, position.offset, position.seq]
+    return codec.encode_event(event, {"_pos": pos + [position.generation] if position.generation else pos})
 
 
 def decode_event(value: bytes) -> tuple[Event, Position | None]:
     event, record = codec.decode_event_record(value)
     pos = record.get("_pos")
-    position = Position(str(pos[0]), int(pos[1]), int(pos[2]), int(pos[3])) if pos else None
+    position = Position(str(pos[0]), int(pos[1]), int(pos[2]), int(pos[3]), int(pos[4]) if len(pos) > 4 else 0) \
+        if pos else None
     return event, position
 
 
