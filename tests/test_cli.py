@@ -43,3 +43,21 @@ def test_secrets_never_appear_in_repr_or_dump() -> None:
         assert "hunter2-sasl" not in text and "xoxb-secret-token" not in text
     assert settings.kafka_security()["sasl.password"] == "hunter2-sasl"
     assert settings.slack_token_value() == "xoxb-secret-token"
+
+
+def test_every_help_reads_as_plain_text() -> None:
+    """No RST markup, no scenario name split across lines, switches shown as switches (not TEXT taking "True")."""
+    from click.testing import CliRunner
+
+    from correlator.cli import cli
+
+    runner = CliRunner()
+    names = [line.split()[0] for line in runner.invoke(cli, ["--help"]).output.split("Commands:")[1].splitlines()
+             if line.strip()]
+    assert "simulate" in names and "slack" in names
+    for name in names:
+        text = runner.invoke(cli, [name, "--help"], terminal_width=80).output
+        assert "``" not in text, name
+        assert "TEXT" not in "".join(line for line in text.splitlines() if "timelines" in line), name
+    simulate = runner.invoke(cli, ["simulate", "--help"], terminal_width=80).output
+    assert all(f" {s}," in simulate or simulate.rstrip().endswith(s) for s in ("insufficient-data", "two-jobs"))

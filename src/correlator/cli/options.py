@@ -52,8 +52,15 @@ def settings_options(*names: str) -> Callable[[F], F]:
                 info.annotation
             ) else (int if isinstance(default, int) and not isinstance(default, bool) else str)
             shown = None if name in SECRET_FIELDS or default is None else str(default)
+            flag = "--" + name.replace("_", "-")
+            if isinstance(default, bool):  # a switch pair, not a TEXT option that takes "True"
+                wrapper = click.option(
+                    f"{flag}/--no-{flag[2:]}", name, default=None, envvar=env_var(name), show_envvar=True,
+                    help=f"{info.description}  [default: {'on' if default else 'off'}]",
+                )(wrapper)
+                continue
             wrapper = click.option(
-                "--" + name.replace("_", "-"),
+                flag,
                 name,
                 type=option_type,
                 envvar=env_var(name),

@@ -26,7 +26,7 @@ def replay(paths: tuple[str, ...], speed: float, cluster_from_dir: bool, setting
 
     Lines of all files are merged by their timestamps so the topics look like a live cluster's. Files are shipped
     as they are on disk, decompressed: container framing and JSON layouts are read by the worker. Several clusters'
-    files in one folder are told apart as ``analyze`` tells them, each line carrying its cluster.
+    files in one folder are told apart as 'correlator analyze' tells them, each line carrying its cluster.
     """
     from correlator.adapters.shipping import ShippingFailed, merged_lines, ship, topic_for
     from correlator.cli.preflight import require_topics

@@ -12,5 +12,5 @@ SCHEMAS = {"verdict": verdict_schema_text}
 @click.command()
 @click.argument("name", type=click.Choice(sorted(SCHEMAS)))
 def schema(name: str) -> None:
-    """Print a published JSON Schema (draft 2020-12); ``verdict`` is correlator.verdict/v1."""
+    """Print a published JSON Schema (draft 2020-12); 'verdict' is correlator.verdict/v1."""
     click.echo(SCHEMAS[name](), nl=False)
