@@ -415,5 +415,9 @@ class TestRevisions:
         assert sorted(slack.posted_verdict_ids()) == sorted([first["verdict_id"], f"{first['verdict_id']}:r1"])
         body = json.dumps([r.body for r in slack.calls("chat.postMessage")])
         assert "Revised" in body and "revision 1 of verdict" in body and "<!channel>" not in body
+        # the first verdict's message now says it was revised, and to what
+        (first_post,) = [m for m in slack.parents() if m.verdict_id == first["verdict_id"]]
+        marked = json.dumps(first_post.updates[-1])
+        assert "Revised" in marked and "DATANODE_JVM_PAUSE" in marked and "<!channel>" not in marked
         again = run_file(make_bot(), path)
         assert (again.posted, again.duplicates) == (0, 3)

@@ -206,9 +206,15 @@ class RedisIncidentStore:
     def is_done(self, verdict_id: str) -> bool:
         return bool(self._call(self._client.exists, self._verdict(verdict_id)))
 
-    def thread_of(self, key: IncidentKey) -> Thread | None:
-        channel, ts = self._call(self._client.hmget, self._incident(key.id), ["channel", "ts"])
+    def thread_of(self, key: IncidentKey | str) -> Thread | None:
+        incident_id = key if isinstance(key, str) else key.id
+        channel, ts = self._call(self._client.hmget, self._incident(incident_id), ["channel", "ts"])
         return Thread(channel, ts) if ts else None
+
+    def incident_of(self, verdict_id: str) -> str | None:
+        """The incident a delivered verdict was recorded under; ``None`` when it was not (or has expired)."""
+        found = self._call(self._client.get, self._verdict(verdict_id))
+        return str(found) if found else None
 
     def _call(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         return redis_call(fn, *args, **kwargs)

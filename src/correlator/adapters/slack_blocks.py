@@ -250,3 +250,21 @@ def reply_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
         blocks.append(section("\n".join(evidence)))
     blocks.append({"type": "context", "elements": [mrkdwn(f"verdict {code(verdict.get('verdict_id'))}")]})
     return Message(_fallback(f"Again ({incident.count}×): ", verdict), _cap(blocks), _metadata(verdict, incident))
+
+
+def superseded_message(verdict: Mapping[str, Any], incident_id: str | None) -> Message:
+    """What an earlier verdict's message becomes once ``verdict`` revised it: that it was revised, why, and the cause
+    now named (posted in its own incident's thread). Its metadata still names the earlier delivery."""
+    cause = verdict.get("root_cause") or {}
+    revision = int(verdict.get("revision") or 0)
+    earlier = str(verdict.get("verdict_id")) if revision <= 1 else f"{verdict.get('verdict_id')}:r{revision - 1}"
+    now = f"The cause is now {code(cause.get('code'))}: {escape(str(cause.get('title') or ''))}"
+    blocks = [
+        {"type": "header", "text": plain("Revised: " + str(cause.get("title") or cause.get("code") or ""), HEADER_MAX)},
+        section(_revised(verdict) + "\n" + now),
+        {"type": "context", "elements": [mrkdwn(f"verdict {code(verdict.get('verdict_id'))}", FIELD_MAX)]},
+    ]
+    payload = {"verdict_id": earlier, "superseded_by": delivery_id(verdict)}
+    if incident_id:
+        payload["incident_id"] = incident_id
+    return Message(_fallback("Revised: ", verdict), blocks, {"event_type": METADATA_EVENT, "event_payload": payload})

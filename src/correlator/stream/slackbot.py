@@ -21,7 +21,7 @@ from typing import Any
 
 from correlator.adapters.redis_incidents import BeginStatus, Begun, RedisIncidentStore, StoreUnavailable, Thread
 from correlator.adapters.slack import Posted, SlackPoster, SlackRejected, SlackUnavailable
-from correlator.adapters.slack_blocks import parent_message, reply_message
+from correlator.adapters.slack_blocks import parent_message, reply_message, superseded_message
 from correlator.adapters.slack_files import TimelineFiles, UploadBusy
 from correlator.core.explain.verdict import verdict_from_dict
 from correlator.core.incidents import (
@@ -225,7 +225,28 @@ class SlackBot:
             return None
         log.info("verdict %s posted (%s, incident %s #%d)", occ.verdict_id, transition.action.value,
                  incident.key.id, incident.count)
+        self._mark_superseded(verdict)
         return Outcome.POSTED
+
+    def _mark_superseded(self, verdict: Mapping[str, Any]) -> None:
+        """After a revision is posted, the message of the delivery it revises says so. Best effort: the revision
+        itself is posted and recorded, and a missing edit only leaves the earlier words standing."""
+        revision = int(verdict.get("revision") or 0)
+        if revision <= 0:
+            return
+        earlier = str(verdict["verdict_id"]) if revision == 1 else f"{verdict['verdict_id']}:r{revision - 1}"
+        try:
+            incident_id = self.store.incident_of(earlier)
+            thread = self.store.thread_of(incident_id) if incident_id else None
+            found = self.poster.find_posted(earlier, (thread.channel, thread.ts), 0) if thread else None
+            if found is None:
+                log.info("revision %d of verdict %s posted; its earlier message was not found to mark", revision,
+                         verdict["verdict_id"])
+                return
+            self.poster.update(found.channel, found.ts, superseded_message(verdict, incident_id))
+        except (StoreUnavailable, SlackUnavailable, SlackRejected) as exc:
+            log.warning("revision %d of verdict %s posted, but its earlier message was not marked: %s", revision,
+                        verdict["verdict_id"], exc)
 
     def _recover_from_slack(
         self, occ: Occurrence, begun: Begun, verdict: Mapping[str, Any], stop: threading.Event
