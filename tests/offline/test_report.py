@@ -95,3 +95,17 @@ def test_chromium_shows_the_report(report: Path, evil_seed: Path) -> None:
         assert p.page.evaluate("document.images.length && document.images[0].naturalWidth") == 1200
         assert p.errors() == []
     assert Path(artefact("report-seed.png")).stat().st_size > 50_000
+
+
+def test_the_page_leads_with_the_fix(tmp_path: Path) -> None:
+    """Title, why and what to do come before the timeline and the evidence table."""
+    from click.testing import CliRunner
+
+    from correlator.cli import cli
+
+    result = CliRunner().invoke(cli, ["analyze", str(SEED), "--report", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    [page] = [p for p in (tmp_path / "r").glob("*.html") if p.name != "index.html"]
+    html = page.read_text(encoding="utf-8")
+    order = [html.index(marker) for marker in ("<h1", "id=\"remediation\"", "<svg", "id=\"evidence\"")]
+    assert order == sorted(order), order

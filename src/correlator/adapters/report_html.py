@@ -98,8 +98,8 @@ def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: 
 
 
 def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone: str = "UTC") -> str:
-    """One verdict: title, timeline, failure, explanation, evidence with refs, alternatives, remediation (with its
-    what-if figures), the outlook of a periodic cause, coverage."""
+    """One verdict, the fix first: title, explanation, remediation (with its what-if figures), then the timeline,
+    the failure, evidence with refs, alternatives, the outlook of a periodic cause, coverage."""
     f, rc = v.failure, v.root_cause
     nav = f"<nav><a href=\"{_e(links.index)}\">all verdicts</a>"
     nav += f"<a href=\"{_e(links.png(page_key(v.verdict_id)))}\">timeline PNG</a>" if svg is not None else ""
@@ -147,5 +147,6 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
     coverage = (f"<h2>Logs read</h2><p id=\"covered\">{_e(covered)}</p>"
                 + (f"<p>missing:</p><ul id=\"missing\">{missing}</ul>" if missing else ""))
     return _page(f"{rc.code} – {rc.title}",
-                 nav + head + figure + failure + explanation + evidence + alternatives + remediation + outlook
+                 # the fix first: what failed and why, what to do, then the picture and the evidence behind it
+                 nav + head + explanation + remediation + figure + failure + evidence + alternatives + outlook
                  + coverage)
