@@ -239,7 +239,7 @@ class Fault:
             jobs.wait(re.compile(r"Decline checkpoint \d+ by task|Failed to trigger or complete checkpoint"), 60)
         elif self.s.kind == "block-files-removed":
             proc = self.target_proc()
-            wait_for(proc.log, re.compile(r"missing block files: [1-9]|[1-9]\d* differences"), 90, proc,
+            wait_for(proc.log, re.compile(r"missing block files: ?[1-9]|[1-9]\d* differences"), 90, proc,
                      proc.log.stat().st_size)
         elif self.s.kind == "directory-scan":
             self.held = replicas.wait_hold(self.target_proc(), self.scan_at)
