@@ -41,12 +41,25 @@ def _by_checkpoint(verdicts: list[dict[str, Any]]) -> dict[tuple[str, int], dict
     return {(v["job_id"], int(v["checkpoint_id"])): v for v in verdicts}
 
 
+MATRIX = ("3.3.6-1.20.1", "3.4.1-2.1.1")
+"""The version pairs every fault scenario ran on; other pairs hold the scenarios of one version line (the real
+DirectoryScanner stall needs a DataNode from before HDFS-15415: 3.2.1)."""
+
+
 def test_the_lab_captured_both_version_pairs() -> None:
     pairs = {p.parent.name for p in RUNS}
-    assert {"3.3.6-1.20.1", "3.4.1-2.1.1"} <= pairs, pairs
-    for pair in pairs:
+    assert set(MATRIX) <= pairs, pairs
+    for pair in MATRIX:
         scenarios = {p.name for p in RUNS if p.parent.name == pair}
         assert "control" in scenarios and len(scenarios) >= 6, (pair, scenarios)
+
+
+def test_the_real_directory_scan_stall_is_judged() -> None:
+    """The seed's cause, reproduced by a real 3.2.1 DataNode's own scanner: its fixture is here and expects the
+    scanner on the scanning DataNode for every checkpoint it failed."""
+    [run] = [p for p in RUNS if p.parent.name.startswith("3.2.1-") and p.name == "directory-scan"]
+    truth = json.loads((run / "truth.json").read_text())
+    assert truth["failed_checkpoints"] and all(w["code"] == "HDFS_DIRECTORY_SCAN" for w in truth["expected"])
 
 
 def test_every_failed_checkpoint_gets_a_verdict(run: tuple[dict[str, Any], list[dict[str, Any]], Path]) -> None:
@@ -94,3 +107,29 @@ def test_no_verdict_without_a_failed_checkpoint(run: tuple[dict[str, Any], list[
     if truth["failed_checkpoints"]:
         return
     assert not verdicts, [(v["checkpoint_id"], v["root_cause"]["code"]) for v in verdicts]
+
+
+def test_scanner_verdicts_name_the_fix_the_stack_shows(run: tuple[dict[str, Any], list[dict[str, Any]], Path]) -> None:
+    """A scanner blamed on a DataNode before HDFS-15415 (3.2.1, a hold in DirectoryScanner.scan) names that issue,
+    an upgrade only to releases with its fix, and no setting that would not shorten the locked part."""
+    truth, verdicts, _ = run
+    for v in verdicts:
+        if v["root_cause"]["code"] != "HDFS_DIRECTORY_SCAN":
+            continue
+        assert not any("throttle" in step for step in v["remediation"]), v["remediation"]
+        if truth["hadoop"] in ("3.2.1", "3.3.0"):
+            assert v["root_cause"]["known_issue"] == "HDFS-15415", v["root_cause"]
+            upgrade = [step for step in v["remediation"] if step.startswith("Upgrade HDFS")]
+            assert upgrade and "3.2.2, 3.3.1" in upgrade[0], v["remediation"]
+
+
+def test_an_outlook_uses_only_what_was_logged_before_it(
+        run: tuple[dict[str, Any], list[dict[str, Any]], Path]) -> None:
+    _, verdicts, _ = run
+    for v in verdicts:
+        outlook = v.get("outlook")
+        if not outlook:
+            continue
+        for w in outlook["windows"]:
+            assert w["last"] is None or w["last"] <= outlook["as_of"], (outlook["as_of"], w)
+            assert w["expected"] is None or w["expected"] > outlook["as_of"], (outlook["as_of"], w)
