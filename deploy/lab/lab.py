@@ -92,6 +92,7 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
                 f"{[f['checkpoint_id'] for f in failed] or 'none'} ({time.monotonic() - t0:.0f}s)")
             if failed or scenario.expected(hadoop) is None:
                 break
+        fault.settle(start)
         jobs.wait(COMPLETED, 60)  # one more after the recovery: every log runs past the failure's aftermath
         time.sleep(2)
         result = {**truth(scenario, hadoop, flink, cluster, start, end, failed, attempts), **fault.scan_truth()}

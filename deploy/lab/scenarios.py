@@ -197,6 +197,18 @@ class Fault:
         time.sleep(max(0.0, due + 1.0 - time.time()))
         return time.time()
 
+    def settle(self, since: float) -> None:
+        """The logs must show the scanner lock hold that overlapped the fault: a hold is logged only when it ends,
+        which can be well after the fault did, so wait for one that ended at or after `since`."""
+        if not self.s.scan_host:
+            return
+        proc = self.scan_proc()
+        deadline = time.monotonic() + replicas.SCAN_TIMEOUT
+        while not any(h.end >= since for h in replicas.scanner_holds(proc.log, self.scan_from)):
+            if time.monotonic() > deadline or not proc.alive():
+                raise LabError(f"no scanner lock hold ending after the fault in {proc.log}")
+            time.sleep(1.0)
+
     def span(self, start: float, end: float) -> tuple[float, float]:
         """The fault's span for the truth: a directory scan's is its lock hold as the DataNode logged it."""
         return (self.held.start, self.held.end) if self.held is not None else (start, end)
