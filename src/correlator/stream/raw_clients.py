@@ -115,6 +115,6 @@ def topic_ids(settings: Settings, topics: set[str]) -> dict[str, str]:
     try:
         futures = admin.describe_topics(TopicCollection(sorted(topics)), request_timeout=10)
         return {topic: str(future.result(15).topic_id) for topic, future in futures.items()}
-    except Exception as exc:  # KafkaException, a timeout: the snapshot is trusted as before
+    except Exception as exc:  # KafkaException, a timeout: with no id to compare, the snapshot is trusted
         log.warning("could not read the ids of %s (%s): a recreated topic would go unnoticed", sorted(topics), exc)
         return {}

@@ -390,7 +390,7 @@ def _pack_decided(d: _Decided) -> dict[str, Any]:
 
 
 def _unpack_decided(d: dict[str, Any]) -> _Decided:
-    """Snapshots written before decided cases kept their material restore as marks only (never revised)."""
+    """A decided case stored without its events and verdict restores as a mark only: it can no longer be revised."""
     trigger = unpack(d["trigger"]) if d.get("trigger") else None
     return _Decided(d["window_start_ms"], d["deadline_ms"], [unpack(e) for e in d.get("events") or ()],
                     trigger if isinstance(trigger, CheckpointTriggered) else None,

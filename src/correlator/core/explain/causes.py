@@ -217,8 +217,8 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         "were all in use (`Xceiver count N exceeds the limit of concurrent xcievers: M`)",
         "HDFS refused the write of {chk}: DataNode transfer threads at their limit{of_limit} (logged on {where})",
         (
-            Step("Raise dfs.datanode.max.transfer.threads{now_limit} on the DataNodes (4096 is the default; busy "
-                 "clusters run 8192-16384) and find what holds so many streams open",
+            Step("Raise dfs.datanode.max.transfer.threads{now_limit} on the DataNodes and find what holds so many "
+                 "streams open",
                  "dfs.datanode.max.transfer.threads", "{twice_limit}"),
         ),
         {"refused_xceiver_limit": 1.0},

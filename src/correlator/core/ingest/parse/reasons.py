@@ -3,9 +3,9 @@
 ``execution.checkpointing.tolerable-failed-checkpoints``.
 
 One row per message, as the enum words it; the first row whose phrase the reason contains wins. ``counted`` is the
-enum's own rule (``isCountedAgainstFailureThreshold`` in 2.x; the same five reasons counted in 1.x's
-``CheckpointFailureManager``): only I/O exceptions while triggering, asynchronous failures, declines, expiries and
-finalize failures bring a job closer to its restart.
+enum's own rule (``isCountedAgainstFailureThreshold`` of the 2.x enum; older releases are not checked here): only
+I/O exceptions while triggering, asynchronous failures, declines, expiries and finalize failures bring a job closer to
+its restart.
 """
 
 from __future__ import annotations
