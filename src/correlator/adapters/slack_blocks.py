@@ -15,7 +15,14 @@ from typing import Any
 from correlator.core.events import iso_ms
 from correlator.core.explain.verdict import outlook_from_dict
 from correlator.core.explain.verdict_text import window_sentence
-from correlator.core.incidents import RESOLVED, Incident, delivery_id, incident_to_dict, recurrence_summary
+from correlator.core.incidents import (
+    RESOLVED,
+    Incident,
+    delivery_id,
+    earlier_delivery_id,
+    incident_to_dict,
+    recurrence_summary,
+)
 
 HEADER_MAX = 150
 SECTION_MAX = 3000
@@ -256,8 +263,7 @@ def superseded_message(verdict: Mapping[str, Any], incident_id: str | None) -> M
     """What an earlier verdict's message becomes once ``verdict`` revised it: that it was revised, why, and the cause
     now named (posted in its own incident's thread). Its metadata still names the earlier delivery."""
     cause = verdict.get("root_cause") or {}
-    revision = int(verdict.get("revision") or 0)
-    earlier = str(verdict.get("verdict_id")) if revision <= 1 else f"{verdict.get('verdict_id')}:r{revision - 1}"
+    earlier = earlier_delivery_id(verdict) or str(verdict.get("verdict_id"))
     now = f"The cause is now {code(cause.get('code'))}: {escape(str(cause.get('title') or ''))}"
     blocks = [
         {"type": "header", "text": plain("Revised: " + str(cause.get("title") or cause.get("code") or ""), HEADER_MAX)},

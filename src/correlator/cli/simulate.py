@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import click
@@ -10,18 +11,9 @@ from correlator.cli import RuntimeFailure
 from correlator.simulate import SCENARIOS, generate
 
 
-def _rows(names: list[str], width: int = 72) -> list[list[str]]:
-    """Scenario names in lines of at most ``width`` characters, never split inside a name."""
-    rows: list[list[str]] = [[]]
-    for name in names:
-        if rows[-1] and len(", ".join([*rows[-1], name])) > width:
-            rows.append([])
-        rows[-1].append(name)
-    return rows
-
-
 HELP = ("Write the log files of SCENARIO (Flink, DataNode, NameNode, GC logs with their real file names) to --out.\n\n"
-        "\b\nScenarios:\n" + ",\n".join("  " + ", ".join(row) for row in _rows(sorted(SCENARIOS))))
+        "\b\nScenarios:\n" + "\n".join(textwrap.wrap(", ".join(sorted(SCENARIOS)), 72, initial_indent="  ",
+                                                        subsequent_indent="  ", break_on_hyphens=False)))
 
 
 @click.command(help=HELP)

@@ -119,6 +119,14 @@ def delivery_id(verdict: Mapping[str, Any]) -> str:
     return str(verdict_id) if revision <= 0 else f"{verdict_id}:r{revision}"
 
 
+def earlier_delivery_id(verdict: Mapping[str, Any]) -> str | None:
+    """The delivery a revision replaces (the verdict itself, or its previous revision); ``None`` for a first one."""
+    revision = int(verdict.get("revision") or 0)
+    if revision <= 0:
+        return None
+    return str(verdict.get("verdict_id")) if revision == 1 else f"{verdict.get('verdict_id')}:r{revision - 1}"
+
+
 def occurrence(verdict: Mapping[str, Any]) -> Occurrence:
     """Read a verdict dict; the failure time is when it happened, falling back to when it was decided. A revision
     is its own occurrence (under the incident of its cause), delivered once like the verdict it revises."""

@@ -29,6 +29,7 @@ from correlator.core.incidents import (
     Incident,
     Occurrence,
     VerdictShapeError,
+    earlier_delivery_id,
     incident_from_dict,
     observe,
     occurrence,
@@ -231,10 +232,10 @@ class SlackBot:
     def _mark_superseded(self, verdict: Mapping[str, Any]) -> None:
         """After a revision is posted, the message of the delivery it revises says so. Best effort: the revision
         itself is posted and recorded, and a missing edit only leaves the earlier words standing."""
-        revision = int(verdict.get("revision") or 0)
-        if revision <= 0:
+        earlier = earlier_delivery_id(verdict)
+        if earlier is None:
             return
-        earlier = str(verdict["verdict_id"]) if revision == 1 else f"{verdict['verdict_id']}:r{revision - 1}"
+        revision = int(verdict.get("revision") or 0)
         try:
             incident_id = self.store.incident_of(earlier)
             thread = self.store.thread_of(incident_id) if incident_id else None
