@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from correlator.core.events import BlockWrite, JvmPause
 from correlator.core.ingest.ingest import Ingest, IngestConfig
 from correlator.core.ingest.prefilter import Scanner
+from correlator.core.ingest.write_batch import plan_writes
 from tests.core.ingest.test_writes import HINT, finished, receiving, responder
 
 NOISE = ("2020-01-02 {ts} INFO org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace: src: /10.20.30.42:9866, "
@@ -26,10 +27,14 @@ def _stamp(ms: int) -> str:
     return f"{9 + h:02d}:{m:02d}:{s:02d},{milli:03d}"
 
 
+_SIZE = st.sampled_from([8761, 64 << 20, 128 << 20])
+"""Bytes of a write: a small file's, or a big block's that a healthy pipeline needs seconds for (a big block, not a
+stall, up to the floor rate's time)."""
 _WRITE = st.tuples(
     st.integers(0, 900),  # gap after the previous write started, ms
-    st.one_of(st.integers(1, 400), st.integers(900, 3000), st.none()),  # until it ends by the stamps (None: never)
-    st.one_of(st.integers(1, 300), st.integers(990, 2500)),  # the clienttrace duration, ms
+    st.one_of(st.integers(1, 400), st.integers(900, 5000), st.none()),  # until it ends by the stamps (None: never)
+    st.one_of(st.integers(1, 300), st.integers(990, 4500)),  # the clienttrace duration, ms
+    _SIZE,
 )
 
 
@@ -37,27 +42,32 @@ _AWAY_FROM_THE_THRESHOLD = st.tuples(
     st.integers(0, 900),
     st.one_of(st.integers(1, 400), st.integers(900, 960), st.integers(1040, 3000), st.none()),
     st.one_of(st.integers(1, 300), st.integers(990, 2500)),
+    _SIZE,
 )
 """Writes for logs out of stamp order by up to 30 ms: none ends within 40 ms of the 1 s threshold, where the two
 paths may rightly differ (the line path's clock can pass a 999 ms write's deadline on a later-stamped line written
 before its end; the block path reads the write's own two stamps)."""
 
 
-def _log(writes: list[tuple[int, int | None, int]], noise_every: int, lags: list[int] | None = None) -> list[str]:
+Write = tuple[int, int | None, int, int]
+"""Gap after the previous write started, ms until it ends by the stamps (``None``: never), clienttrace ms, bytes."""
+
+
+def _log(writes: list[Write], noise_every: int, lags: list[int] | None = None) -> list[str]:
     """Lines in the order they are written. With ``lags``, each line is written that many ms (taken in turn) after
     it was stamped, as log4j does when threads wait for the appender: lines of different threads then leave stamp
     order, while one write's own lines keep theirs (its thread goes on only once it has logged the line before)."""
     timed: list[tuple[int, int, str]] = []
     lag = itertools.cycle(lags or [0])
     at = 0
-    for n, (gap, length, duration) in enumerate(writes, start=1):
+    for n, (gap, length, duration, size) in enumerate(writes, start=1):
         at += gap
         opened = at + next(lag)
         timed.append((opened, len(timed), receiving(_stamp(at), n)))
         if length is not None:
             end = max(at + length, opened)
             closed = end + next(lag)
-            timed.append((closed, len(timed), finished(_stamp(end), n, duration * 1_000_000)))
+            timed.append((closed, len(timed), finished(_stamp(end), n, duration * 1_000_000, size)))
             timed.append((max(closed, end + 1 + next(lag)), len(timed), responder(_stamp(end + 1), n)))
         if noise_every and n % noise_every == 0:
             other = PAUSE if n % (2 * noise_every) == 0 else NOISE
@@ -87,7 +97,7 @@ def _decided(lines: list[str], cuts: list[int] | None, scanner: Scanner | None =
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_WRITE, min_size=1, max_size=60), st.integers(0, 7), st.lists(st.integers(1, 200), max_size=6))
-def test_blocks_decide_writes_as_lines_do(writes: list[tuple[int, int | None, int]], noise_every: int,
+def test_blocks_decide_writes_as_lines_do(writes: list[Write], noise_every: int,
                                           cuts: list[int]) -> None:
     lines = _log(writes, noise_every)
     lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
@@ -102,7 +112,7 @@ def test_blocks_decide_writes_as_lines_do(writes: list[tuple[int, int | None, in
 @given(st.lists(_AWAY_FROM_THE_THRESHOLD, min_size=1, max_size=60), st.integers(0, 7),
        st.lists(st.integers(1, 200), max_size=6), st.lists(st.integers(0, 30), min_size=1, max_size=20))
 def test_blocks_decide_writes_as_lines_do_when_threads_log_a_little_out_of_stamp_order(
-        writes: list[tuple[int, int | None, int]], noise_every: int, cuts: list[int], lags: list[int]) -> None:
+        writes: list[Write], noise_every: int, cuts: list[int], lags: list[int]) -> None:
     """The block path finds second changes and deadlines by bisecting on stamps, which assumes time order; a real
     DataNode's lines leave it by a few ms wherever threads interleave. A run of one second is therefore checked
     before its pairs are called fast (an early-stamped line can hide a second between two probes)."""
@@ -117,7 +127,7 @@ def test_a_line_stamped_early_at_a_blocks_end_hides_no_second_from_the_pairing()
     """Found by review: a line written 5 ms after its stamp, at a second's edge, closed a block with the second of
     its first line, and the bisection took every line between for that second. A write whose lines were 1,002 ms
     apart by their stamps was counted routine; the line path calls it slow."""
-    writes = [(0, 5, 1), (900, None, 1), (101, 1002, 1), (800, 1, 1), (198, None, 1)]
+    writes = [(0, 5, 1, 8761), (900, None, 1, 8761), (101, 1002, 1, 8761), (800, 1, 1, 8761), (198, None, 1, 8761)]
     lines = _log(writes, 0, [0] * 10 + [5])
     lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
     ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
@@ -128,7 +138,7 @@ def test_a_line_stamped_early_at_a_blocks_end_hides_no_second_from_the_pairing()
 def test_the_write_line_that_tells_the_address_is_not_decided_twice() -> None:
     """Found by the disorder property test: a first block whose address line was the end of a write read after a
     trigger's record. The line was decided, then planned again from before it, and counted routine besides."""
-    lines = _log([(2, 1, 1), (0, None, 1)], 1, [1, 0])
+    lines = _log([(2, 1, 1, 8761), (0, None, 1, 8761)], 1, [1, 0])
     lines.append(receiving(_stamp(5002), 3))
     assert "Detected pause" in lines[0] and "Receiving" in lines[1] and "op: HDFS_WRITE" in lines[2]
     assert _decided(lines, [3]) == _decided(lines, None)
@@ -141,7 +151,7 @@ def test_a_close_pattern_match_without_its_phrase_cannot_stand_in_for_another_li
     older = finished("09:00:05,000", 2, 5_000_000_000).replace(
         "blockid: BP-1473651231-10.20.30.40-1546300800000:blk_2_1, duration(ns)", "blockid: blk_2_1, duration")
     unscanned = finished("09:00:05,001", 3).replace("op: HDFS_WRITE", "op:HDFS_WRITE")
-    lines = [*_log([(0, 10, 5)], 0), receiving("09:00:00,000", 2), older, unscanned]
+    lines = [*_log([(0, 10, 5, 8761)], 0), receiving("09:00:00,000", 2), older, unscanned]
     assert "blockid: blk_2_1, duration:" in older and "op: HDFS_WRITE" not in unscanned
     got, routine = _decided(lines, [3])
     assert (got, routine) == _decided(lines, None)
@@ -151,7 +161,7 @@ def test_a_close_pattern_match_without_its_phrase_cannot_stand_in_for_another_li
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_WRITE, min_size=1, max_size=60), st.integers(0, 7))
 def test_one_block_read_before_the_address_is_known_decides_as_lines_do(
-        writes: list[tuple[int, int | None, int]], noise_every: int) -> None:
+        writes: list[Write], noise_every: int) -> None:
     """A source's first block: its first write lines tell the DataNode's address, and the rest is planned."""
     lines = _log(writes, noise_every)
     lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
@@ -160,12 +170,33 @@ def test_one_block_read_before_the_address_is_known_decides_as_lines_do(
 
 def test_a_write_whose_lines_are_seconds_apart_is_slow_although_its_duration_is_short() -> None:
     """The clienttrace duration times only the last packet's acknowledgement; the stamps tell the whole write."""
-    lines = [*_log([(0, 10, 5)], 0), receiving("09:00:01,000", 2), finished("09:00:04,500", 2, 2_000_000),
+    lines = [*_log([(0, 10, 5, 8761)], 0), receiving("09:00:01,000", 2), finished("09:00:04,500", 2, 2_000_000),
              responder("09:00:04,501", 2), receiving("09:00:05,000", 3), finished("09:00:05,020", 3, 2_000_000)]
     got, routine = _decided(lines, [3])
     assert [(phase, block[-7:]) for phase, block, _, _ in got if not block.endswith("blk_1_1")] == [
         ("receiving", "blk_2_1"), ("finished", "blk_2_1")]
     assert routine == 1
+
+
+def test_a_big_block_written_at_a_healthy_rate_is_no_step_of_the_plan() -> None:
+    """128 MiB in 2.2 s is 58 MiB/s, above the 32 MiB/s floor: routine on both paths, and the block path counts it
+    without handing it to the tracker; 128 MiB in 4.5 s and 8 KiB in 2.2 s are stalls on both."""
+    lines = [*_log([(0, 10, 5, 8761)], 0),
+             receiving("09:00:01,000", 2), finished("09:00:03,200", 2, 2_150_000_000, 128 << 20),
+             receiving("09:00:04,000", 3), finished("09:00:06,200", 3, 2_150_000_000, 8761),
+             receiving("09:00:07,000", 4), finished("09:00:11,500", 4, 4_450_000_000, 128 << 20),
+             receiving("09:00:20,000", 5)]
+    got, routine = _decided(lines, [3])
+    assert (got, routine) == _decided(lines, None)
+    assert {block[-7:] for _, block, _, _ in got} - {"blk_1_1"} == {"blk_3_1", "blk_4_1", "blk_5_1"}  # 5: never ended
+    assert routine == 1
+    ingest = Ingest(IngestConfig())
+    reader = ingest.scanner.write_reader
+    data = "\n".join(lines[3:]).encode() + b"\n"
+    plan = plan_writes(data, 0, reader.find(data), reader, {}, 1000, ingest.writes.stamp_at, ingest.writes.open_ms,
+                       ingest.writes.floor)
+    assert plan is not None and plan.routine == 1
+    assert {s.block for s in plan.steps if s.block} == {"blk_3", "blk_4", "blk_5"}  # blk_2 is no step
 
 
 @settings(max_examples=200, deadline=None)

@@ -14,8 +14,8 @@ def receiving(ts: str, blk: int) -> str:
     return f"2020-01-02 {ts} INFO {DN}: Receiving {BP}:blk_{blk}_1 src: /10.20.30.41:53412 dest: /10.20.30.42:9866"
 
 
-def finished(ts: str, blk: int, ns: int = 1_812_345) -> str:
-    return (f"2020-01-02 {ts} INFO {DN}.clienttrace: src: /10.20.30.41:53412, dest: /10.20.30.42:9866, bytes: 8761, "
+def finished(ts: str, blk: int, ns: int = 1_812_345, size: int = 8761) -> str:
+    return (f"2020-01-02 {ts} INFO {DN}.clienttrace: src: /10.20.30.41:53412, dest: /10.20.30.42:9866, bytes: {size}, "
             f"op: HDFS_WRITE, cliID: DFSClient_NONMAPREDUCE_-1340311245_88, offset: 0, srvID: 6f0a7c9e, blockid: "
             f"{BP}:blk_{blk}_1, duration(ns): {ns}")
 

@@ -20,6 +20,7 @@ from correlator.core.ingest.writes import Line, block_at, duration_at
 
 
 FAST_BURSTS = {PHRASES.index(p): kind for p, kind in FAST_PHRASES.items()}
+BURST_BYTES = tuple(p.encode() for p in FAST_PHRASES)
 _SLOW_MS = re.compile(rb"[ :](\d+)ms \(threshold=")
 ANCHOR_BYTES = 64 * 1024
 """Line-number anchors' spacing: a look back counts at most this many bytes."""
@@ -123,8 +124,9 @@ class BlockReader:
             self._feed_to(self._line_end(hit))
             while self.pos < n:
                 starts = RECORD_START_BYTES.match(block, self.pos) is not None
-                if starts and plan is not None and self._is_write_line(self.pos):
-                    self.ingest.end_open_record(self.key, self.out)  # the write line itself was decided by the plan
+                if starts and ((plan is not None and self._is_write_line(self.pos)) or self._is_burst_line(self.pos)):
+                    # the write line itself was decided by the plan; a burst line is the next hit's, for its fast path
+                    self.ingest.end_open_record(self.key, self.out)
                     break
                 self._feed_to(self._line_end(self.pos))
                 if starts and not self._open_is_candidate():
@@ -142,7 +144,7 @@ class BlockReader:
         pos = self.pos if self.decided_until <= self.pos else self._line_end(self.decided_until)  # never twice
         plan = plan_writes(self.block, pos, found.writes.since(pos), self.ingest.scanner.write_reader,
                            {b: o[0] for b, o in source.open.items()}, tracker.slow_ms, tracker.stamp_at,
-                           tracker.open_ms)
+                           tracker.open_ms, tracker.floor)
         if plan is not None:
             tracker.routine += plan.routine
             source.touched_ms = self.now_ms
@@ -169,6 +171,13 @@ class BlockReader:
         end = len(self.block) if end < 0 else end
         return self.block.find(OPEN_BYTES, at, end) >= 0 or self.block.find(CLOSE_BYTES, at, end) >= 0
 
+
+    def _is_burst_line(self, at: int) -> bool:
+        """Whether the line at ``at`` holds a phrase of a burst kind: during a reconcile burst every line does, and
+        feeding them on from a parsed one would keep the whole burst off the fast path."""
+        end = self.block.find(b"\n", at)
+        end = len(self.block) if end < 0 else end
+        return any(self.block.find(phrase, at, end) >= 0 for phrase in BURST_BYTES)
 
     def _burst_fast(self, hit: int, index: int, start: int) -> bool:
         """A slow-IO or reconcile warning that extends its source's held burst: its stamp and duration read from

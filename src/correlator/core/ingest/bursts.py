@@ -119,10 +119,12 @@ class Bursts:
             return False
         if isinstance(held.longest, SlowIo) and duration_ms > held.longest.duration_ms:
             return False
-        for other_key, other in list(self._open.items()):
-            if other_key != key and other_key[:2] == key[:2] and ts_ms - other.last_ts_ms > GAPS[other.first.__class__]:
-                out.append(other.event())
-                del self._open[other_key]
+        if len(self._open) > 1:  # another kind's burst of this host that this line's time has passed ends here
+            for other_key, other in list(self._open.items()):
+                if other_key != key and other_key[:2] == key[:2] \
+                        and ts_ms - other.last_ts_ms > GAPS[other.first.__class__]:
+                    out.append(other.event())
+                    del self._open[other_key]
         held.count += 1
         held.last_ts_ms = max(held.last_ts_ms, ts_ms)
         held.start_ms = min(held.start_ms, ts_ms - duration_ms)

@@ -35,6 +35,9 @@ appender); a jump back further than this is its clock stepping back, and the sou
 every write after the jump would look open since before it."""
 BLOCK_BYTES = 128 * 1024 * 1024
 """``dfs.blocksize``'s default since Hadoop 2: the most one write moves."""
+ASCII_SPACE = " \t\n\r\x0b\x0c"
+"""What ``bytes.strip()`` strips: a number read from a decoded line and from its bytes must agree (``str.isdigit``
+alone would also take digits such as "²", which ``int`` refuses)."""
 OPEN_PHRASE = "Receiving BP-"
 CLOSE_PHRASE = "op: HDFS_WRITE"
 
@@ -310,8 +313,8 @@ def _bytes(text: str) -> int:
     if at < 0:
         return 0
     end = text.find(",", at)
-    digits = text[at + 7:end if end > 0 else None].strip()
-    return int(digits) if digits.isdigit() else 0
+    digits = text[at + 7:end if end > 0 else None].strip(ASCII_SPACE)
+    return int(digits) if digits.isascii() and digits.isdigit() else 0
 
 
 def _duration_ms(text: str) -> int:
@@ -319,5 +322,5 @@ def _duration_ms(text: str) -> int:
     at = text.rfind("duration")
     if at < 0:
         return 0
-    digits = text[text.find(":", at) + 1:].strip()
-    return int(digits) // 1_000_000 if digits.isdigit() else 0
+    digits = text[text.find(":", at) + 1:].strip(ASCII_SPACE)
+    return int(digits) // 1_000_000 if digits.isascii() and digits.isdigit() else 0
