@@ -7,7 +7,7 @@ Secrets are ``SecretStr`` so that printing, logging or ``repr`` of the settings 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, field_validator
@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     raw_processes: int = Field(1, ge=1, le=64, description="raw-ingest processes per worker (one core each; more than "
                                "the raw topics' partitions is of no use)")
     raw_batch: int = Field(10_000, ge=1, description="raw records per consume() batch of the ingest loop")
+    recreated_topics: Literal["read", "refuse"] = Field(
+        "read", description="a raw topic deleted and created again under its name: read it from its first record "
+        "(read), or stop the worker and say how to go on (refuse)")
     raw_fetch_queue_backoff_ms: int = Field(10, ge=0, description="librdkafka fetch.queue.backoff.ms of the raw consumer")
     raw_queued_min_messages: int = Field(200_000, ge=1, description="librdkafka queued.min.messages of the raw consumer")
     raw_queued_max_kbytes: int = Field(

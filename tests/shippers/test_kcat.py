@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.faults.harness import ROWS, Row
 from tests.shippers.live import LogSource, Processes, merged, require, sources_of, write_live
 from tests.shippers.verdicts import GOLDEN, offline, streamed
-from tests.support.worker import Stack, WorkerProcess, latest
+from tests.support.hog import cpu_hog
+from tests.support.worker import Stack, WorkerProcess, duplicates, latest
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -33,15 +36,23 @@ def kcat_args(stack: Stack, source: LogSource, mode: str, cluster: str) -> list[
     return args
 
 
-def ship_with_kcat(stack: Stack, processes: Processes, logs: Path, mode: str, cluster: str, workdir: Path) -> None:
+def ship_with_kcat(stack: Stack, processes: Processes, logs: Path, mode: str, cluster: str, workdir: Path,
+                   first: str | None = None) -> None:
+    """Every file of ``logs`` shipped live by its own kcat; ``first`` (``flink`` or ``hdfs``): that side's files are
+    written out entirely before the other side's begin, as when one side's shippers lag."""
     sources = sources_of(logs)
     procs = [processes.start(kcat_args(stack, s, mode, cluster), env=stack.env, log=workdir / f"kcat-{i}.out",
                              stdin=subprocess.PIPE)
              for i, s in enumerate(sources)]
     sinks = [p.stdin for p in procs]
     assert all(sinks)
+    lines = merged(sources)
     try:
-        write_live(merged(sources), sinks, seconds=8)  # type: ignore[arg-type]
+        if first is None:
+            write_live(lines, sinks, seconds=8)  # type: ignore[arg-type]
+        else:
+            for side in (first, "hdfs" if first == "flink" else "flink"):
+                write_live([line for line in lines if sources[line[1]].side == side], sinks, seconds=4)  # type: ignore[arg-type]
     finally:
         for sink in sinks:
             sink.close()  # type: ignore[union-attr]
@@ -88,3 +99,35 @@ def test_kcat_without_key_or_headers_never_guesses_a_host(
     unknown = re.findall(r'correlator_unknown_source_records_total\{topic="[^"]+"\} (\d+)', worker.metrics())
     assert unknown and sum(float(n) for n in unknown) > 0
     assert "name no host" in worker.log_path.read_text()
+
+
+RUNS = 3
+
+
+@pytest.mark.parametrize("first", ["flink", "hdfs"])
+def test_kcat_on_one_partition_under_a_cpu_hog_changes_no_verdict(
+    first: str, stack: Stack, workers: list[WorkerProcess], processes: Processes, tmp_path: Path
+) -> None:
+    """kcat-style shipping (no key, ``host``/``file``/``cluster`` headers, every file on partition 0) while busy loops
+    hold every core, one side's files shipped before the other's: each run's verdicts are the offline ones, first
+    time and under their ids — no verdict is decided before the evidence it needs was read."""
+    require("kcat")
+    logs = GOLDEN / "recurring"
+    workers.append(WorkerProcess(stack).start())
+    wanted: list[tuple[str, str, tuple[str, ...]]] = []
+    with cpu_hog(seconds=90 * RUNS):
+        for run in range(RUNS):
+            cluster = f"lab-hog-{first}-{run}"
+            wanted += offline(logs, cluster)
+            started, workdir = time.monotonic(), tmp_path / f"run-{run}"
+            workdir.mkdir()
+            ship_with_kcat(stack, processes, logs, "headers_only", cluster, workdir, first=first)
+            records = stack.read("verdicts", until=len(wanted), timeout_s=120)
+            got = streamed(records)
+            revised = [r for r in records if int(r.get("revision") or 0) > 0]
+            ROWS.append(Row(f"kcat, one partition, CPU hog, {first} first (run {run + 1})", 0,
+                            len(set(got) & set(wanted)), len(wanted), duplicates(records),
+                            recovery_s=time.monotonic() - started))
+            assert sorted(got) == sorted(wanted), f"run {run + 1}"
+            assert not revised, f"run {run + 1}: decided before its evidence was read: {revised}"
+    assert duplicates(records) == 0

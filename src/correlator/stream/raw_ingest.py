@@ -180,13 +180,23 @@ class _Loop:
         keys = {_key(tp.topic, tp.partition) for tp in partitions}
         blobs = read_snapshots(self.settings, keys)
         ids = topic_ids(self.settings, {tp.topic for tp in partitions})
+        loaded = {(tp.topic, tp.partition): RawPartitionState.load(
+            tp.topic, tp.partition, self.owner.config, blobs.get(_key(tp.topic, tp.partition)), self.owner.scanner,
+            ids.get(tp.topic)) for tp in partitions}
+        refused = next((s for s in loaded.values() if s.recreated_from is not None), None)
+        if refused is not None and self.settings.recreated_topics == "refuse":
+            # no state is kept, so no record of the new topic is read or committed before the worker stops
+            self.owner.failed = (
+                f"raw topic {refused.topic} was deleted and created again (topic id {refused.recreated_from}, now "
+                f"{refused.topic_id}); refusing to read it (CORRELATOR_RECREATED_TOPICS=refuse). To read the new "
+                "topic from its first record, start the worker once with CORRELATOR_RECREATED_TOPICS=read")
+            log.error("%s", self.owner.failed)
+            return
         self.owner.assigned |= {(tp.topic, tp.partition) for tp in partitions}
         self.owner.assignment_known = True
         restart = False
         for tp in partitions:
-            blob = blobs.get(_key(tp.topic, tp.partition))
-            state = self.states[(tp.topic, tp.partition)] = RawPartitionState.load(
-                tp.topic, tp.partition, self.owner.config, blob, self.owner.scanner, ids.get(tp.topic))
+            state = self.states[(tp.topic, tp.partition)] = loaded[(tp.topic, tp.partition)]
             state.ingest.restart_idle(self.owner.now_ms())  # a restart or rebalance is an outage: wait a full bound
             if state.recreated_from is not None:
                 log.error("raw topic %s was deleted and created again (topic id %s, now %s): partition %d's ingest "
