@@ -26,19 +26,23 @@ class Row:
     duplicates: int
     dead_letters: dict[str, int] = field(default_factory=dict)
     recovery_s: float | None = None
+    revised: int | None = None
+    """Verdict records with a revision above 0 (``None``: not counted by that test)."""
 
 
 ROWS: list[Row] = []
 
 
 def table() -> list[str]:
-    head = f"{'fault':<34} {'records in':>10} {'verdicts':>9} {'dups':>5} {'recovery s':>10}  dead letters by reason"
+    head = (f"{'fault':<34} {'records in':>10} {'verdicts':>9} {'dups':>5} {'revised':>7} {'recovery s':>10}  "
+            "dead letters by reason")
     lines = [head, "-" * len(head)]
     for r in ROWS:
         dead = ", ".join(f"{k} {v}" for k, v in sorted(r.dead_letters.items())) or "-"
         recovery = f"{r.recovery_s:.1f}" if r.recovery_s is not None else "-"
+        revised = str(r.revised) if r.revised is not None else "-"
         lines.append(f"{r.fault:<34} {r.records_in:>10} {f'{r.verdicts}/{r.expected}':>9} {r.duplicates:>5} "
-                     f"{recovery:>10}  {dead}")
+                     f"{revised:>7} {recovery:>10}  {dead}")
     return lines
 
 
@@ -82,10 +86,12 @@ def join(thread: threading.Thread, timeout_s: float = 180) -> None:
     assert not thread.failures, thread.failures  # type: ignore[attr-defined]
 
 
-def verdicts(stack: Stack, expected: set[tuple[str, str]], timeout_s: float = 120) -> tuple[list[tuple[str, str]], int]:
+def verdicts(stack: Stack, expected: set[tuple[str, str]],
+             timeout_s: float = 120) -> tuple[list[tuple[str, str]], int, int]:
+    """(verdict id, code) of the latest revision of each verdict, the duplicated records, the revised records."""
     records = stack.read("verdicts", until=len(expected), timeout_s=timeout_s)
     got = [(r["verdict_id"], r["root_cause"]["code"]) for r in latest(records)]
-    return got, duplicates(records)
+    return got, duplicates(records), sum(1 for r in records if int(r.get("revision") or 0) > 0)
 
 
 def wait_until_events_flow(worker: WorkerProcess, timeout_s: float = 60) -> None:

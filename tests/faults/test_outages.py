@@ -48,10 +48,10 @@ def test_kill_9_and_a_pause_longer_than_the_idle_timeout(
     second = WorkerProcess(stack, "second")
     restarted = time.monotonic()
     started.append(second.start(ready_timeout_s=180))
-    got, duplicates = verdicts(stack, expected, timeout_s=180)
+    got, duplicates, revised = verdicts(stack, expected, timeout_s=180)
     recovery = time.monotonic() - restarted
     ROWS.append(Row(f"kill -9, {PAUSE_S:.0f} s pause (idle {IDLE_TIMEOUT_MS} ms)", lines, len(set(got)),
-                    len(expected), duplicates, recovery_s=recovery))
+                    len(expected), duplicates, recovery_s=recovery, revised=revised))
     assert set(got) == expected
 
 
@@ -72,10 +72,10 @@ def test_kill_9_and_a_restart_two_seconds_later_is_back_in_seconds(
     ready_s = time.monotonic() - restarted
     join(replay)
     replayed = time.monotonic()
-    got, duplicates = verdicts(stack, expected, timeout_s=120)
+    got, duplicates, revised = verdicts(stack, expected, timeout_s=120)
     last_s = time.monotonic() - replayed
     ROWS.append(Row(f"kill -9, restart after {RESTART_AFTER_S:.0f} s", lines, len(set(got)), len(expected),
-                    duplicates, recovery_s=ready_s))
+                    duplicates, recovery_s=ready_s, revised=revised))
     assert set(got) == expected
     assert ready_s <= 15, f"ready {ready_s:.1f} s after the restart"
     assert last_s <= 30, f"last verdict {last_s:.1f} s after the replay ended"
@@ -92,9 +92,9 @@ def test_a_killed_raw_ingest_child_is_started_again_and_nothing_is_lost(
     os.kill(child, signal.SIGKILL)
     join(replay)
     ready_s = wait_ready(worker, timeout_s=60)
-    got, duplicates = verdicts(stack, expected, timeout_s=120)
+    got, duplicates, revised = verdicts(stack, expected, timeout_s=120)
     ROWS.append(Row("raw-ingest child killed", lines, len(set(got)), len(expected), duplicates,
-                    recovery_s=time.monotonic() - killed))
+                    recovery_s=time.monotonic() - killed, revised=revised))
     assert worker.process is not None and worker.process.poll() is None, worker.tail()
     assert set(got) == expected and duplicates == 0
     assert child not in worker.raw_ingest_children() and len(worker.raw_ingest_children()) == 1
@@ -136,9 +136,9 @@ def test_broker_restart_with_data_kept_mid_replay(
     recovery = wait_ready(worker) + 2
     join(replay)  # its producer waited the outage out
     stack.replay(rest, cluster=second)
-    got, duplicates = verdicts(stack, expected)
+    got, duplicates, revised = verdicts(stack, expected)
     ROWS.append(Row("broker restart, data kept, mid-replay", lines, len(set(got)), len(expected), duplicates,
-                    recovery_s=recovery))
+                    recovery_s=recovery, revised=revised))
     assert set(got) == expected
 
 
@@ -150,7 +150,7 @@ def test_broker_loss_is_an_error_exit_not_a_hang(
     worker = WorkerProcess(stack, "w")
     started.append(worker.start())
     replay_all(stack, dirs)
-    got, _ = verdicts(stack, expected)
+    got, _, revised = verdicts(stack, expected)
     assert set(got) == expected
     _kafka(broker, "stop")
     _kafka(broker, "reset")
@@ -160,7 +160,7 @@ def test_broker_loss_is_an_error_exit_not_a_hang(
     code = worker.process.wait(90)
     recovery = time.monotonic() - back
     ROWS.append(Row("broker loss (state wiped)", lines, len(set(got)), len(expected), 0,
-                    recovery_s=recovery))
+                    recovery_s=recovery, revised=revised))
     assert code == 1, worker.tail()
     last = worker.tail(3)
     assert "no longer exists" in last or "partitions, had" in last or "recreated" in last, last

@@ -82,13 +82,13 @@ def test_poison_mix(kafka_bootstrap: str, unique: str, tmp_path: Path, started: 
     replay_all(stack, dirs)
     join(poison)
     placed: dict[tuple[str, int, int], str] = poison.result  # type: ignore[attr-defined]
-    got, duplicates = verdicts(stack, expected)
+    got, duplicates, revised = verdicts(stack, expected)
     malformed = sum(n for _, _, n in POISON.values())
     reasons, records = dead_letters_by_reason(stack, at_least=malformed)
     by_coordinates = Counter((r["topic"], r["partition"], r["offset"]) for r in records)
     reason_at = {(r["topic"], r["partition"], r["offset"]): r["reason"] for r in records}
     ROWS.append(Row("poison mix (10k malformed)", lines + malformed + 1000, len(set(got)), len(expected),
-                    duplicates, dict(reasons)))
+                    duplicates, dict(reasons), revised=revised))
     assert set(got) == expected and duplicates == 0
     assert all(n == 1 for n in by_coordinates.values()), "a record was dead-lettered twice"
     wrong = Counter()

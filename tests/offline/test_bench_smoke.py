@@ -14,7 +14,8 @@ def test_bench_parse_small() -> None:
     assert result.exit_code == 0, result.output
     for text in ("corpus 'datanode'", "corpus 'incident'", "corpus 'mixed'", "correlator (offline path", "correlator parse FILE",
                  "correlator analyze FILE", "ratio correlator analyze / grep", "write reader only: native",
-                 "naive loop", "grep -cE", "ratio ours / naive", "ratio ours / grep", "CPU us/line", "peak RSS", "start-up"):
+                 "naive loop", "grep -cE", "ratio ours / naive", "ratio ours / grep", "CPU us/line", "peak RSS", "start-up",
+                 "clock step back: offline path"):
         assert text in result.output
 
 
@@ -46,11 +47,11 @@ class TestDataNodeCorpus:
 
 class TestIncidentCorpus:
     def test_a_bad_day_in_the_shares_it_claims(self) -> None:
-        """A quarter of the writes take a second or more, slow-IO and reconcile warnings come in bursts, the clock
-        steps back once."""
+        """A quarter of the writes take a second or more, slow-IO and reconcile warnings come in bursts, lock warnings
+        at most one of each kind per 10 s with their stack traces, the clock steps back once."""
         import re
 
-        from correlator.bench.incident import CLOCK_STEP_BACK_MS, RECONCILE_LINES, incident_lines
+        from correlator.bench.incident import CLOCK_STEP_BACK_MS, LOCK_LOG_GAP_MS, RECONCILE_LINES, incident_lines
 
         lines = list(incident_lines(2, 300_000))
         took = [int(m[1]) // 1_000_000 for ln in lines if (m := re.search(r"op: HDFS_WRITE.*duration\(ns\): (\d+)", ln))]
@@ -63,8 +64,16 @@ class TestIncidentCorpus:
             h, m, s = line[11:23].replace(",", ":").split(":")[:3]
             return (int(h) * 3600 + int(m) * 60 + int(s)) * 1000 + int(line[20:23])
 
+        for phrase in ("Lock held time above threshold", "Waited above threshold"):  # InstrumentedLock's own gap
+            logged = [ms(ln) for ln in lines if phrase in ln]
+            assert len(logged) >= 2 and all(b - a >= LOCK_LOG_GAP_MS for a, b in zip(logged, logged[1:]) if b > a)
+            trace = lines.index(next(ln for ln in lines if phrase in ln)) + 1
+            assert lines[trace].startswith("org.apache.hadoop.util.StringUtils.getStackTrace(")
+
         newest, steps = 0, 0
         for line in lines:
+            if not line[:4].isdigit():  # a stack trace's lines
+                continue
             t = ms(line)
             steps += t < newest - CLOCK_STEP_BACK_MS // 2
             newest = max(newest, t) if t >= newest - CLOCK_STEP_BACK_MS // 2 else t

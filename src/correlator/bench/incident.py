@@ -8,7 +8,10 @@ What changes when a cluster is sick, and what this corpus holds in those shares:
   ``Slow flushOrSync`` or ``Slow PacketResponder send ack`` warnings (one to three per write);
 * DirectoryScanner reconcile bursts: every ~250,000 lines, 3,000 ``Added missing block to memory`` /
   ``Removed block … from memory with missing block file on the disk`` warnings a few milliseconds apart;
-* dataset lock warnings (``Lock held time above threshold``, ``Waited above threshold``) through the storms;
+* dataset lock warnings (``Lock held time above threshold``, ``Waited above threshold``) through the storms, as
+  Hadoop's ``InstrumentedLock`` logs them: at most one of each per ``dfs.lock.suppress.warning.interval`` (10 s), the
+  others counted in the next one's ``Suppressed N``, each followed by its stack trace lines and a blank line (the
+  shape of the lab's real Hadoop 3.3.6 warnings in ``tests/data/lab``);
 * a clock step back: once, a third of the way in, the DataNode's clock jumps back 70 s (an NTP step) and runs on.
 
 The wordings are the Hadoop 3.3 ones the golden scenarios and the real samples use. Reads and other lines keep the
@@ -22,6 +25,7 @@ import random
 from collections.abc import Iterator
 
 from correlator.bench.datanode import _BP, _DN, _OTHER, _RECEIVING, _RESPONDER, _TRACE, _stamp, write_datanode_logs, write_lines
+from correlator.simulate.hdfs import WRITER_FRAMES
 
 _IMPL = "org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetImpl"
 _SLOW = (
@@ -34,14 +38,28 @@ _SLOW = (
     "DS-0c9d8e7f-6a5b-4c3d-2e1f-0a9b8c7d6e5f,DISK]], replyAck=seqno: {seq} reply: SUCCESS reply: SUCCESS "
     "downstreamAckTimeNanos: {ms}000000 flag: 0",
 )
+_WRITER_FRAMES = ("org.apache.hadoop.util.AutoCloseableLock.{step}(AutoCloseableLock.java:{line})", *WRITER_FRAMES,
+                  "java.base/java.lang.Thread.run(Thread.java:840)", "")
 _LOCKS = (
     "WARN " + _IMPL + ": Lock held time above threshold(300 ms): lock identifier: FsDatasetRWLock lockHeldTimeMs={ms} "
-    "ms. Suppressed 0 lock warnings. Longest suppressed LockHeldTimeMs=0. The stack trace is: "
-    "java.lang.Thread.getStackTrace(Thread.java:1564)",
+    "ms. Suppressed {suppressed} lock warnings. Longest suppressed LockHeldTimeMs={longest}. The stack trace is: "
+    "java.base/java.lang.Thread.getStackTrace(Thread.java:1619)\n"
+    + "\n".join(["org.apache.hadoop.util.StringUtils.getStackTrace(StringUtils.java:1100)",
+                 "org.apache.hadoop.util.InstrumentedLock.logWarning(InstrumentedLock.java:160)",
+                 "org.apache.hadoop.util.InstrumentedLock.check(InstrumentedLock.java:221)",
+                 "org.apache.hadoop.util.InstrumentedLock.unlock(InstrumentedLock.java:143)",
+                 *_WRITER_FRAMES]).replace("{step}", "close").replace("{line}", "96"),
     "WARN " + _IMPL + ": Waited above threshold(300 ms) to acquire lock: lock identifier: FsDatasetRWLock "
-    "waitTimeMs={ms} ms. Suppressed 3 lock wait warnings. Longest suppressed WaitTimeMs={ms}. The stack trace is: "
-    "java.lang.Thread.getStackTrace(Thread.java:1564)",
+    "waitTimeMs={ms} ms. Suppressed {suppressed} lock wait warnings. Longest suppressed WaitTimeMs={longest}. The "
+    "stack trace is: java.base/java.lang.Thread.getStackTrace(Thread.java:1619)\n"
+    + "\n".join(["org.apache.hadoop.util.StringUtils.getStackTrace(StringUtils.java:1100)",
+                 "org.apache.hadoop.util.InstrumentedLock.logWaitWarning(InstrumentedLock.java:171)",
+                 "org.apache.hadoop.util.InstrumentedLock.check(InstrumentedLock.java:223)",
+                 "org.apache.hadoop.util.InstrumentedLock.lock(InstrumentedLock.java:105)",
+                 *_WRITER_FRAMES]).replace("{step}", "acquire").replace("{line}", "67"),
 )
+LOCK_LOG_GAP_MS = 10_000
+"""``dfs.lock.suppress.warning.interval``'s default: a lock logs one held and one wait warning per this gap."""
 _RECONCILE = (
     "WARN " + _IMPL + ": Added missing block to memory FinalizedReplica, blk_{blk}_{gs}, FINALIZED",
     "WARN " + _IMPL + ": Removed block {blk} from memory with missing block file on the disk",
@@ -62,6 +80,8 @@ def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int |
     storm_until = -1
     next_storm, next_reconcile = STORM_EVERY // 4, RECONCILE_EVERY // 2
     stepped = False
+    locks = [(-LOCK_LOG_GAP_MS, 0, 0)] * 2
+    """Per warning kind (held, wait): when one was last logged, how many were suppressed since, the longest of them."""
 
     def out(at: int, text: str) -> str:
         return f"{_stamp(at)} {text}"
@@ -75,8 +95,10 @@ def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int |
             heapq.heapify(pending)
         while pending and pending[0][0] <= ms and emitted < count:
             due, _, text = heapq.heappop(pending)
-            yield out(due, text if text.startswith("WARN ") else "INFO " + text)
-            emitted += 1
+            head, *stack = text.split("\n")
+            yield out(due, head if head.startswith("WARN ") else "INFO " + head)
+            yield from stack
+            emitted += 1 + len(stack)
         if emitted >= count:
             return
         if emitted >= next_storm:
@@ -114,7 +136,14 @@ def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int |
                                                                    gs=gs, seq=rng.randrange(1, 900))
                     heapq.heappush(pending, (ms + rng.randrange(1, max(2, took)), block, warn))
                 if rng.randrange(8) == 0:
-                    heapq.heappush(pending, (ms + 1, block, _LOCKS[rng.randrange(2)].format(ms=rng.randrange(301, 3000))))
+                    which, took = rng.randrange(2), rng.randrange(301, 3000)
+                    last, suppressed, longest = locks[which]
+                    if ms - last >= LOCK_LOG_GAP_MS:
+                        warning = _LOCKS[which].format(ms=took, suppressed=suppressed, longest=longest)
+                        heapq.heappush(pending, (ms + 1, block, warning))
+                        locks[which] = (ms, 0, 0)
+                    else:
+                        locks[which] = (last, suppressed + 1, max(longest, took))
         elif roll < 45:
             f = {"blk": block - rng.randrange(1, 5000), "gs": 1, "src": dest, "dest": src, "host": host,
                  "cli": rng.randrange(10**9), "bytes": rng.randrange(1000, 10**8), "op": "READ",
@@ -128,9 +157,10 @@ def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int |
         emitted += 1
 
 
-def write_incident_corpus(path: str, size_mb: int, *, host: int = 1) -> tuple[int, int]:
-    """One DataNode's bad-day log of about ``size_mb`` MiB. Returns (bytes, lines)."""
-    third = size_mb * 1024 * 1024 // 3 // 250  # ~250 bytes a line
+def write_incident_corpus(path: str, size_mb: int, *, host: int = 1, step_back: bool = True) -> tuple[int, int]:
+    """One DataNode's bad-day log of about ``size_mb`` MiB, its clock stepping back a third in unless ``step_back``
+    is false (the same day otherwise: what the step costs is the difference). Returns (bytes, lines)."""
+    third = size_mb * 1024 * 1024 // 3 // 250 if step_back else 1 << 62  # ~250 bytes a line
     return write_lines(path, size_mb, incident_lines(host, 1 << 62, step_back_at=third))
 
 
