@@ -11,39 +11,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from correlator.core.ingest.parse.flink import RULES as FLINK_RULES
 from correlator.core.ingest.parse.hdfs import RULES as HDFS_RULES
+from correlator.core.ingest.parse.hdfs_client import RULES as CLIENT_RULES
 from correlator.core.ingest.parse.refusals import PHRASES as REFUSAL_PHRASES
+from correlator.core.ingest.parse.wording import phrases
 from correlator.core.ingest.write_lines import NO_WRITE_LINES, StdlibWriteReader, WriteLines, WriteReader
 from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
 
-FLINK_TRIGGERS = (
-    "Triggering checkpoint ",
-    "Triggering Checkpoint ",
-    "Completed checkpoint ",
-    " expired before completing",
-    "Decline checkpoint ",
-    "Discarding checkpoint ",
-    "Received late message for now expired checkpoint",
-    "Could not materialize checkpoint ",
-    "asynchronous part of checkpoint ",
-    "Failed to trigger or complete checkpoint ",
-    "Failed to trigger checkpoint ",
-    "Could not finalize the pending checkpoint ",
-    "Could not complete the pending checkpoint ",
-    "Could not complete snapshot ",
-    "Could not perform checkpoint ",
-    ") switched from ",
-    " (Version: ",
-    "Slow waitForAckedSeqno",
-    "Slow ReadProcessor read fields",
-    "No ack received, took ",
-    "Exception in createBlockOutputStream",
-    "Abandoning ",
-    "Excluding datanode ",
-    "Could not get block locations.",
-    "DataStreamer Exception",
-    "Error while syncing",
-)
+FLINK_TRIGGERS = phrases(FLINK_RULES + CLIENT_RULES)
+"""Generated from the Flink and HDFS client rule tables, as the HDFS triggers below."""
 HDFS_TRIGGERS = tuple(rule.phrase for rule in HDFS_RULES if not rule.write)
 """Generated from the HDFS parser's rule table: a wording it reads is never filtered out before it is read."""
 GC_TRIGGERS = (

@@ -1,4 +1,7 @@
-"""Flink JobManager / TaskManager records (1.7 → 2.x) and the HDFS client lines inside them, to typed events."""
+"""Flink JobManager / TaskManager records (1.7 → 2.x) and the HDFS client lines inside them, to typed events.
+
+Each wording is a row of ``RULES`` (the HDFS client's are ``hdfs_client.RULES``); the prefilter's Flink triggers are
+their phrases."""
 
 from __future__ import annotations
 
@@ -14,16 +17,16 @@ from correlator.core.events import (
     CheckpointLateAck,
     CheckpointTriggered,
     DaemonStart,
-    HdfsClientError,
-    HdfsClientSlow,
     JobStatus,
     TaskStatus,
 )
+from correlator.core.ingest.parse import hdfs_client
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.header import Header
-from correlator.core.ingest.parse.identifiers import JOB_ID, datanodes, job_and_checkpoint_from_path
+from correlator.core.ingest.parse.identifiers import JOB_ID, job_and_checkpoint_from_path
 from correlator.core.ingest.parse.reasons import kind_of_reason
 from correlator.core.ingest.parse.stacks import first_exception
+from correlator.core.ingest.parse.wording import Rule, first_rule
 
 _TRIGGER = re.compile(rf"Triggering checkpoint (\d+) (?:\(type=(.*?)\) )?@ (\d+) for job ({JOB_ID})\.")
 _COMPLETED = re.compile(
@@ -55,19 +58,6 @@ _FINALIZE = re.compile(r"Could not (?:finalize|complete) the pending checkpoint 
 _CHECKPOINT_EXCEPTION = re.compile(r"CheckpointException: (.+)")
 _CANCELLED = "java.util.concurrent.CancellationException"
 
-_SLOW_ACK = re.compile(
-    r"Slow waitForAckedSeqno took (\d+)ms \(threshold=(\d+)ms\)"
-    r"(?:\. File being written: (\S+), block: (\S+), Write pipeline datanodes: (.*))?"
-)
-_SLOW_READ = re.compile(
-    r"Slow ReadProcessor read fields (?:for block (\S+) )?took (\d+)ms \(threshold=(\d+)ms\);.*?targets: (.*)"
-)
-_NO_ACK = re.compile(
-    r"No ack received, took (\d+)ms \(threshold=(\d+)ms\)"
-    r"(?:\. File being written: (\S+), block: (\S+), Write pipeline datanodes: (.*))?"
-)
-
-
 def _innermost_reason(text: str) -> str | None:
     found = _CHECKPOINT_EXCEPTION.findall(text)
     return found[-1].strip() if found else None
@@ -94,69 +84,6 @@ def _stack_failure(emit: Emit, text: str, *, job_id: str | None, attempt_id: str
         )
         return True
     return False
-
-
-_CLIENT_BLOCK = re.compile(r"(?:\S+:)?blk_-?\d+_\d+")
-_FIRST_BAD = re.compile(r"firstBadLink as /?([\w.-]+:\d+)")
-_REMOTE = re.compile(r"remote=/?([\w.-]+:\d+)")
-_SOURCE_FILE = re.compile(r'Source file "([^"]+)"')
-_CLIENT_ERRORS: tuple[tuple[str, str], ...] = (
-    ("Exception in createBlockOutputStream", "create_block_output_stream"),
-    ("Abandoning ", "abandon_block"),
-    ("Excluding datanode ", "exclude_datanode"),
-    ("Could not get block locations.", "aborting"),
-    ("DataStreamer Exception", "streamer_exception"),
-    ("Error while syncing", "sync_error"),
-)
-
-
-def _client_error(kind: str, msg: str, lines: Sequence[str], emit: Emit) -> None:
-    """One client write-path error; the DataNode is the excluded one, a ``firstBadLink`` or a timeout's ``remote=``."""
-    text = "\n".join(lines[:12])
-    block = _CLIENT_BLOCK.search(msg)
-    exception = first_exception(lines)
-    datanode: str | None = None
-    if kind == "exclude_datanode":
-        found = datanodes(msg)
-        datanode = found[0] if found else None
-    else:
-        m = _FIRST_BAD.search(text) or _REMOTE.search(text)
-        datanode = m[1] if m else None
-    path = _SOURCE_FILE.search(text)
-    if kind == "aborting":
-        exception = exception or msg[:500]
-    emit(HdfsClientError, kind=kind, block=block[0] if block else None, path=path[1] if path else None,
-         datanode=datanode, exception=exception)
-
-
-def _hdfs_client(msg: str, lines: Sequence[str], emit: Emit) -> None:
-    for prefix, kind in _CLIENT_ERRORS:
-        if msg.startswith(prefix):
-            _client_error(kind, msg, lines, emit)
-            return
-    m = _SLOW_ACK.match(msg) or _NO_ACK.match(msg)
-    if m is not None:
-        op = "waitForAckedSeqno" if msg.startswith("Slow") else "noAck"
-        emit(
-            HdfsClientSlow,
-            op=op,
-            duration_ms=int(m[1]),
-            threshold_ms=int(m[2]),
-            path=m[3],
-            block=m[4],
-            datanodes=datanodes(m[5]) if m[5] else (),
-        )
-        return
-    m = _SLOW_READ.match(msg)
-    if m is not None:
-        emit(
-            HdfsClientSlow,
-            op="readAck",
-            duration_ms=int(m[2]),
-            threshold_ms=int(m[3]),
-            block=m[1],
-            datanodes=datanodes(m[4]),
-        )
 
 
 _FRAMEWORK = ("java.", "javax.", "jdk.", "sun.", "com.sun.", "org.apache.flink.", "org.apache.hadoop.", "scala.",
@@ -208,133 +135,138 @@ def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
             emit.out[i] = dataclasses.replace(event, user_exception=found[0], user_frame=found[1])
 
 
-def _parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
-    """Dispatch on the message prefix; the whole record is scanned for cause chains (they hold the key text)."""
-    msg = h.message.strip()
-    seg = h.segment
-    if seg in ("DataStreamer", "DFSClient") or seg.startswith(("DataStreamer", "DFSClient")):
-        _hdfs_client(msg, lines, emit)
-        return
-    text = "\n".join(lines)
-    if msg.startswith("Triggering checkpoint "):
-        m = _TRIGGER.match(msg)
-        if m:
-            emit(CheckpointTriggered, job_id=m[4], checkpoint_id=int(m[1]), trigger_ts_ms=int(m[3]), checkpoint_type=m[2])
-        return
-    if msg.startswith("Completed checkpoint "):
-        m = _COMPLETED.match(msg)
-        if m:
-            duration = m[4] or m[5]
-            emit(CheckpointCompleted, job_id=m[2], checkpoint_id=int(m[1]), size_bytes=int(m[3]), duration_ms=int(duration))
-        return
-    if msg.startswith("Checkpoint ") and "expired before completing" in msg:
-        m = _EXPIRED.match(msg)
-        if m:
-            emit(CheckpointExpired, job_id=m[2], checkpoint_id=int(m[1]))
-        return
-    if msg.startswith("Decline checkpoint "):
-        m = _DECLINE.match(msg)
-        if m:
-            reason = _innermost_reason(text) or first_exception(lines)
-            emit(CheckpointDeclined, job_id=m[3], checkpoint_id=int(m[1]), attempt_id=m[2], reason=reason)
-            _stack_failure(emit, text, job_id=m[3], attempt_id=m[2], message=reason or msg)
-        return
-    if msg.startswith("Discarding checkpoint "):
-        m = _DISCARD.match(msg)
-        if m:
-            reason = m[3] or _innermost_reason(text) or first_exception(lines) or ""
-            if not _stack_failure(emit, text, job_id=m[2], attempt_id=None, message=reason):
-                emit(
-                    CheckpointFailed,
-                    job_id=m[2],
-                    checkpoint_id=int(m[1]),
-                    kind=kind_of_reason(reason, default="declined"),
-                    message=reason,
-                )
-        return
-    if msg.startswith("Received late message"):
-        m = _LATE.match(msg)
-        if m:
-            emit(CheckpointLateAck, job_id=m[3], checkpoint_id=int(m[1]), attempt_id=m[2])
-        return
-    if "asynchronous part of checkpoint" in msg:
-        m = _ASYNC_PART.match(msg)
-        if m and _CANCELLED not in text:
-            if not _stack_failure(emit, text, job_id=None, attempt_id=None, message=first_exception(lines) or msg):
-                path_m = _FLUSH_PATH.search(text)
-                path = path_m[1] if path_m else None
-                emit(
-                    CheckpointFailed,
-                    job_id=job_and_checkpoint_from_path(path)[0],
-                    checkpoint_id=int(m[2]),
-                    kind="async_materialize",
-                    operator=m[1],
-                    path=path,
-                    message=first_exception(lines) or msg,
-                )
-        return
-    if msg.startswith("Failed to trigger"):
-        m = _FAILURE_MANAGER.match(msg)
-        if m and m[1] != "UNKNOWN_CHECKPOINT_ID":
-            reason = _innermost_reason(text) or first_exception(lines) or msg
-            if not _stack_failure(emit, text, job_id=m[2], attempt_id=None, message=reason):
-                default = "trigger" if "or complete" not in msg else "other"
-                emit(
-                    CheckpointFailed,
-                    job_id=m[2],
-                    checkpoint_id=int(m[1]),
-                    kind=kind_of_reason(reason, default=default),
-                    message=reason,
-                )
-        return
-    if msg.startswith("Triggering Checkpoint "):
-        m = _TRIGGER_FAILED.match(msg)
-        if m:
-            emit(CheckpointFailed, job_id=m[2], checkpoint_id=int(m[1]), kind="trigger", message=m[3])
-        return
-    if msg.startswith("Could not complete snapshot "):
-        m = _SNAPSHOT.match(msg)
-        if m:
-            path_job, _ = job_and_checkpoint_from_path(_path_in(text))
-            emit(
-                CheckpointFailed,
-                job_id=path_job,
-                checkpoint_id=int(m[1]),
-                kind="declined",
-                operator=m[2],
-                path=_path_in(text),
-                message=msg,
-            )
-        return
-    if msg.startswith("Job ") and " switched from state " in msg:
-        m = _JOB_STATUS.match(msg)
-        if m:
-            emit(JobStatus, job_id=m["job"], job_name=m["name"], from_state=m["from"], to_state=m["to"])
-        return
-    if ") switched from " in msg:
-        m = _TASK_STATUS.match(msg)
-        if m:
-            cause = first_exception(lines) or _inline_cause(m["tail"])
+def _triggered(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
+    m = _TRIGGER.match(msg)
+    if m:
+        emit(CheckpointTriggered, job_id=m[4], checkpoint_id=int(m[1]), trigger_ts_ms=int(m[3]), checkpoint_type=m[2])
+
+
+def _completed(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
+    m = _COMPLETED.match(msg)
+    if m:
+        emit(CheckpointCompleted, job_id=m[2], checkpoint_id=int(m[1]), size_bytes=int(m[3]),
+             duration_ms=int(m[4] or m[5]))
+
+
+def _expired(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
+    m = _EXPIRED.match(msg)
+    if m:
+        emit(CheckpointExpired, job_id=m[2], checkpoint_id=int(m[1]))
+
+
+def _declined(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
+    m = _DECLINE.match(msg)
+    if m:
+        reason = _innermost_reason(text) or first_exception(lines)
+        emit(CheckpointDeclined, job_id=m[3], checkpoint_id=int(m[1]), attempt_id=m[2], reason=reason)
+        _stack_failure(emit, text, job_id=m[3], attempt_id=m[2], message=reason or msg)
+
+
+def _discarded(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
+    m = _DISCARD.match(msg)
+    if m:
+        reason = m[3] or _innermost_reason(text) or first_exception(lines) or ""
+        if not _stack_failure(emit, text, job_id=m[2], attempt_id=None, message=reason):
+            emit(CheckpointFailed, job_id=m[2], checkpoint_id=int(m[1]), kind=kind_of_reason(reason, default="declined"),
+                 message=reason)
+
+
+def _late(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
+    m = _LATE.match(msg)
+    if m:
+        emit(CheckpointLateAck, job_id=m[3], checkpoint_id=int(m[1]), attempt_id=m[2])
+
+
+def _async_part(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
+    m = _ASYNC_PART.match(msg)
+    if m and _CANCELLED not in text:
+        if not _stack_failure(emit, text, job_id=None, attempt_id=None, message=first_exception(lines) or msg):
             path = _path_in(text)
-            job_id = job_and_checkpoint_from_path(path)[0]
-            emit(
-                TaskStatus,
-                job_id=job_id,
-                task=m["task"],
-                attempt_id=m["attempt"],
-                from_state=m["from"],
-                to_state=m["to"],
-                cause=cause,
-            )
-            if m["to"] == "FAILED":
-                _stack_failure(emit, text, job_id=job_id, attempt_id=m["attempt"], message=cause or msg)
-        return
-    if "(Version: " in msg:
-        m = _BANNER.match(h.message)
-        if m:
-            emit(DaemonStart, component=m["component"].strip(), version=m["version"].strip())
-        return
+            emit(CheckpointFailed, job_id=job_and_checkpoint_from_path(path)[0], checkpoint_id=int(m[2]),
+                 kind="async_materialize", operator=m[1], path=path, message=first_exception(lines) or msg)
+
+
+def _failure_manager(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
+    m = _FAILURE_MANAGER.match(msg)
+    if m and m[1] != "UNKNOWN_CHECKPOINT_ID":
+        reason = _innermost_reason(text) or first_exception(lines) or msg
+        if not _stack_failure(emit, text, job_id=m[2], attempt_id=None, message=reason):
+            default = "trigger" if "or complete" not in msg else "other"
+            emit(CheckpointFailed, job_id=m[2], checkpoint_id=int(m[1]), kind=kind_of_reason(reason, default=default),
+                 message=reason)
+
+
+def _trigger_failed(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
+    m = _TRIGGER_FAILED.match(msg)
+    if m:
+        emit(CheckpointFailed, job_id=m[2], checkpoint_id=int(m[1]), kind="trigger", message=m[3])
+
+
+def _snapshot(msg: str, _lines: Sequence[str], text: str, emit: Emit) -> None:
+    m = _SNAPSHOT.match(msg)
+    if m:
+        path = _path_in(text)
+        emit(CheckpointFailed, job_id=job_and_checkpoint_from_path(path)[0], checkpoint_id=int(m[1]), kind="declined",
+             operator=m[2], path=path, message=msg)
+
+
+def _job_status(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
+    m = _JOB_STATUS.match(msg)
+    if m:
+        emit(JobStatus, job_id=m["job"], job_name=m["name"], from_state=m["from"], to_state=m["to"])
+
+
+def _task_status(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
+    m = _TASK_STATUS.match(msg)
+    if m:
+        cause = first_exception(lines) or _inline_cause(m["tail"])
+        job_id = job_and_checkpoint_from_path(_path_in(text))[0]
+        emit(TaskStatus, job_id=job_id, task=m["task"], attempt_id=m["attempt"], from_state=m["from"],
+             to_state=m["to"], cause=cause)
+        if m["to"] == "FAILED":
+            _stack_failure(emit, text, job_id=job_id, attempt_id=m["attempt"], message=cause or msg)
+
+
+def _banner(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
+    m = _BANNER.match(msg)
+    if m:
+        emit(DaemonStart, component=m["component"].strip(), version=m["version"].strip())
+
+
+def _cause_chain(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
     _stack_failure(emit, text, job_id=None, attempt_id=None, message=first_exception(lines) or msg)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("Triggering checkpoint ", _triggered),
+    Rule("Completed checkpoint ", _completed),
+    Rule("expired before completing", _expired, "message", prefix="Checkpoint "),
+    Rule("Decline checkpoint ", _declined),
+    Rule("Discarding checkpoint ", _discarded),
+    Rule("Received late message", _late),
+    Rule("asynchronous part of checkpoint", _async_part, "message"),
+    Rule("Failed to trigger", _failure_manager),
+    Rule("Triggering Checkpoint ", _trigger_failed),
+    Rule("Could not complete snapshot ", _snapshot),
+    Rule(" switched from state ", _job_status, "message", prefix="Job "),
+    Rule(") switched from ", _task_status, "message"),
+    Rule("(Version: ", _banner, "message"),
+    Rule("Could not materialize checkpoint ", _cause_chain, "record"),
+    Rule("Could not perform checkpoint ", _cause_chain, "record"),
+    Rule("Could not finalize the pending checkpoint ", _cause_chain, "record"),
+    Rule("Could not complete the pending checkpoint ", _cause_chain, "record"),
+)
+"""Every Flink wording read (JobManager and TaskManager, 1.7 to 2.x), in the order tried: the first row whose phrase
+is where it must be takes the record. The last rows find a failure in a record's cause chain whatever its message."""
+
+
+def _parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
+    msg = h.message.strip()
+    client = h.segment.startswith(hdfs_client.LOGGERS)
+    text = "\n".join(lines)
+    rule = first_rule(hdfs_client.RULES if client else RULES, msg, text)
+    if rule is not None:
+        rule.handler(msg, lines, text, emit)
 
 
 def _path_in(text: str) -> str | None:

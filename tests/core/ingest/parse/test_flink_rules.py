@@ -1,0 +1,115 @@
+"""The Flink and HDFS client rule tables: every wording they read can fire, through the prefilter, on a record of it.
+
+As ``test_rules`` for the HDFS table: the prefilter's Flink triggers are the tables' phrases, and here each row,
+given a record of its wording (Flink 1.7-2.x JobManager and TaskManager, the Hadoop 2.7-3.4 client inside them), is
+the row that takes it, the prefilter keeps one of its lines, and it becomes an event. A row shadowed by an earlier
+one, or whose handler's regex refuses its own phrase, fails.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sample_cases import run
+
+from correlator.core.events import Event
+from correlator.core.ingest.parse import hdfs_client
+from correlator.core.ingest.parse.flink import RULES
+from correlator.core.ingest.parse.header import parse_header
+from correlator.core.ingest.parse.wording import Rule, first_rule
+from correlator.core.ingest.prefilter import FLINK_TRIGGERS, NOTHING, ReScanner
+
+JOB = "1f7d4b8c2e3a49f0a6b5c4d3e2f1a0b9"
+ATTEMPT = "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+COORDINATOR = "org.apache.flink.runtime.checkpoint.CheckpointCoordinator"
+TASK = "org.apache.flink.runtime.taskmanager.Task"
+STREAMER = "org.apache.hadoop.hdfs.DataStreamer"
+PATH = f"hdfs://nn:8020/flink/checkpoints/{JOB}/chk-61/3c9e1a"
+FLUSH = f"java.io.IOException: Could not flush and close the file system output stream to {PATH} in order to obtain the stream state handle"
+PIPELINE = "[DatanodeInfoWithStorage[10.20.30.42:9866,DS-0c9d8e7f,DISK]]"
+
+EXAMPLES: dict[str, tuple[str, str]] = {
+    # phrase of the row -> (logger, record: its message and the lines after it)
+    "Triggering checkpoint ": (COORDINATOR, f"Triggering checkpoint 61 (type=CHECKPOINT) @ 1577955930001 for job {JOB}."),
+    "Completed checkpoint ": (COORDINATOR, f"Completed checkpoint 60 for job {JOB} (1048576 bytes, "
+                                           "checkpointDuration=2301 ms, finalizationTime=12 ms)."),
+    "expired before completing": (COORDINATOR, f"Checkpoint 61 of job {JOB} expired before completing."),
+    "Decline checkpoint ": (COORDINATOR, f"Decline checkpoint 61 by task {ATTEMPT} of job {JOB} at tm01:41234."),
+    "Discarding checkpoint ": (COORDINATOR, f"Discarding checkpoint 61 of job {JOB}.\n"
+                                            "org.apache.flink.runtime.checkpoint.CheckpointException: Checkpoint "
+                                            "expired before completing."),
+    "Received late message": (COORDINATOR, f"Received late message for now expired checkpoint attempt 61 from task "
+                                           f"{ATTEMPT} of job {JOB} at tm01:41234."),
+    "asynchronous part of checkpoint": ("org.apache.flink.streaming.runtime.tasks.AsyncCheckpointRunnable",
+                                        "Map (1/4)#0 - asynchronous part of checkpoint 61 could not be completed.\n"
+                                        f"java.util.concurrent.ExecutionException: {FLUSH}"),
+    "Failed to trigger": ("org.apache.flink.runtime.checkpoint.CheckpointFailureManager",
+                          f"Failed to trigger or complete checkpoint 61 for job {JOB}. (0 consecutive failed attempts "
+                          "so far)\norg.apache.flink.runtime.checkpoint.CheckpointException: Checkpoint expired before "
+                          "completing."),
+    "Triggering Checkpoint ": (COORDINATOR, f"Triggering Checkpoint 61 for job {JOB} failed due to "
+                                            "java.io.IOException: Filesystem closed"),
+    "Could not complete snapshot ": ("org.apache.flink.streaming.runtime.tasks.StreamTask",
+                                     "Could not complete snapshot 61 for operator Map (1/4)#0. Failure reason: "
+                                     f"Checkpoint was declined.\n{FLUSH}"),
+    " switched from state ": ("org.apache.flink.runtime.executiongraph.ExecutionGraph",
+                              f"Job wordcount ({JOB}) switched from state RUNNING to RESTARTING."),
+    ") switched from ": (TASK, f"Map (1/4)#0 ({ATTEMPT}) switched from RUNNING to FAILED with failure cause: "
+                               "java.io.IOException: Stream closed."),
+    "(Version: ": ("org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
+                   " Starting TaskManager (Version: 1.20.1, Scala: 2.12, Rev:9c2b3b5, Date:2025-02-03T13:18:41+01:00)"),
+    "Could not materialize checkpoint ": (TASK, "Error during disposal of stream operator.\njava.lang.Exception: "
+                                                "Could not materialize checkpoint 61 for operator Map (1/4)#0.\n"
+                                                f"Caused by: {FLUSH}"),
+    "Could not perform checkpoint ": (TASK, "Error in task code.\norg.apache.flink.runtime.checkpoint."
+                                            "CheckpointException: Could not perform checkpoint 61 for operator "
+                                            "Map (1/4)#0."),
+    "Could not finalize the pending checkpoint ": (COORDINATOR, "Error in checkpoint coordinator.\norg.apache.flink."
+                                                   "runtime.checkpoint.CheckpointException: Could not finalize the "
+                                                   f"pending checkpoint 61.\nCaused by: {FLUSH}"),
+    "Could not complete the pending checkpoint ": (COORDINATOR, "Error in checkpoint coordinator.\norg.apache.flink."
+                                                   "runtime.checkpoint.CheckpointException: Could not complete the "
+                                                   f"pending checkpoint 61.\nCaused by: {FLUSH}"),
+}
+CLIENT_EXAMPLES: dict[str, str] = {
+    # phrase of the row -> record of org.apache.hadoop.hdfs.DataStreamer (DFSOutputStream's streamer, 2.7-3.4)
+    "Exception in createBlockOutputStream": ("Exception in createBlockOutputStream blk_1073741825_1001\n"
+                                             "java.io.IOException: Got error, status=ERROR, status message , ack with "
+                                             "firstBadLink as 10.20.30.43:9866"),
+    "Abandoning ": "Abandoning BP-1473651231-10.20.30.40-1546300800000:blk_1073741825_1001",
+    "Excluding datanode ": "Excluding datanode DatanodeInfoWithStorage[10.20.30.43:9866,DS-0c9d8e7f,DISK]",
+    "Could not get block locations.": ('Could not get block locations. Source file "/flink/chk-61/_metadata" - '
+                                       "Aborting...block==null"),
+    "DataStreamer Exception": "DataStreamer Exception\njava.io.IOException: Broken pipe",
+    "Error while syncing": "Error while syncing\njava.io.IOException: All datanodes are bad. Aborting...",
+    "Slow waitForAckedSeqno": ("Slow waitForAckedSeqno took 37812ms (threshold=30000ms). File being written: "
+                               "/flink/chk-61/3c9e1a, block: BP-1:blk_1073741825_1001, Write pipeline datanodes: "
+                               f"{PIPELINE}."),
+    "No ack received, took ": ("No ack received, took 65001ms (threshold=30000ms). File being written: "
+                               "/flink/chk-61/3c9e1a, block: BP-1:blk_1073741825_1001, Write pipeline datanodes: "
+                               f"{PIPELINE}."),
+    "Slow ReadProcessor read fields": ("Slow ReadProcessor read fields for block BP-1:blk_1073741825_1001 took "
+                                       "31000ms (threshold=30000ms); ack: seqno: 5 reply: SUCCESS "
+                                       f"downstreamAckTimeNanos: 0 flag: 0, targets: {PIPELINE}"),
+}
+TABLES = [(rule, EXAMPLES) for rule in RULES] + [(rule, {p: (STREAMER, m) for p, m in CLIENT_EXAMPLES.items()})
+                                                  for rule in hdfs_client.RULES]
+
+
+def test_every_row_has_an_example_and_every_trigger_is_a_row() -> None:
+    assert [r.phrase for r in RULES if r.phrase not in EXAMPLES] == []
+    assert [r.phrase for r in hdfs_client.RULES if r.phrase not in CLIENT_EXAMPLES] == []
+    assert set(FLINK_TRIGGERS) == {r.phrase for r in RULES + hdfs_client.RULES}
+
+
+@pytest.mark.parametrize(("rule", "examples"), TABLES, ids=[r.phrase.strip() for r, _ in TABLES])
+def test_every_row_fires_on_its_wording(rule: Rule, examples: dict[str, tuple[str, str]]) -> None:
+    logger, record = examples[rule.phrase]
+    line = f"2020-01-02 09:05:30,001 INFO {logger} [] - {record}"
+    first, *rest = line.split("\n")
+    header = parse_header(first)
+    assert header is not None
+    table = hdfs_client.RULES if header.segment.startswith(hdfs_client.LOGGERS) else RULES
+    assert first_rule(table, header.message.strip(), line) is rule, "an earlier row takes this wording"
+    assert any(ReScanner().classify(one) != NOTHING for one in line.split("\n")), "the prefilter drops it"
+    events = [e for e in run([first, *rest]) if isinstance(e, Event)]
+    assert events, f"no event from {line[:100]!r}"
