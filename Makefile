@@ -32,10 +32,15 @@ redis-server:
 chromium:
 	@command -v chromium >/dev/null || bash deploy/local/install-chromium.sh
 
+# `correlator alerts` is tested against Debian's Alertmanager.
+.PHONY: alertmanager
+alertmanager:
+	@command -v prometheus-alertmanager >/dev/null || bash deploy/local/install-alertmanager.sh
+
 demo: setup
 	$(PY) -m correlator.demo
 
-test: setup chromium
+test: setup chromium alertmanager
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-unit: $(STAMP)

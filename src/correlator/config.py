@@ -59,6 +59,12 @@ class Settings(BaseSettings):
         None, description="public URL of the worker's web server; Slack then links each verdict's page under it"
     )
 
+    # --- Alertmanager ------------------------------------------------------------------------------------------
+    alertmanager_url: str | None = Field(
+        None, description="Alertmanager base URL (e.g. http://alertmanager:9093) that `correlator alerts` posts to")
+    alerts_group: str = Field("correlator-alerts", description="Kafka consumer group of `correlator alerts`")
+    alert_hold_min: int = Field(60, ge=1, description="minutes an alert stays firing after its verdict is delivered")
+
     # --- Interpretation ----------------------------------------------------------------------------------------
     tz: str = Field("UTC", description="time zone of log timestamps that carry none")
     cluster: str = Field("default", description="cluster name for inputs that carry none")

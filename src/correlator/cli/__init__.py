@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "replay": "correlator.cli.replay:replay",
     "verdicts": "correlator.cli.verdicts:verdicts",
     "slack": "correlator.cli.slack:slack",
+    "alerts": "correlator.cli.alerts:alerts",
     "topics": "correlator.cli.topics:topics",
     "bench": "correlator.cli.bench:bench",
     "schema": "correlator.cli.schema:schema",

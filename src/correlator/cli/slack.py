@@ -71,7 +71,7 @@ def slack(
     )
     bot = SlackBot(store, poster, config, timelines=_timelines(settings, poster))
     stop = threading.Event()
-    previous = _stop_on_signals(stop)
+    previous = stop_on_signals(stop)
     try:
         if verdicts_file is not None:
             stats = run_file(bot, verdicts_file, stop)
@@ -99,7 +99,7 @@ def _timelines(settings: Settings, poster: Any) -> Any:
                          report_base_url=settings.report_base_url)
 
 
-def _stop_on_signals(stop: threading.Event) -> dict[int, Any]:
+def stop_on_signals(stop: threading.Event) -> dict[int, Any]:
     """SIGTERM/SIGINT finish the verdict in hand, then stop; returns the handlers to put back."""
     if threading.current_thread() is not threading.main_thread():
         return {}

@@ -1,5 +1,5 @@
-"""Where the Slack bot's verdicts come from: a JSONL file, or the verdicts topic with manual commits (an offset is
-committed only once its verdict was delivered or known as a duplicate)."""
+"""Where the Slack bot's (and the Alertmanager forwarder's) verdicts come from: a JSONL file, or the verdicts topic
+with manual commits (an offset is committed only once its verdict was delivered or known as a duplicate)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,32 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from correlator.adapters.redis_incidents import StoreUnavailable
 from correlator.adapters.slack import SlackUnavailable
-from correlator.stream.slackbot import Outcome, SlackBot, Stats
+from correlator.stream.slackbot import Outcome, Stats
 
 log = logging.getLogger("correlator.slackbot")
+
+
+class SinkConfig(Protocol):
+    @property
+    def sweep_every_s(self) -> float: ...
+
+
+class VerdictSink(Protocol):
+    """What the feed hands verdicts to: the Slack bot, the Alertmanager forwarder."""
+
+    @property
+    def stats(self) -> Stats: ...
+
+    @property
+    def config(self) -> SinkConfig: ...
+
+    def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None: ...
+
+    def sweep(self) -> int: ...
 
 
 def decode_verdict(raw: bytes | str | None) -> dict[str, Any] | None:
@@ -37,7 +56,7 @@ def read_verdict_lines(path: Path) -> Iterator[dict[str, Any] | None]:
                 yield decode_verdict(text)
 
 
-def run_file(bot: SlackBot, path: Path, stop: threading.Event | None = None) -> Stats:
+def run_file(bot: VerdictSink, path: Path, stop: threading.Event | None = None) -> Stats:
     stop = stop or threading.Event()
     for verdict in read_verdict_lines(path):
         if verdict is None:
@@ -50,7 +69,7 @@ def run_file(bot: SlackBot, path: Path, stop: threading.Event | None = None) -> 
 
 
 def run_kafka(
-    bot: SlackBot,
+    bot: VerdictSink,
     consumer_config: Mapping[str, Any],
     topic: str,
     *,
@@ -125,7 +144,7 @@ def run_kafka(
     return bot.stats
 
 
-def _sweep_quietly(bot: SlackBot) -> None:
+def _sweep_quietly(bot: VerdictSink) -> None:
     try:
         resolved = bot.sweep()
     except (StoreUnavailable, SlackUnavailable) as exc:

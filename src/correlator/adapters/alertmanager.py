@@ -1,0 +1,117 @@
+"""Verdicts as Alertmanager alerts: on-call keeps its routing (PagerDuty, Opsgenie, e-mail, webhooks) in Alertmanager.
+
+One alert per verdict. Its labels name it — ``alertname``, ``cluster``, ``job_id``, ``code``, ``verdict_id`` — so
+Alertmanager's own deduplication makes a verdict delivered twice one alert, and ``group_by: [cluster, job_id, code]``
+gathers a job's recurring failures of one cause into one notification, as the Slack bot's incidents do. The
+annotations carry what the verdict says: title, explanation, remediation, hosts, the failed checkpoint.
+
+A verdict is an event, not a condition Alertmanager could watch: the alert starts when it is delivered and ends
+``hold_s`` later. A revision whose code changed resolves the earlier code's alert (found by asking Alertmanager for
+the verdict's active alerts), so on-call is never left with the cause that turned out wrong.
+
+Log text reaches the annotations: it is cut to a bounded length with control characters removed; receivers render
+annotations through their own templates. Delivery and its retries are ``stream/alert_forwarder.py``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from correlator.adapters.report_html import page_key
+
+ALERTNAME = "FlinkCheckpointRootCause"
+ANNOTATION_CHARS = 2_000
+"""Longest annotation kept: a cause chain pasted into an explanation must not make an alert megabytes long."""
+
+
+class AlertmanagerUnavailable(Exception):
+    """Alertmanager did not answer, or answered 5xx: worth trying again."""
+
+
+class AlertRejected(Exception):
+    """Alertmanager refused the alerts (4xx): trying again cannot help."""
+
+
+def _clean(text: object, limit: int = ANNOTATION_CHARS) -> str:
+    kept = "".join(c if c.isprintable() or c == "\n" else " " for c in str(text))
+    return kept if len(kept) <= limit else kept[:limit - 1] + "…"
+
+
+def _iso(epoch_s: float) -> str:
+    return datetime.fromtimestamp(epoch_s, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def labels_of(verdict: Mapping[str, Any], code: str | None = None) -> dict[str, str]:
+    """The alert's identity; ``code`` replaces the verdict's own (an earlier revision's alert)."""
+    return {
+        "alertname": ALERTNAME,
+        "cluster": _clean(verdict.get("cluster") or "default", 200),
+        "job_id": _clean(verdict.get("job_id") or "unknown", 200),
+        "code": code or _clean(verdict["root_cause"]["code"], 100),
+        "verdict_id": _clean(verdict["verdict_id"], 200),
+    }
+
+
+def alert_of(verdict: Mapping[str, Any], *, now_s: float, hold_s: float,
+             report_base_url: str | None = None) -> dict[str, Any]:
+    """The Alertmanager v2 alert of a verdict (``POST /api/v2/alerts`` takes a list of these)."""
+    cause = verdict["root_cause"]
+    failure = verdict.get("failure") or {}
+    steps = [f"{n}. {step}" for n, step in enumerate(verdict.get("remediation") or (), start=1)]
+    annotations = {
+        "summary": cause.get("title") or cause["code"],
+        "description": cause.get("explanation") or "",
+        "remediation": "\n".join(steps),
+        "hosts": ", ".join(cause.get("hosts") or ()),
+        "checkpoint": f"checkpoint {verdict.get('checkpoint_id')} ({failure.get('kind', 'failed')}) at "
+                      f"{failure.get('failed_at', 'an unknown time')}",
+        "known_issue": cause.get("known_issue") or "",
+    }
+    if verdict.get("revision"):
+        annotations["revision"] = f"revision {verdict['revision']}: {verdict.get('revision_reason') or ''}".strip()
+    alert: dict[str, Any] = {
+        "labels": labels_of(verdict),
+        "annotations": {k: _clean(v) for k, v in annotations.items() if v},
+        "startsAt": _iso(now_s),
+        "endsAt": _iso(now_s + hold_s),
+    }
+    if report_base_url:
+        alert["generatorURL"] = f"{report_base_url.rstrip('/')}/verdicts/{page_key(str(verdict['verdict_id']))}"
+    return alert
+
+
+class AlertmanagerClient:
+    """``/api/v2/alerts`` of one Alertmanager (or a load balancer before a cluster of them)."""
+
+    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+
+    def post(self, alerts: list[dict[str, Any]]) -> None:
+        self._call("POST", "/api/v2/alerts", json.dumps(alerts).encode())
+
+    def active(self, matchers: Mapping[str, str]) -> list[dict[str, Any]]:
+        """Active alerts whose labels equal ``matchers``."""
+        query = urllib.parse.urlencode([("active", "true"), *(("filter", f'{k}="{v}"') for k, v in matchers.items())])
+        found = json.loads(self._call("GET", f"/api/v2/alerts?{query}") or b"[]")
+        return [a for a in found if isinstance(a, dict)]
+
+    def _call(self, method: str, path: str, body: bytes | None = None) -> bytes:
+        request = urllib.request.Request(self.url + path, data=body, method=method,
+                                         headers={"Content-Type": "application/json"} if body else {})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                return bytes(response.read())
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:300].decode("utf-8", "replace")
+            if exc.code >= 500 or exc.code == 429:
+                raise AlertmanagerUnavailable(f"{method} {path}: HTTP {exc.code} {detail}") from None
+            raise AlertRejected(f"{method} {path}: HTTP {exc.code} {detail}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise AlertmanagerUnavailable(f"{method} {path}: {exc}") from None

@@ -1,0 +1,68 @@
+"""``correlator alerts``' delivery: each verdict becomes an Alertmanager alert, retried through Alertmanager's outages;
+the verdict feed commits a verdict's offset only once it was delivered (see ``adapters/alertmanager.py`` for the
+alert itself)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from correlator.adapters.alertmanager import ALERTNAME, AlertmanagerClient, AlertmanagerUnavailable, alert_of, labels_of
+from correlator.stream.slackbot import Outcome, Stats
+
+
+@dataclass(frozen=True, slots=True)
+class ForwarderConfig:
+    hold_s: float = 3600.0
+    report_base_url: str | None = None
+    backoff_initial_s: float = 1.0
+    backoff_max_s: float = 60.0
+    sweep_every_s: float = 3600.0
+    """Nothing to sweep (Alertmanager ends alerts itself); read by the shared verdict feed."""
+
+
+@dataclass
+class AlertForwarder:
+    """Delivers verdicts to Alertmanager, retrying through its outages (the feed commits only what was delivered)."""
+
+    client: AlertmanagerClient
+    config: ForwarderConfig = ForwarderConfig()
+    clock_s: Callable[[], float] = time.time
+    stats: Stats = field(default_factory=Stats)
+
+    def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
+        """One verdict; ``None`` only when ``stop`` was set before Alertmanager took it."""
+        try:
+            alert = alert_of(verdict, now_s=self.clock_s(), hold_s=self.config.hold_s,
+                             report_base_url=self.config.report_base_url)
+        except (KeyError, TypeError, AttributeError):
+            self.stats.count(Outcome.SKIPPED)
+            return Outcome.SKIPPED
+        delay = self.config.backoff_initial_s
+        while not stop.is_set():
+            try:
+                self.client.post([alert, *self._superseded(verdict, alert)])
+                self.stats.count(Outcome.POSTED)
+                return Outcome.POSTED
+            except AlertmanagerUnavailable:
+                self.stats.retries += 1
+                stop.wait(delay)
+                delay = min(delay * 2, self.config.backoff_max_s)
+        return None
+
+    def _superseded(self, verdict: Mapping[str, Any], alert: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Earlier revisions' alerts of this verdict under another code, ended now."""
+        if not verdict.get("revision"):
+            return []
+        code = alert["labels"]["code"]
+        ended = alert["startsAt"]
+        return [{"labels": labels_of(verdict, old["labels"]["code"]), "annotations": old.get("annotations") or {},
+                 "startsAt": old.get("startsAt") or ended, "endsAt": ended}
+                for old in self.client.active({"alertname": ALERTNAME, "verdict_id": alert["labels"]["verdict_id"]})
+                if old.get("labels", {}).get("code") not in (None, code)]
+
+    def sweep(self) -> int:
+        return 0

@@ -1,0 +1,161 @@
+"""``correlator alerts`` against a real Alertmanager (Debian's ``prometheus-alertmanager``, installed by ``.ci/run``).
+
+Alertmanager routes to a webhook receiver served here (as PagerDuty or Opsgenie receivers would be configured
+instead): verdicts become alerts with their labels and words, a verdict delivered twice is one alert, recurring
+failures of one cause in one job are one notification group, and a revision that changed the code resolves the
+earlier code's alert. The Alertmanager process is started with its own config and storage and stopped by its pid.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.services import ROOT, free_port
+from tests.support.worker import CLI
+
+pytestmark = [pytest.mark.integration]
+
+BINARY = "prometheus-alertmanager"
+VERDICTS = ROOT / "tests" / "data" / "verdicts" / "recurring.jsonl"
+
+
+class Webhook:
+    """Alertmanager's webhook receiver: every notification body it was sent."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        received = self.bodies
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def alerts(self, status: str) -> list[dict[str, Any]]:
+        return [a for body in self.bodies for a in body["alerts"] if a["status"] == status]
+
+
+@pytest.fixture
+def alertmanager(tmp_path: Path) -> Iterator[tuple[str, Webhook]]:
+    assert shutil.which(BINARY), f"{BINARY} missing: .ci/run installs it (apt-get install prometheus-alertmanager)"
+    hook = Webhook()
+    config = tmp_path / "alertmanager.yml"
+    config.write_text(
+        "route:\n  receiver: hook\n  group_by: [cluster, job_id, code]\n  group_wait: 1s\n  group_interval: 1s\n"
+        "  repeat_interval: 1h\nreceivers:\n  - name: hook\n    webhook_configs:\n"
+        f"      - url: {hook.url}\n        send_resolved: true\n")
+    port = free_port()
+    process = subprocess.Popen(
+        [BINARY, f"--config.file={config}", f"--storage.path={tmp_path / 'data'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
+        stdout=subprocess.DEVNULL, stderr=(tmp_path / "alertmanager.log").open("wb"))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/-/ready", timeout=2):
+                    break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "alertmanager.log").read_text()
+                time.sleep(0.2)
+        yield url, hook
+    finally:
+        process.terminate()
+        process.wait(15)
+        hook.server.shutdown()
+
+
+def _alerts(url: str, *, active: bool = True) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{url}/api/v2/alerts?active={'true' if active else 'false'}", timeout=5) as r:
+        found: list[dict[str, Any]] = json.loads(r.read())
+    return found
+
+
+def _forward(url: str, verdicts: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, "alerts", "--alertmanager-url", url,
+                           "--verdicts-file", str(verdicts)], capture_output=True, text=True, timeout=120, check=False)
+
+
+def _until(check: Any, timeout_s: float = 30) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while not (found := check()) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    return found
+
+
+def test_verdicts_become_alerts_and_notifications(alertmanager: tuple[str, Webhook], tmp_path: Path) -> None:
+    url, hook = alertmanager
+    verdicts = [json.loads(line) for line in VERDICTS.read_text().splitlines() if line.startswith("{")]
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text("".join(json.dumps(v) + "\n" for v in verdicts + verdicts[:2]))  # at least once: duplicates
+    done = _forward(url, twice)
+    assert done.returncode == 0, done.stderr
+    assert f"alerts posted {len(verdicts) + 2}" in done.stderr
+    active = _alerts(url)
+    assert {a["labels"]["verdict_id"] for a in active} == {v["verdict_id"] for v in verdicts}
+    assert len(active) == len(verdicts), "a verdict delivered twice is one alert"
+    first = next(a for a in active if a["labels"]["verdict_id"] == verdicts[0]["verdict_id"])
+    assert first["labels"]["code"] == verdicts[0]["root_cause"]["code"]
+    assert first["labels"]["cluster"] == verdicts[0]["cluster"] and first["labels"]["job_id"] == verdicts[0]["job_id"]
+    assert first["annotations"]["summary"] == verdicts[0]["root_cause"]["title"]
+    assert first["annotations"]["remediation"].startswith("1. ")
+    firing = _until(lambda: hook.alerts("firing"))
+    assert {a["labels"]["verdict_id"] for a in firing} <= {v["verdict_id"] for v in verdicts} and firing
+    groups = {tuple(sorted(body["groupLabels"].items())) for body in hook.bodies}
+    assert len(groups) == len({(v["cluster"], v["job_id"], v["root_cause"]["code"]) for v in verdicts})
+
+
+def test_a_revision_with_another_code_resolves_the_earlier_alert(alertmanager: tuple[str, Webhook],
+                                                                   tmp_path: Path) -> None:
+    url, hook = alertmanager
+    first = json.loads(next(line for line in VERDICTS.read_text().splitlines() if line.startswith("{")))
+    early = {**first, "root_cause": {**first["root_cause"], "code": "INSUFFICIENT_DATA", "title": "Too little"}}
+    revised = {**first, "revision": 1, "revision_reason": "HDFS logs arrived late"}
+    path = tmp_path / "revised.jsonl"
+    path.write_text(json.dumps(early) + "\n")
+    assert _forward(url, path).returncode == 0
+    assert _until(lambda: hook.alerts("firing"))
+    path.write_text(json.dumps(revised) + "\n")
+    assert _forward(url, path).returncode == 0
+    active = _until(lambda: [a for a in _alerts(url) if a["labels"]["code"] == first["root_cause"]["code"]])
+    assert [a["labels"]["code"] for a in _alerts(url)] == [first["root_cause"]["code"]]
+    assert active[0]["annotations"]["revision"] == "revision 1: HDFS logs arrived late"
+    resolved = _until(lambda: hook.alerts("resolved"))
+    assert [a["labels"]["code"] for a in resolved] == ["INSUFFICIENT_DATA"]
+
+
+def test_an_alertmanager_that_is_down_is_waited_for_not_skipped(tmp_path: Path) -> None:
+    """Nothing listens: the forwarder retries (it would commit nothing on the topic) until it is stopped."""
+    port = free_port()
+    path = tmp_path / "one.jsonl"
+    path.write_text(next(line for line in VERDICTS.read_text().splitlines() if line.startswith("{")) + "\n")
+    process = subprocess.Popen([*CLI, "alerts", "--alertmanager-url",
+                                f"http://127.0.0.1:{port}", "--verdicts-file", str(path)],
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(4)
+        assert process.poll() is None, "gave up on a verdict while Alertmanager was down"
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    assert "alerts posted 0" in err and "retries" in err
