@@ -32,15 +32,15 @@ redis-server:
 chromium:
 	@command -v chromium >/dev/null || bash deploy/local/install-chromium.sh
 
-# `correlator alerts` is tested against Debian's Alertmanager.
-.PHONY: alertmanager
-alertmanager:
-	@command -v prometheus-alertmanager >/dev/null || bash deploy/local/install-alertmanager.sh
+# `correlator alerts` is tested against Debian's Alertmanager, the worker's alerting rules with its promtool.
+.PHONY: prometheus
+prometheus:
+	@command -v prometheus-alertmanager >/dev/null && command -v promtool >/dev/null || bash deploy/local/install-prometheus.sh
 
 demo: setup
 	$(PY) -m correlator.demo
 
-test: setup chromium alertmanager
+test: setup chromium prometheus
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-unit: $(STAMP)

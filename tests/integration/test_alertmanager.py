@@ -56,7 +56,7 @@ class Webhook:
 
 @pytest.fixture
 def alertmanager(tmp_path: Path) -> Iterator[tuple[str, Webhook]]:
-    assert shutil.which(BINARY), f"{BINARY} missing: .ci/run installs it (apt-get install prometheus-alertmanager)"
+    assert shutil.which(BINARY), f"{BINARY} missing: .ci/run installs it (deploy/local/install-prometheus.sh)"
     hook = Webhook()
     config = tmp_path / "alertmanager.yml"
     config.write_text(
