@@ -256,6 +256,14 @@ class Cluster:
         stop_process(proc.popen, 60)
         self.procs.remove(proc)
 
+    def dfsadmin(self, *args: str) -> None:
+        """Hadoop's own `hdfs dfsadmin` (the DFSAdmin class of the lab's jars) against the lab's NameNode."""
+        conf = self.run_dir / "conf" / "lab-nn"
+        cmd = self._hadoop_java(conf, "dfsadmin.log", "org.apache.hadoop.hdfs.tools.DFSAdmin", list(args), "128m")
+        with (self.logs / "dfsadmin.out").open("ab") as out:
+            if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.run_dir, timeout=120).returncode:
+                raise LabError(f"dfsadmin {' '.join(args)} failed (see {self.logs}/dfsadmin.out)")
+
     def namenode(self) -> Proc:
         return next(p for p in self.procs if p.name == "namenode")
 

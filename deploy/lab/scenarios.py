@@ -1,8 +1,8 @@
 """The lab's faults, each started right after the JobManager logs `Triggering checkpoint`, and the ground truth of a run.
 
 A fault is a real mechanism: `kill -STOP` of a daemon, a DataNode wrapper switch (dataset lock, slow disk, slow
-pipeline), a trigger file that makes user code throw in `snapshotState`, or block files removed behind a DataNode's
-back. Which checkpoints failed is read from the JobManager's log, never assumed: a fault does not always fail one, so
+pipeline), a trigger file that makes user code throw in `snapshotState`, block files removed behind a DataNode's
+back, or the NameNode put in safe mode with Hadoop's own `DFSAdmin`. Which checkpoints failed is read from the JobManager's log, never assumed: a fault does not always fail one, so
 a fault that failed none is repeated once.
 """
 
@@ -99,6 +99,7 @@ SCENARIOS = {s.name: s for s in (
     Scenario("slow-disk", "slow-disk", "lab-dn2", lambda _h: "HDFS_SLOW_DISK"),
     Scenario("slow-pipeline", "slow-pipeline", "lab-dn2", lambda _h: "HDFS_SLOW_PIPELINE"),
     Scenario("task-error", "user-exception", None, lambda _h: "FLINK_TASK_ERROR"),
+    Scenario("safe-mode", "safe-mode", "lab-nn", lambda _h: "NAMENODE_SAFE_MODE"),
     Scenario("scanner-differences", "block-files-removed", "lab-dn3", lambda _h: None, retain_checkpoints=True),
     Scenario("directory-scan", "directory-scan", "lab-dn2", _scan_code, scan_host="lab-dn2"),
     Scenario("directory-scan-harmless", "sigstop", "lab-dn1", lambda _h: "DATANODE_JVM_PAUSE", scan_host="lab-dn2",
@@ -243,6 +244,8 @@ class Fault:
             self._remove_block_files()
         elif kind == "directory-scan":  # the scan runs on its own clock: the fault is its next lock hold
             self.held, self.scan_at = None, self.target_proc().log.stat().st_size
+        elif kind == "safe-mode":  # an operator's `hdfs dfsadmin -safemode enter`: the NameNode refuses every write
+            self.cluster.dfsadmin("-safemode", "enter")
 
     def hold(self, jobs: JobLog) -> None:
         """How long the fault lasts: 30 s, or until the user exception was declined, or the scan that found it, or
@@ -268,6 +271,8 @@ class Fault:
             self._unswitch(kind)
         elif kind == "user-exception":
             self.trigger.unlink(missing_ok=True)
+        elif kind == "safe-mode":
+            self.cluster.dfsadmin("-safemode", "leave")
 
     def _switch(self, name: str, content: str) -> None:
         d = self.cluster.control[self.s.target]  # type: ignore[index]

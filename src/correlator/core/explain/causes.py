@@ -86,13 +86,13 @@ class Cause:
 CHECKPOINT_STEPS = (
     Step("Give the checkpoint more room: execution.checkpointing.timeout{now} above the longest stall",
          "execution.checkpointing.timeout"),
-    Step("Set execution.checkpointing.tolerable-failed-checkpoints above 0 so one slow write does not restart the "
-         "job", "execution.checkpointing.tolerable-failed-checkpoints"),
+    Step("Set execution.checkpointing.tolerable-failed-checkpoints above 0 so one failed checkpoint does not restart "
+         "the job", "execution.checkpointing.tolerable-failed-checkpoints"),
 )
 LEGACY_CHECKPOINT_STEPS = (
     Step("Give the checkpoint more room: setCheckpointTimeout(...){now} above the longest stall (Flink < 1.9)",
          "setCheckpointTimeout"),
-    Step("Call setFailOnCheckpointingErrors(false) so one slow write does not restart the job (Flink < 1.9)",
+    Step("Call setFailOnCheckpointingErrors(false) so one failed checkpoint does not restart the job (Flink < 1.9)",
          "setFailOnCheckpointingErrors", "false"),
 )
 

@@ -69,8 +69,17 @@ def _int(m: re.Match[str] | None, name: str) -> int | None:
     return int(value) if value else None
 
 
+_EXCEPTION = re.compile(r"(?:[A-Za-z_$][\w$]*\.)+[\w$]*(?:Exception|Error|Token)(?:\$[\w$]+)?: ")
+"""A Java exception class where the refusal's own words begin (``…namenode.SafeModeException: Cannot create…``)."""
+
+
 def _sentence(text: str, at: int) -> str:
-    """The line the phrase is on, from its exception class or message start, as logged."""
+    """The refusal as logged: the line the phrase is on, from the last exception class before the phrase (a daemon's
+    IPC line puts the call's details and the log header before it), else from the line's start."""
     start = text.rfind("\n", 0, at) + 1
     end = text.find("\n", at)
-    return text[start:end if end >= 0 else len(text)].strip().removeprefix("Caused by: ")[:400]
+    line = text[start:end if end >= 0 else len(text)]
+    classes = list(_EXCEPTION.finditer(line, 0, at - start))
+    if classes:
+        line = line[classes[-1].start():]
+    return line.strip().removeprefix("Caused by: ")[:400]
