@@ -113,9 +113,10 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
         parts.append(f"On {v.host}, {v.summary}.")
     if named_by_client:
         parts.append(named_by_client)
+    namenode = best is not None and bool(best.scored) and best.scored[0].interval.role == "namenode"
     if how and code != "FLINK_TASK_ERROR":
         parts.append(f"DataNodes of the write from {how}.")
-    elif code != "FLINK_TASK_ERROR":
+    elif code != "FLINK_TASK_ERROR" and not namenode:  # the NameNode is one host: no write to link it to
         parts.append("No identifier linked the write to DataNodes: matched by time across the cluster.")
     if others:
         parts.append("Ranked lower: " + ", ".join(f"{c.code} {c.score:.2f}" for c in others[:4]) + ".")
