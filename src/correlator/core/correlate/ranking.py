@@ -136,10 +136,15 @@ def rank(
     return sorted(candidates, key=lambda c: (-c.score, c.code))
 
 
+STORAGE_ROLES = frozenset({"datanode", "namenode"})
+
+
 def _candidate(code: str, items: list[Scored]) -> Candidate:
     items.sort(key=lambda s: (-s.score, s.interval.start_ms, s.interval.host))
     top = items[0].score
     support = sum(1 for s in items[1:] if s.score >= 0.25 * top)
     score = min(0.99, top + min(0.08, 0.02 * support))
-    hosts = sorted({s.interval.host for s in items if s.score >= 0.5 * top})
+    strong = [s.interval for s in items if s.score >= 0.5 * top]
+    daemons = [iv for iv in strong if iv.role in STORAGE_ROLES]
+    hosts = sorted({iv.host for iv in daemons or strong})  # a Flink host that logged the cause is not where it is
     return Candidate(code, round(score, 2), tuple(hosts), tuple(items))
