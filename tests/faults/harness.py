@@ -20,7 +20,8 @@ SCENARIOS = {"fault-a": "recurring", "fault-b": "two-jobs"}
 @dataclass
 class Row:
     fault: str
-    records_in: int
+    records_in: int | None
+    """Raw records the fault's replay produced (``None``: not counted by that test)."""
     verdicts: int
     expected: int
     duplicates: int
@@ -41,7 +42,8 @@ def table() -> list[str]:
         dead = ", ".join(f"{k} {v}" for k, v in sorted(r.dead_letters.items())) or "-"
         recovery = f"{r.recovery_s:.1f}" if r.recovery_s is not None else "-"
         revised = str(r.revised) if r.revised is not None else "-"
-        lines.append(f"{r.fault:<34} {r.records_in:>10} {f'{r.verdicts}/{r.expected}':>9} {r.duplicates:>5} "
+        records = str(r.records_in) if r.records_in is not None else "-"
+        lines.append(f"{r.fault:<34} {records:>10} {f'{r.verdicts}/{r.expected}':>9} {r.duplicates:>5} "
                      f"{revised:>7} {recovery:>10}  {dead}")
     return lines
 

@@ -54,7 +54,7 @@ def test_hdfs_logs_arriving_after_the_idle_timeout_revise_the_verdicts(
             break
         time.sleep(2)
     revised = [r for r in records if int(r.get("revision") or 0) > 0]
-    ROWS.append(Row(f"HDFS {LATE_S:.0f} s late (idle {IDLE_TIMEOUT_MS} ms)", 0, len(final & offline), len(offline),
+    ROWS.append(Row(f"HDFS {LATE_S:.0f} s late (idle {IDLE_TIMEOUT_MS} ms)", None, len(final & offline), len(offline),
                     duplicates(records), recovery_s=time.monotonic() - arrived, revised=len(revised)))
     assert final == offline
     assert len(revised) == len(offline) and all(r["revision"] == 1 and r["revision_reason"] for r in revised)

@@ -67,7 +67,7 @@ def test_a_recreated_raw_topic_is_read_from_its_first_record(
     started.append(second_worker.start(ready_timeout_s=120))
     records = stack.read("verdicts", until=len(first) + len(second), timeout_s=150)
     got = {(r["verdict_id"], r["root_cause"]["code"]) for r in latest(records)}
-    ROWS.append(Row("raw topics deleted and recreated", 0, len(got & second), len(second), duplicates(records),
+    ROWS.append(Row("raw topics deleted and recreated", None, len(got & second), len(second), duplicates(records),
                     recovery_s=time.monotonic() - restarted,
                     revised=sum(1 for r in records if int(r.get("revision") or 0) > 0)))
     assert second <= got, f"lost after the topics were recreated: {sorted(second - got)}"

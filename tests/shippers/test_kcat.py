@@ -125,7 +125,7 @@ def test_kcat_on_one_partition_under_a_cpu_hog_changes_no_verdict(
             records = stack.read("verdicts", until=len(wanted), timeout_s=120)
             got = streamed(records)
             revised = [r for r in records if int(r.get("revision") or 0) > 0]
-            ROWS.append(Row(f"kcat, one partition, CPU hog, {first} first (run {run + 1})", 0,
+            ROWS.append(Row(f"kcat, one partition, CPU hog, {first} first (run {run + 1})", None,
                             len(set(got) & set(wanted)), len(wanted), duplicates(records),
                             recovery_s=time.monotonic() - started, revised=len(revised)))
             assert sorted(got) == sorted(wanted), f"run {run + 1}"
