@@ -1,11 +1,17 @@
-"""The alert a verdict becomes: its identity labels, its words as bounded plain-text annotations."""
+"""The alert a verdict becomes: its identity labels, its words as bounded plain-text annotations; a record that is
+no verdict is skipped with a warning, never silently."""
 
 from __future__ import annotations
 
 import json
+import threading
 
-from correlator.adapters.alertmanager import ALERTNAME, ANNOTATION_CHARS, alert_of, labels_of
+import pytest
+
+from correlator.adapters.alertmanager import ALERTNAME, ANNOTATION_CHARS, AlertmanagerClient, alert_of, labels_of
 from correlator.adapters.report_html import page_key
+from correlator.stream.alert_forwarder import AlertForwarder
+from correlator.stream.slackbot import Outcome
 from tests.support.services import ROOT
 
 VERDICT = json.loads(next(line for line in (ROOT / "tests/data/verdicts/recurring.jsonl").read_text().splitlines()
@@ -36,3 +42,9 @@ def test_a_revision_says_so_and_a_report_url_links_the_verdict() -> None:
     alert = alert_of(revised, now_s=0.0, hold_s=60, report_base_url="https://correlator.example.com/")
     assert alert["annotations"]["revision"] == "revision 2: HDFS logs arrived late"
     assert alert["generatorURL"] == f"https://correlator.example.com/verdicts/{page_key(VERDICT['verdict_id'])}"
+
+
+def test_a_record_that_is_no_verdict_is_skipped_and_said(caplog: pytest.LogCaptureFixture) -> None:
+    forwarder = AlertForwarder(AlertmanagerClient("http://127.0.0.1:9"))
+    assert forwarder.deliver({"verdict_id": "x"}, threading.Event()) is Outcome.SKIPPED
+    assert forwarder.stats.skipped == 1 and "skipping a record" in caplog.text

@@ -4,6 +4,7 @@ alert itself)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -12,6 +13,8 @@ from typing import Any
 
 from correlator.adapters.alertmanager import ALERTNAME, AlertmanagerClient, AlertmanagerUnavailable, alert_of, labels_of
 from correlator.stream.slackbot import Outcome, Stats
+
+log = logging.getLogger("correlator.alerts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +41,9 @@ class AlertForwarder:
         try:
             alert = alert_of(verdict, now_s=self.clock_s(), hold_s=self.config.hold_s,
                              report_base_url=self.config.report_base_url)
-        except (KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, AttributeError) as exc:
+            log.warning("skipping a record that is not a verdict this can alert on (%s: %s)", type(exc).__name__,
+                        str(exc)[:200])
             self.stats.count(Outcome.SKIPPED)
             return Outcome.SKIPPED
         delay = self.config.backoff_initial_s
@@ -47,7 +52,9 @@ class AlertForwarder:
                 self.client.post([alert, *self._superseded(verdict, alert)])
                 self.stats.count(Outcome.POSTED)
                 return Outcome.POSTED
-            except AlertmanagerUnavailable:
+            except AlertmanagerUnavailable as exc:
+                if not self.stats.retries % 10:
+                    log.warning("Alertmanager unavailable, retrying in %.0f s: %s", delay, exc)
                 self.stats.retries += 1
                 stop.wait(delay)
                 delay = min(delay * 2, self.config.backoff_max_s)
