@@ -99,6 +99,15 @@ LEGACY_CHECKPOINT_STEPS = (
 _DURING = " during {chk}"
 _WRITTEN = " while {chk} was being written"
 
+def _refusal(code: Code, meaning: str, title: str, steps: tuple[Step, ...], kind: str,
+             seen_in: tuple[str, ...] = ()) -> Cause:
+    """A cause HDFS states when it refuses the write: its one evidence kind is the refusal itself, a root cause at
+    full strength and a moment, and a longer timeout would not have helped (only the restart steps follow);
+    ``seen_in``: the other event types its timeline draws."""
+    return Cause(code, meaning, title, steps, {kind: 1.0}, root=True, checkpoint_steps="restarts",
+                 points=frozenset({kind}), stated=True, timeline_types=frozenset({"hdfs_refusal", *seen_in}))
+
+
 CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
     Cause(
         Code.HDFS_DIRECTORY_SCAN,
@@ -211,7 +220,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         timeline_types=frozenset({"jvm_pause"}),
         periodic="jvm_pause",
     ),
-    Cause(
+    _refusal(
         Code.DATANODE_XCEIVER_LIMIT,
         "a DataNode refused a connection of the write: its transfer threads (`dfs.datanode.max.transfer.threads`) "
         "were all in use (`Xceiver count N exceeds the limit of concurrent xcievers: M`)",
@@ -221,11 +230,9 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "streams open",
                  "dfs.datanode.max.transfer.threads", "{twice_limit}"),
         ),
-        {"refused_xceiver_limit": 1.0},
-        root=True, checkpoint_steps="restarts", points=frozenset({"refused_xceiver_limit"}), stated=True,
-        timeline_types=frozenset({"hdfs_refusal", "dn_write_error", "hdfs_client_error"}),
+        "refused_xceiver_limit", seen_in=("dn_write_error", "hdfs_client_error"),
     ),
-    Cause(
+    _refusal(
         Code.DATANODE_DISK_FULL,
         "a DataNode volume had no space left for the write (`No space left on device`, `DiskOutOfSpaceException`)",
         "HDFS refused the write of {chk}: a DataNode volume was full (logged on {where})",
@@ -235,11 +242,9 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Lower the checkpoints kept (state.checkpoints.num-retained) and clean up orphaned checkpoint "
                  "directories", "state.checkpoints.num-retained"),
         ),
-        {"refused_disk_full": 1.0},
-        root=True, checkpoint_steps="restarts", points=frozenset({"refused_disk_full"}), stated=True,
-        timeline_types=frozenset({"hdfs_refusal", "dn_write_error", "hdfs_client_error"}),
+        "refused_disk_full", seen_in=("dn_write_error", "hdfs_client_error"),
     ),
-    Cause(
+    _refusal(
         Code.HDFS_NO_DATANODES,
         "the NameNode found no DataNode to place the block on (`could only be written to 0 of the 1 minReplication "
         "nodes`), or the client ran out of DataNodes to replace a failed one in its pipeline",
@@ -251,11 +256,9 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "dfs.client.block.write.replace-datanode-on-failure.best-effort = true",
                  "dfs.client.block.write.replace-datanode-on-failure.best-effort", "true"),
         ),
-        {"refused_no_datanodes": 1.0},
-        root=True, checkpoint_steps="restarts", points=frozenset({"refused_no_datanodes"}), stated=True,
-        timeline_types=frozenset({"hdfs_refusal", "hdfs_client_error"}),
+        "refused_no_datanodes", seen_in=("hdfs_client_error",),
     ),
-    Cause(
+    _refusal(
         Code.NAMENODE_SAFE_MODE,
         "the NameNode was in safe mode and refused to create the checkpoint's files (`Name node is in safe mode`)",
         "HDFS refused the write of {chk}: the NameNode was in safe mode (logged on {where})",
@@ -266,11 +269,9 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Keep the NameNode's name directories above dfs.namenode.resource.du.reserved, or it enters safe "
                  "mode on its own", "dfs.namenode.resource.du.reserved"),
         ),
-        {"refused_safe_mode": 1.0},
-        root=True, checkpoint_steps="restarts", points=frozenset({"refused_safe_mode"}), stated=True,
-        timeline_types=frozenset({"hdfs_refusal"}),
+        "refused_safe_mode",
     ),
-    Cause(
+    _refusal(
         Code.NAMENODE_LIMIT,
         "a NameNode limit refused the checkpoint's files (`The directory item limit of … is exceeded`)",
         "HDFS refused the write of {chk}: the directory item limit{of_limit} was reached (logged on {where})",
@@ -280,11 +281,9 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Lower the checkpoints kept (state.checkpoints.num-retained) and clean up orphaned checkpoint "
                  "directories", "state.checkpoints.num-retained"),
         ),
-        {"refused_directory_items": 1.0},
-        root=True, checkpoint_steps="restarts", points=frozenset({"refused_directory_items"}), stated=True,
-        timeline_types=frozenset({"hdfs_refusal"}),
+        "refused_directory_items",
     ),
-    Cause(
+    _refusal(
         Code.HDFS_TOKEN_EXPIRED,
         "the job's HDFS delegation token had expired (`token (HDFS_DELEGATION_TOKEN token N for …) is expired`)",
         "HDFS refused the write of {chk}: the job's delegation token had expired (logged on {where})",
@@ -294,9 +293,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Check dfs.namenode.delegation.token.max-lifetime (default 7 days) against how long the job runs",
                  "dfs.namenode.delegation.token.max-lifetime"),
         ),
-        {"refused_token_expired": 1.0},
-        root=True, checkpoint_steps="restarts", points=frozenset({"refused_token_expired"}), stated=True,
-        timeline_types=frozenset({"hdfs_refusal"}),
+        "refused_token_expired",
     ),
     Cause(
         Code.FLINK_TASK_ERROR,
