@@ -99,6 +99,7 @@ LEGACY_CHECKPOINT_STEPS = (
 _DURING = " during {chk}"
 _WRITTEN = " while {chk} was being written"
 
+
 def _refusal(code: Code, meaning: str, title: str, steps: tuple[Step, ...], kind: str,
              seen_in: tuple[str, ...] = ()) -> Cause:
     """A cause HDFS states when it refuses the write: its one evidence kind is the refusal itself, a root cause at
