@@ -540,9 +540,9 @@ def test_multiline_joiners_keep_every_line(lines: list[str]) -> None:
         assert all(re.match(pattern, record) for record in records[1:] if "\n" in record)
 
 
-def test_the_alerting_rules_read_only_metrics_the_worker_exposes() -> None:
-    """A rule on a metric that was renamed or never existed would stay silent forever: every ``correlator_*`` name in
-    deploy/prometheus/correlator-rules.yml is a series of the worker's registry (counters with ``_total``,
+def test_the_alerting_rules_and_the_dashboard_read_only_metrics_the_worker_exposes() -> None:
+    """A rule or panel on a metric that was renamed or never existed would stay silent forever: every
+    ``correlator_*`` name in deploy/monitoring/ is a series of the worker's registry (counters with ``_total``,
     histograms with ``_bucket``)."""
     from correlator.stream.metrics import WorkerMetrics
 
@@ -550,6 +550,7 @@ def test_the_alerting_rules_read_only_metrics_the_worker_exposes() -> None:
     for family in WorkerMetrics().registry.collect():
         exposed |= {family.name, f"{family.name}_total", f"{family.name}_bucket", f"{family.name}_count",
                     f"{family.name}_sum"}
-    text = (REPO / "deploy" / "prometheus" / "correlator-rules.yml").read_text()
-    used = set(re.findall(r"\bcorrelator_[a-z_]+", text))
-    assert used and used <= exposed, sorted(used - exposed)
+    for name in ("correlator-rules.yml", "correlator-dashboard.json"):
+        text = (REPO / "deploy" / "monitoring" / name).read_text()
+        used = set(re.findall(r"\bcorrelator_[a-z_]+", text))
+        assert used and used <= exposed, (name, sorted(used - exposed))
