@@ -21,12 +21,13 @@ VERDICT = json.loads(next(line for line in (ROOT / "tests/data/verdicts/recurrin
 def test_labels_name_the_verdict_and_its_cause() -> None:
     alert = alert_of(VERDICT, now_s=1_800_000_000.0, hold_s=3600)
     assert alert["labels"] == {"alertname": ALERTNAME, "cluster": "default", "job_id": VERDICT["job_id"],
-                               "code": "HDFS_DIRECTORY_SCAN", "verdict_id": VERDICT["verdict_id"]}
+                               "code": "HDFS_DIRECTORY_SCAN", "hosts": "dn-2.example.com",
+                               "verdict_id": VERDICT["verdict_id"]}
     assert alert["startsAt"] == "2027-01-15T08:00:00.000Z" and alert["endsAt"] == "2027-01-15T09:00:00.000Z"
     assert alert["annotations"]["summary"] == VERDICT["root_cause"]["title"]
     assert alert["annotations"]["remediation"].splitlines()[0] == f"1. {VERDICT['remediation'][0]}"
     assert "revision" not in alert["annotations"] and "generatorURL" not in alert
-    assert labels_of(VERDICT, "INSUFFICIENT_DATA")["code"] == "INSUFFICIENT_DATA"
+    assert labels_of(VERDICT) == alert["labels"]
 
 
 def test_log_text_is_cut_and_stripped_of_control_characters() -> None:

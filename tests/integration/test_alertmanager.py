@@ -2,8 +2,8 @@
 
 Alertmanager routes to a webhook receiver served here (as PagerDuty or Opsgenie receivers would be configured
 instead): verdicts become alerts with their labels and words, a verdict delivered twice is one alert, recurring
-failures of one cause in one job are one notification group, and a revision that changed the code resolves the
-earlier code's alert. The Alertmanager process is started with its own config and storage and stopped by its pid.
+failures of one cause in one job are one notification group, and a revision that changed the code or the hosts
+resolves the earlier revision's alert. The Alertmanager process is started with its own config and storage and stopped by its pid.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_verdicts_become_alerts_and_notifications(alertmanager: tuple[str, Webho
     assert len(groups) == len({(v["cluster"], v["job_id"], v["root_cause"]["code"]) for v in verdicts})
 
 
-def test_a_revision_with_another_code_resolves_the_earlier_alert(alertmanager: tuple[str, Webhook],
+def test_a_revision_with_another_code_or_host_resolves_the_earlier_alert(alertmanager: tuple[str, Webhook],
                                                                    tmp_path: Path) -> None:
     url, hook = alertmanager
     first = json.loads(next(line for line in VERDICTS.read_text().splitlines() if line.startswith("{")))
@@ -142,6 +142,10 @@ def test_a_revision_with_another_code_resolves_the_earlier_alert(alertmanager: t
     assert active[0]["annotations"]["revision"] == "revision 1: HDFS logs arrived late"
     resolved = _until(lambda: hook.alerts("resolved"))
     assert [a["labels"]["code"] for a in resolved] == ["INSUFFICIENT_DATA"]
+    moved = {**revised, "revision": 2, "root_cause": {**first["root_cause"], "hosts": ["dn-3.example.com"]}}
+    path.write_text(json.dumps(moved) + "\n")  # the same code on another host: the revision-1 alert ends too
+    assert _forward(url, path).returncode == 0
+    assert _until(lambda: [a["labels"]["hosts"] for a in _alerts(url)] == ["dn-3.example.com"])
 
 
 def test_an_alertmanager_that_is_down_is_waited_for_not_skipped(tmp_path: Path) -> None:

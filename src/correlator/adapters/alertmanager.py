@@ -1,13 +1,14 @@
 """Verdicts as Alertmanager alerts: on-call keeps its routing (PagerDuty, Opsgenie, e-mail, webhooks) in Alertmanager.
 
-One alert per verdict. Its labels name it — ``alertname``, ``cluster``, ``job_id``, ``code``, ``verdict_id`` — so
+One alert per verdict. Its labels name it — ``alertname``, ``cluster``, ``job_id``, ``code``, ``hosts`` (of the
+cause: the DataNode, NameNode or TaskManager, comma-separated), ``verdict_id`` — so
 Alertmanager's own deduplication makes a verdict delivered twice one alert, and ``group_by: [cluster, job_id, code]``
 gathers a job's recurring failures of one cause into one notification, as the Slack bot's incidents do. The
 annotations carry what the verdict says: title, explanation, remediation, hosts, the failed checkpoint.
 
 A verdict is an event, not a condition Alertmanager could watch: the alert starts when it is delivered and ends
-``hold_s`` later. A revision whose code changed resolves the earlier code's alert (found by asking Alertmanager for
-the verdict's active alerts), so on-call is never left with the cause that turned out wrong.
+``hold_s`` later. A revision whose code or hosts changed resolves the earlier revision's alert (found by asking
+Alertmanager for the verdict's active alerts), so on-call is never left with the cause that turned out wrong.
 
 Log text reaches the annotations: it is cut to a bounded length with control characters removed; receivers render
 annotations through their own templates. Delivery and its retries are ``stream/alert_forwarder.py``'s.
@@ -47,13 +48,14 @@ def _iso(epoch_s: float) -> str:
     return datetime.fromtimestamp(epoch_s, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def labels_of(verdict: Mapping[str, Any], code: str | None = None) -> dict[str, str]:
-    """The alert's identity; ``code`` replaces the verdict's own (an earlier revision's alert)."""
+def labels_of(verdict: Mapping[str, Any]) -> dict[str, str]:
+    """The alert's identity: the verdict, and what a route matches on (cluster, job, code, the hosts of the cause)."""
     return {
         "alertname": ALERTNAME,
         "cluster": _clean(verdict.get("cluster") or "default", 200),
         "job_id": _clean(verdict.get("job_id") or "unknown", 200),
-        "code": code or _clean(verdict["root_cause"]["code"], 100),
+        "code": _clean(verdict["root_cause"]["code"], 100),
+        "hosts": _clean(",".join(sorted(verdict["root_cause"].get("hosts") or ())), 500),
         "verdict_id": _clean(verdict["verdict_id"], 200),
     }
 

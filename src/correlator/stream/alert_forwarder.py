@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from correlator.adapters.alertmanager import ALERTNAME, AlertmanagerClient, AlertmanagerUnavailable, alert_of, labels_of
+from correlator.adapters.alertmanager import ALERTNAME, AlertmanagerClient, AlertmanagerUnavailable, alert_of
 from correlator.stream.slackbot import Outcome, Stats
 
 log = logging.getLogger("correlator.alerts")
@@ -61,15 +61,14 @@ class AlertForwarder:
         return None
 
     def _superseded(self, verdict: Mapping[str, Any], alert: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """Earlier revisions' alerts of this verdict under another code, ended now."""
+        """Earlier revisions' alerts of this verdict under other labels (code or hosts), ended now."""
         if not verdict.get("revision"):
             return []
-        code = alert["labels"]["code"]
         ended = alert["startsAt"]
-        return [{"labels": labels_of(verdict, old["labels"]["code"]), "annotations": old.get("annotations") or {},
+        return [{"labels": old["labels"], "annotations": old.get("annotations") or {},
                  "startsAt": old.get("startsAt") or ended, "endsAt": ended}
                 for old in self.client.active({"alertname": ALERTNAME, "verdict_id": alert["labels"]["verdict_id"]})
-                if old.get("labels", {}).get("code") not in (None, code)]
+                if isinstance(old.get("labels"), dict) and old["labels"] != alert["labels"]]
 
     def sweep(self) -> int:
         return 0
