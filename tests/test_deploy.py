@@ -292,11 +292,13 @@ class TestKubernetes:
         assert set(resources) == manifests
 
     def test_workloads(self, k8s_docs: list[dict[str, Any]]) -> None:
-        """A worker StatefulSet, a Slack bot Deployment and a topics Job run registered commands."""
+        """A worker StatefulSet, a Slack bot and an Alertmanager forwarder Deployment and a topics Job run registered
+        commands."""
         commands = {name: spec["containers"][0]["args"] for name, spec in self.pod_specs(k8s_docs).items()}
         assert commands == {
             "correlator-worker": ["worker"],
             "correlator-slack": ["slack"],
+            "correlator-alerts": ["alerts"],
             "correlator-topics": ["topics", "apply"],
         }
         assert all(args[0] in COMMANDS for args in commands.values())
