@@ -160,7 +160,9 @@ def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int |
 def write_incident_corpus(path: str, size_mb: int, *, host: int = 1, step_back: bool = True) -> tuple[int, int]:
     """One DataNode's bad-day log of about ``size_mb`` MiB, its clock stepping back a third in unless ``step_back``
     is false (the same day otherwise: what the step costs is the difference). Returns (bytes, lines)."""
-    third = size_mb * 1024 * 1024 // 3 // 250 if step_back else 1 << 62  # ~250 bytes a line
+    sample = list(incident_lines(host, 10_000, step_back_at=1 << 62))
+    line_bytes = sum(map(len, sample)) / len(sample) + 1  # the corpus's own mean line, newline included
+    third = int(size_mb * 1024 * 1024 / 3 / line_bytes) if step_back else 1 << 62
     return write_lines(path, size_mb, incident_lines(host, 1 << 62, step_back_at=third))
 
 

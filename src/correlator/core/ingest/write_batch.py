@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from correlator.core.ingest.write_lines import WriteLines, WriteReader
+from correlator.core.ingest.writes import bytes_at
 
 OBSERVE, OPEN, CLOSE = 0, 1, 2
 """Kinds of step; at one offset an observation comes first, as the line-by-line path observes before deciding."""
@@ -192,7 +193,7 @@ def _big_blocks(block: bytes, pairs: set[bytes], opened_at: Mapping[bytes, int],
                 durations: Mapping[bytes, bytes], stamp_at: StampAt, floor: int, before_ms: int) -> set[bytes]:
     """Slow pairs that are big blocks, not stalls (the tracker's ``_sized``): they took under ``before_ms`` by their
     stamps and their clienttrace duration, and their ``bytes`` needed that long at ``floor`` bytes per ms. On a
-    sick cluster's DataNode a quarter of the writes are such blocks; judged here they never become steps."""
+    sick cluster's DataNode big blocks are a large share of the writes; judged here they never become steps."""
     big: set[bytes] = set()
     for raw in pairs:
         o = block.rfind(b"\n", 0, opened_at[raw]) + 1
@@ -204,18 +205,6 @@ def _big_blocks(block: bytes, pairs: set[bytes], opened_at: Mapping[bytes, int],
         if took < before_ms and took * floor <= bytes_at(block, c):
             big.add(raw)
     return big
-
-
-def bytes_at(block: bytes, start: int) -> int:
-    """The clienttrace's ``bytes: N`` of the line starting at ``start``, as ``writes._bytes`` reads it from its text."""
-    end = block.find(b"\n", start)
-    end = len(block) if end < 0 else end
-    at = block.find(b"bytes: ", start, end)
-    if at < 0:
-        return 0
-    comma = block.find(b",", at, end)
-    digits = block[at + 7:end if comma < 0 else comma].strip()
-    return int(digits) if digits.isdigit() else 0
 
 
 STEP_SAMPLES = 16

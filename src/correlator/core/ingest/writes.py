@@ -298,6 +298,18 @@ def duration_at(data: bytes, start: int, end: int) -> int:
     return int(digits) // 1_000_000 if digits.isdigit() else 0
 
 
+def bytes_at(data: bytes, start: int) -> int:
+    """``_bytes`` of the line starting at ``start`` of ``data``, read from its bytes."""
+    end = data.find(b"\n", start)
+    end = len(data) if end < 0 else end
+    at = data.find(b"bytes: ", start, end)
+    if at < 0:
+        return 0
+    comma = data.find(b",", at, end)
+    digits = data[at + 7:end if comma < 0 else comma].strip()
+    return int(digits) if digits.isdigit() else 0
+
+
 def _block_id(text: str) -> str | None:
     """``blk_<id>`` without the generation stamp (a recovery bumps it between start and end)."""
     at = text.find("blk_")
