@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -29,9 +26,8 @@ def alerts(settings: Settings, verdicts_file: Path | None, once: bool) -> None:
     routes take it to PagerDuty, Opsgenie, e-mail or a webhook."""
     from correlator.adapters import logs
     from correlator.adapters.alertmanager import AlertmanagerClient, AlertRejected
-    from correlator.cli.slack import stop_on_signals
+    from correlator.cli.feeds import feed_verdicts
     from correlator.stream.alert_forwarder import AlertForwarder, ForwarderConfig
-    from correlator.stream.slack_feed import run_file, run_kafka
 
     if not logging.getLogger().handlers:
         logs.configure(settings.log_level)
@@ -40,17 +36,8 @@ def alerts(settings: Settings, verdicts_file: Path | None, once: bool) -> None:
     forwarder = AlertForwarder(AlertmanagerClient(settings.alertmanager_url),
                                ForwarderConfig(hold_s=settings.alert_hold_min * 60.0,
                                                report_base_url=settings.report_base_url))
-    stop = threading.Event()
-    previous = stop_on_signals(stop)
     try:
-        if verdicts_file is not None:
-            stats = run_file(forwarder, verdicts_file, stop)
-        else:
-            consumer: dict[str, Any] = settings.kafka_client(**{"group.id": settings.alerts_group})
-            stats = run_kafka(forwarder, consumer, settings.topic_verdicts, follow=not once, stop=stop)
+        stats = feed_verdicts(forwarder, settings, verdicts_file, group=settings.alerts_group, follow=not once)
     except AlertRejected as exc:
         raise RuntimeFailure(f"Alertmanager refused the alerts: {exc}") from None
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
     click.echo(f"alerts posted {stats.posted}, skipped {stats.skipped}, retries {stats.retries}", err=True)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +45,7 @@ def slack(
     """Post verdicts to Slack: one message per incident, recurrences as replies in its thread."""
     from correlator.adapters.redis_incidents import RedisIncidentStore
     from correlator.adapters.slack import RetryPolicy, SlackPoster, SlackRejected
-    from correlator.stream.slack_feed import run_file, run_kafka
+    from correlator.cli.feeds import feed_verdicts
     from correlator.stream.slackbot import BotConfig, SlackBot
 
     from correlator.adapters import logs
@@ -70,20 +68,12 @@ def slack(
         quiet_ms=settings.slack_resolve_after_min * 60_000, backoff_initial_s=settings.slack_retry_backoff_s
     )
     bot = SlackBot(store, poster, config, timelines=_timelines(settings, poster))
-    stop = threading.Event()
-    previous = stop_on_signals(stop)
     try:
-        if verdicts_file is not None:
-            stats = run_file(bot, verdicts_file, stop)
-        else:
-            consumer: dict[str, Any] = settings.kafka_client(**{"group.id": settings.slack_group})
-            stats = run_kafka(bot, consumer, settings.topic_verdicts, follow=not once, stop=stop)
+        stats = feed_verdicts(bot, settings, verdicts_file, group=settings.slack_group, follow=not once)
     except SlackRejected as exc:
         raise RuntimeFailure(str(exc)) from None
     finally:
         store.close()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
     click.echo(f"posted {stats.posted}, duplicates {stats.duplicates}, skipped {stats.skipped}", err=True)
 
 
@@ -97,10 +87,3 @@ def _timelines(settings: Settings, poster: Any) -> Any:
     ledger = FileLedger(settings.redis_url.get_secret_value(), settings.slack_namespace)
     return TimelineFiles(ledger, poster, owner=default_owner(), zone=settings.tz,
                          report_base_url=settings.report_base_url)
-
-
-def stop_on_signals(stop: threading.Event) -> dict[int, Any]:
-    """SIGTERM/SIGINT finish the verdict in hand, then stop; returns the handlers to put back."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    return {signum: signal.signal(signum, lambda *_: stop.set()) for signum in (signal.SIGTERM, signal.SIGINT)}

@@ -1,0 +1,39 @@
+"""What ``correlator slack`` and ``correlator alerts`` share: read verdicts from a JSONL file or the verdict topic into
+a sink until the end (``--once``) or a signal."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from correlator.config import Settings
+
+if TYPE_CHECKING:
+    from correlator.stream.slack_feed import VerdictSink
+    from correlator.stream.slackbot import Stats
+
+
+def feed_verdicts(sink: VerdictSink, settings: Settings, verdicts_file: Path | None, *, group: str,
+                  follow: bool) -> Stats:
+    """Every verdict into ``sink``; SIGTERM/SIGINT finish the verdict in hand, then stop (handlers restored after)."""
+    from correlator.stream.slack_feed import run_file, run_kafka
+
+    stop = threading.Event()
+    previous = stop_on_signals(stop)
+    try:
+        if verdicts_file is not None:
+            return run_file(sink, verdicts_file, stop)
+        consumer: dict[str, Any] = settings.kafka_client(**{"group.id": group})
+        return run_kafka(sink, consumer, settings.topic_verdicts, follow=follow, stop=stop)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def stop_on_signals(stop: threading.Event) -> dict[int, Any]:
+    """SIGTERM/SIGINT set ``stop``; returns the handlers to put back."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.signal(signum, lambda *_: stop.set()) for signum in (signal.SIGTERM, signal.SIGINT)}
