@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from correlator.adapters.report_html import page_key
+from correlator.core.incidents import incident_key
 
 ALERTNAME = "FlinkCheckpointRootCause"
 ANNOTATION_CHARS = 2_000
@@ -49,12 +50,14 @@ def _iso(epoch_s: float) -> str:
 
 
 def labels_of(verdict: Mapping[str, Any]) -> dict[str, str]:
-    """The alert's identity: the verdict, and what a route matches on (cluster, job, code, the hosts of the cause)."""
+    """The alert's identity: the verdict, its incident's key (the Slack bot's grouping: cluster, job, code) and the
+    hosts of the cause, which routes match on."""
+    key = incident_key(verdict)
     return {
         "alertname": ALERTNAME,
-        "cluster": _clean(verdict.get("cluster") or "default", 200),
-        "job_id": _clean(verdict.get("job_id") or "unknown", 200),
-        "code": _clean(verdict["root_cause"]["code"], 100),
+        "cluster": _clean(key.cluster, 200),
+        "job_id": _clean(key.job_id or "unknown", 200),
+        "code": _clean(key.cause, 100),
         "hosts": _clean(",".join(sorted(verdict["root_cause"].get("hosts") or ())), 500),
         "verdict_id": _clean(verdict["verdict_id"], 200),
     }

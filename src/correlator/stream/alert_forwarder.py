@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from correlator.adapters.alertmanager import ALERTNAME, AlertmanagerClient, AlertmanagerUnavailable, alert_of
+from correlator.core.incidents import VerdictShapeError
 from correlator.stream.slackbot import Outcome, Stats
 
 log = logging.getLogger("correlator.alerts")
@@ -41,7 +42,7 @@ class AlertForwarder:
         try:
             alert = alert_of(verdict, now_s=self.clock_s(), hold_s=self.config.hold_s,
                              report_base_url=self.config.report_base_url)
-        except (KeyError, TypeError, AttributeError) as exc:
+        except (KeyError, TypeError, AttributeError, VerdictShapeError) as exc:
             log.warning("skipping a record that is not a verdict this can alert on (%s: %s)", type(exc).__name__,
                         str(exc)[:200])
             self.stats.count(Outcome.SKIPPED)
