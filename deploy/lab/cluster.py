@@ -341,12 +341,13 @@ class Cluster:
         wait_for(jm_log, re.compile(r"Registering TaskManager with ResourceID|Registered TaskManager"), 120,
                  self.procs[-2])
 
-    def submit(self, trigger: Path) -> str:
+    def submit(self, trigger: Path, args: tuple[str, ...] = ()) -> str:
         """`flink run -d` through the real CliFrontend; returns the job id it printed."""
         conf = Path(self.flink_env["FLINK_CONF_DIR"])
         log = self.logs / f"flink-{USER}-client-lab-jm.log"
         cmd = self._flink_java(conf, log, ["-Xmx256m"], "org.apache.flink.client.cli.CliFrontend",
-                               ["run", "-d", "-c", "lab.LabJob", str(self.jars.flink_job), "--trigger", str(trigger)],
+                               ["run", "-d", "-c", "lab.LabJob", str(self.jars.flink_job), "--trigger", str(trigger),
+                                *args],
                                "log4j-cli.properties")
         out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **self.flink_env}, timeout=180,
                              cwd=self.run_dir)

@@ -65,7 +65,7 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
         say(f"{scenario.name}: HDFS up ({time.monotonic() - t0:.0f}s)")
         fault.prepare(lambda msg: say(f"{scenario.name}: {msg}"))
         cluster.start_flink()
-        job = cluster.submit(trigger)
+        job = cluster.submit(trigger, scenario.job_args)
         say(f"{scenario.name}: Flink up, job {job} submitted ({time.monotonic() - t0:.0f}s)")
         jobs = JobLog(cluster.jobmanager().log, cluster)
         jobs.wait(COMPLETED, 180)
@@ -95,7 +95,7 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
         fault.settle(start)
         jobs.wait(COMPLETED, 60)  # one more after the recovery: every log runs past the failure's aftermath
         time.sleep(2)
-        result = {**truth(scenario, hadoop, flink, cluster, start, end, failed, attempts), **fault.scan_truth()}
+        result = {**truth(scenario, hadoop, flink, cluster, start, end, failed, attempts, jobs), **fault.scan_truth()}
         (run_dir / "truth.json").write_text(json.dumps(result, indent=2) + "\n")
         return result, cluster.logs
     finally:

@@ -113,13 +113,14 @@ class Stack:
 
     def topics(self) -> dict[str, str]:
         return {n: f"{n}.{self.suffix}" for n in ("logs.flink", "logs.hdfs", "correlator.events",
-                                                 "correlator.verdicts", "correlator.deadletter")}
+                                                 "correlator.verdicts", "correlator.risks", "correlator.deadletter")}
 
     def env(self) -> dict[str, str]:
         t = self.topics()
         return {**os.environ, "CORRELATOR_BOOTSTRAP_SERVERS": self.broker,
                 "CORRELATOR_TOPIC_LOGS_FLINK": t["logs.flink"], "CORRELATOR_TOPIC_LOGS_HDFS": t["logs.hdfs"],
                 "CORRELATOR_TOPIC_EVENTS": t["correlator.events"], "CORRELATOR_TOPIC_VERDICTS": t["correlator.verdicts"],
+                "CORRELATOR_TOPIC_RISKS": t["correlator.risks"],
                 "CORRELATOR_TOPIC_DEADLETTER": t["correlator.deadletter"], "CORRELATOR_TOPICS_DIR": str(ROOT / "topics"),
                 "CORRELATOR_WORKER_ID": f"correlator-{self.suffix}", "CORRELATOR_LOOKAHEAD_MS": str(LOOKAHEAD_MS),
                 "CORRELATOR_IDLE_TIMEOUT_MS": str(IDLE_TIMEOUT_MS),
@@ -166,34 +167,61 @@ class Stack:
 
 
 class Verdicts:
-    """Reads the verdict topic as the worker writes it, noting when each verdict arrived."""
+    """Reads the verdict and risk topics as the worker writes them, noting when each record arrived."""
 
     def __init__(self, stack: Stack) -> None:
         from confluent_kafka import Consumer
 
         self.c = Consumer({"bootstrap.servers": stack.broker, "group.id": f"lab-reader-{stack.suffix}",
                            "auto.offset.reset": "earliest", "enable.auto.commit": False})
-        self.c.subscribe([stack.topics()["correlator.verdicts"]])
+        self.c.subscribe([stack.topics()["correlator.verdicts"], stack.topics()["correlator.risks"]])
         self.seen: list[tuple[float, dict[str, Any]]] = []
+        self.risks: list[dict[str, Any]] = []
 
     def poll(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             msg = self.c.poll(0.5)
             if msg is not None and msg.error() is None:
-                self.seen.append((time.time(), json.loads(msg.value())))
+                record = json.loads(msg.value())
+                if record.get("schema") == "correlator.risk/v1":
+                    self.risks.append(record)
+                else:
+                    self.seen.append((time.time(), record))
 
     def of(self, cluster: str) -> list[tuple[float, dict[str, Any]]]:
         return [(t, v) for t, v in self.seen if v.get("cluster") == cluster]
+
+    def risks_of(self, cluster: str) -> list[dict[str, Any]]:
+        return [r for r in self.risks if r.get("cluster") == cluster]
 
     def close(self) -> None:
         self.c.close()
 
 
-def judge(truth: dict[str, Any], verdicts: list[tuple[float, dict[str, Any]]]) -> dict[str, Any]:
+def judge_risks(truth: dict[str, Any], risks: list[dict[str, Any]]) -> list[str]:
+    """An early warning where the truth expects one (raised before the first failure, its predicted expiry within
+    one trigger spacing of it); none anywhere else."""
+    raised = [r for r in risks if r["status"] == "raised"]
+    want = truth.get("risk")
+    if not want:
+        return [f"risk {r['risk_id']} raised at {r['as_of']} where none was expected" for r in raised]
+    first = datetime_of(want["first_failure"]) * 1000
+    before = [r for r in raised if r["as_of_ms"] < first]
+    if not before:
+        return [f"no risk raised before the first failure at {want['first_failure']}"]
+    miss = abs(before[0]["expiry_at_ms"] - first)
+    if miss > want["trigger_spacing_ms"]:
+        return [f"risk predicted the expiry {miss / 1000:.1f} s away from the real one (spacing "
+                f"{want['trigger_spacing_ms'] / 1000:.1f} s)"]
+    return []
+
+
+def judge(truth: dict[str, Any], verdicts: list[tuple[float, dict[str, Any]]],
+          risks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The fixture test's assertions, on what the worker published."""
     by_ckpt = {(v["job_id"], int(v["checkpoint_id"])): (t, v) for t, v in verdicts}
-    problems = []
+    problems = judge_risks(truth, risks or [])
     for f in truth["failed_checkpoints"]:
         if (f["job_id"], int(f["checkpoint_id"])) not in by_ckpt:
             problems.append(f"no verdict for checkpoint {f['checkpoint_id']}")
@@ -283,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             got = reader.of(cluster)
             fault_end = datetime_of(truth["fault"]["end"])
             rows.append({"truth": truth, "verdicts": [v for _, v in got], "delays": [t - fault_end for t, _ in got],
-                         "judged": judge(truth, got), "shipped_until": end})
+                         "judged": judge(truth, got, reader.risks_of(cluster)), "shipped_until": end,
+                         "risks": reader.risks_of(cluster)})
             say(f"{name}: {len(got)} verdict(s); {'as expected' if rows[-1]['judged']['ok'] else rows[-1]['judged']['problems']}")
         reader.close()
     finally:

@@ -23,8 +23,15 @@ from trim import json_record, json_time
 
 FAULT_SECONDS = 30.0
 DELAY_MS = {"slow-disk": 2000, "slow-pipeline": 2000}
+THROTTLE_MS = 10
+"""state-growth: every block write on every DataNode sleeps this long first: a steady, modest disk (a few MB/s for a
+checkpoint, never one slow-write warning), so that it is the state's growth that brings the upload to the timeout."""
+GROW_BYTES = 100
+"""state-growth: bytes each record adds to its key's state (2000 records/s: about 12 MB a minute)."""
+GROWTH_TIMEOUT = 600.0
 
 TRIGGERED = re.compile(r"Triggering checkpoint (\d+) .*for job ([0-9a-f]{32})")
+TRIGGER_AT = re.compile(r"Triggering checkpoint (\d+) .*@ (\d+) for job ([0-9a-f]{32})")
 COMPLETED = re.compile(r"Completed checkpoint (\d+) for job ([0-9a-f]{32})")
 FAILED = (
     (re.compile(r"Checkpoint (\d+) of job ([0-9a-f]{32}) expired before completing"), "expired"),
@@ -69,6 +76,10 @@ class Scenario:
     """A DataNode given millions of replicas before Flink starts, so that each of its directory scans is long."""
     scan_outside_writes: bool = False
     """That DataNode has no room for new blocks (outside every pipeline); Flink's client then writes 2 replicas."""
+    job_args: tuple[str, ...] = ()
+    """More arguments of the lab's job (`LabJob`)."""
+    warns: bool = False
+    """An early warning (a `risk` record) must come before the first failure."""
 
     def flink_hdfs(self) -> dict[str, object]:
         return {"dfs.replication": 2} if self.scan_outside_writes else {}
@@ -100,6 +111,8 @@ SCENARIOS = {s.name: s for s in (
     Scenario("slow-pipeline", "slow-pipeline", "lab-dn2", lambda _h: "HDFS_SLOW_PIPELINE"),
     Scenario("task-error", "user-exception", None, lambda _h: "FLINK_TASK_ERROR"),
     Scenario("safe-mode", "safe-mode", "lab-nn", lambda _h: "NAMENODE_SAFE_MODE"),
+    Scenario("state-growth", "state-growth", None, lambda _h: "FLINK_STATE_GROWTH",
+             job_args=("--grow", str(GROW_BYTES)), warns=True),
     Scenario("scanner-differences", "block-files-removed", "lab-dn3", lambda _h: None, retain_checkpoints=True),
     Scenario("directory-scan", "directory-scan", "lab-dn2", _scan_code, scan_host="lab-dn2"),
     Scenario("directory-scan-harmless", "sigstop", "lab-dn1", lambda _h: "DATANODE_JVM_PAUSE", scan_host="lab-dn2",
@@ -140,6 +153,17 @@ class JobLog:
                 raise LabError(f"the JobManager exited; see {self.path}")
             time.sleep(0.2)
         raise LabError(f"timed out after {timeout:.0f}s waiting for /{pattern.pattern}/ in {self.path}")
+
+    def trigger_spacing_ms(self, job_id: str, checkpoint_id: int) -> int | None:
+        """How long after the trigger before it a checkpoint was triggered (each `@ <ms>` is exact): the step in
+        which a prediction of its failure can be right."""
+        at: dict[int, int] = {}
+        for raw in self.path.read_bytes().splitlines():
+            m = TRIGGER_AT.search(raw.decode("utf-8", "replace"))
+            if m and m.group(3) == job_id:
+                at[int(m.group(1))] = int(m.group(2))
+        before = [c for c in at if c < checkpoint_id]
+        return at[checkpoint_id] - at[max(before)] if checkpoint_id in at and before else None
 
     def failures(self, since: float) -> list[dict[str, object]]:
         """Checkpoints the JobManager logged as failed at or after `since` (epoch seconds), first reason each."""
@@ -246,6 +270,9 @@ class Fault:
             self.held, self.scan_at = None, self.target_proc().log.stat().st_size
         elif kind == "safe-mode":  # an operator's `hdfs dfsadmin -safemode enter`: the NameNode refuses every write
             self.cluster.dfsadmin("-safemode", "enter")
+        elif kind == "state-growth":  # the job's state grows from its start; the disks become steady and modest
+            for host in self._datanodes():
+                self._switch("slow-disk", str(THROTTLE_MS), host)
 
     def hold(self, jobs: JobLog) -> None:
         """How long the fault lasts: 30 s, or until the user exception was declined, or the scan that found it, or
@@ -258,6 +285,9 @@ class Fault:
                      proc.log.stat().st_size)
         elif self.s.kind == "directory-scan":
             self.held = replicas.wait_hold(self.target_proc(), self.scan_at)
+        elif self.s.kind == "state-growth":  # until the growing upload outlasts the timeout
+            jobs.wait(re.compile(r"expired before completing|Failed to trigger or complete checkpoint"),
+                      GROWTH_TIMEOUT)
         else:
             time.sleep(FAULT_SECONDS)
 
@@ -273,16 +303,22 @@ class Fault:
             self.trigger.unlink(missing_ok=True)
         elif kind == "safe-mode":
             self.cluster.dfsadmin("-safemode", "leave")
+        elif kind == "state-growth":
+            for host in self._datanodes():
+                self._unswitch("slow-disk", host)
 
-    def _switch(self, name: str, content: str) -> None:
-        d = self.cluster.control[self.s.target]  # type: ignore[index]
+    def _datanodes(self) -> list[str]:
+        return [p.host for p in self.cluster.datanodes()]
+
+    def _switch(self, name: str, content: str, host: str | None = None) -> None:
+        d = self.cluster.control[host or self.s.target]  # type: ignore[index]
         d.mkdir(parents=True, exist_ok=True)
         tmp = d / f".{name}"
         tmp.write_text(content)
         tmp.rename(d / name)
 
-    def _unswitch(self, name: str) -> None:
-        (self.cluster.control[self.s.target] / name).unlink(missing_ok=True)  # type: ignore[index]
+    def _unswitch(self, name: str, host: str | None = None) -> None:
+        (self.cluster.control[host or self.s.target] / name).unlink(missing_ok=True)  # type: ignore[index]
 
     def _remove_block_files(self) -> None:
         """Delete finalized block data files (not their .meta) on the target DataNode, as a disk mishap would."""
@@ -296,7 +332,8 @@ class Fault:
 
 
 def truth(scenario: Scenario, hadoop: str, flink: str, cluster: Cluster, start: float, end: float,
-          failed: list[dict[str, object]], attempts: list[dict[str, str]]) -> dict[str, object]:
+          failed: list[dict[str, object]], attempts: list[dict[str, str]],
+          jobs: JobLog | None = None) -> dict[str, object]:
     target = next((p for p in cluster.procs if p.host == scenario.target), None)
     code = scenario.expected(hadoop)
     hosts = [scenario.target] if scenario.target else []
@@ -310,4 +347,13 @@ def truth(scenario: Scenario, hadoop: str, flink: str, cluster: Cluster, start: 
         "expected": [] if code is None else [
             {"job_id": f["job_id"], "checkpoint_id": f["checkpoint_id"], "code": code, "hosts": hosts}
             for f in failed],
+        **({"risk": _risk_truth(failed, jobs)} if scenario.warns and jobs is not None else {}),
     }
+
+
+def _risk_truth(failed: list[dict[str, object]], jobs: JobLog) -> dict[str, object]:
+    """What an early warning must meet: raised before the first failure, its predicted expiry within one trigger
+    spacing of that failure."""
+    first = min(failed, key=lambda f: str(f["at"])) if failed else None
+    spacing = jobs.trigger_spacing_ms(str(first["job_id"]), int(str(first["checkpoint_id"]))) if first else None
+    return {"expected": True, "first_failure": first["at"] if first else None, "trigger_spacing_ms": spacing}

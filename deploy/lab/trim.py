@@ -8,6 +8,7 @@ its object) is trimmed by the same rule, each line one record timed by its `@tim
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -15,6 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 LIMIT = 120_000
+GZIP_OVER = 1_000_000
+"""A trimmed log still larger than this is kept gzipped (`<name>.log.gz`, as logrotate keeps a rotation): the HDFS
+client of a run whose disks crawl warns about every slow ack, thousands of lines the analysis reads as they are."""
 HEAD_RECORDS = 60
 LEAD_SECONDS = 30.0
 STAMP = re.compile(rb"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
@@ -87,5 +91,9 @@ def copy_trimmed(logs: Path, dest: Path, truth: dict[str, object]) -> None:
     first = min(datetime.fromisoformat(str(a["start"]).replace("Z", "+00:00")).timestamp() for a in attempts)
     for log in sorted(logs.iterdir()):
         if DAEMON_LOG.match(log.name):
-            (dest / log.name).write_bytes(trimmed(log.read_bytes(), first - LEAD_SECONDS))
+            data = trimmed(log.read_bytes(), first - LEAD_SECONDS)
+            if len(data) > GZIP_OVER:
+                (dest / f"{log.name}.gz").write_bytes(gzip.compress(data, mtime=0))
+            else:
+                (dest / log.name).write_bytes(data)
     (dest / "truth.json").write_text(json.dumps(truth, indent=2) + "\n")

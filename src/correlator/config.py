@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     topic_logs_hdfs: str = Field("logs.hdfs", description="input topic of Hadoop log lines")
     topic_events: str = Field("correlator.events", description="topic of parsed events, keyed by cluster")
     topic_verdicts: str = Field("correlator.verdicts", description="topic of verdicts, keyed by cluster + job")
+    topic_risks: str = Field("correlator.risks", description="topic of early warnings (risk records), keyed by cluster + job")
     topic_deadletter: str = Field("correlator.deadletter", description="topic of records that could not be parsed")
 
     # --- Redis / Slack -----------------------------------------------------------------------------------------

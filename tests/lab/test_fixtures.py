@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,17 @@ FILE_HOST = re.compile(r"^(?:hadoop|flink)-.+-(?:namenode|datanode|standaloneses
                        r"-(?P<host>.+)\.log$")
 
 
+RISKS: dict[Path, list[dict[str, Any]]] = {}
+"""Each run's early-warning records, from the same `analyze --risks` as its verdicts."""
+
+
 def _analyze(run: Path) -> list[dict[str, Any]]:
-    """`correlator analyze <dir>`, in process."""
-    result = CliRunner().invoke(cli, ["analyze", str(run)], catch_exceptions=False)
+    """`correlator analyze --risks <dir>`, in process: the verdicts (the risks go to ``RISKS``)."""
+    result = CliRunner().invoke(cli, ["analyze", "--risks", str(run)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    records = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    RISKS[run] = [r for r in records if r["schema"] == "correlator.risk/v1"]
+    return [r for r in records if r["schema"] == "correlator.verdict/v1"]
 
 
 @pytest.fixture(scope="module", params=RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
@@ -133,3 +140,24 @@ def test_an_outlook_uses_only_what_was_logged_before_it(
         for w in outlook["windows"]:
             assert w["last"] is None or w["last"] <= outlook["as_of"], (outlook["as_of"], w)
             assert w["expected"] is None or w["expected"] > outlook["as_of"], (outlook["as_of"], w)
+
+
+def test_an_early_warning_only_where_the_truth_expects_one(
+        run: tuple[dict[str, Any], list[dict[str, Any]], Path]) -> None:
+    """Where the state grew toward the timeout, a risk is raised at least two checkpoints before the first failure,
+    and its last prediction before the failure is within one trigger spacing of it; on every other real run (faults
+    that strike at once, the controls) no risk is raised at all."""
+    truth, _, path = run
+    raised = [r for r in RISKS[path] if r["status"] == "raised"]
+    want = truth.get("risk")
+    if not want:
+        assert not raised, [(r["as_of"], r["headline"]) for r in raised]
+        return
+    first_ms = datetime.fromisoformat(want["first_failure"].replace("Z", "+00:00")).timestamp() * 1000
+    spacing = want["trigger_spacing_ms"]
+    before = [r for r in raised if r["as_of_ms"] < first_ms - 2 * spacing]
+    assert before, f"no risk raised two checkpoints before the first failure at {want['first_failure']}: {RISKS[path]}"
+    states = [r for r in RISKS[path] if r["risk_id"] == before[0]["risk_id"]]
+    last = [r for r in states if r["status"] in ("raised", "updated") and r["as_of_ms"] < first_ms][-1]
+    assert abs(last["expiry_at_ms"] - first_ms) <= spacing, (last["as_of"], last["expiry_at_ms"] - first_ms)
+    assert states[-1]["status"] == "superseded", [r["status"] for r in states]

@@ -186,3 +186,25 @@ class TestOperations:
         time.sleep(2)
         assert worker.stop() == 0
         assert stack.committed_lag("logs_hdfs", stack.env["CORRELATOR_WORKER_ID"] + "-ingest") == 0
+
+
+class TestEarlyWarning:
+    def test_a_real_growing_state_warns_through_kafka_as_analyze_does(
+        self, stack: Stack, workers: list[WorkerProcess]
+    ) -> None:
+        """The lab's real state-growth run replayed through the broker: the worker publishes analyze's risk records
+        (raised, updated, superseded; same ids, same predictions) and the FLINK_STATE_GROWTH verdict."""
+        from correlator.core.explain.risk import risk_to_dict
+        from correlator.offline.analyze import ordered_events, run_analysis
+
+        run = Path(__file__).resolve().parents[1] / "data" / "lab" / "3.3.6-1.20.1" / "state-growth"
+        verdicts, risks = run_analysis(ordered_events([str(run)], cluster="growth"))
+        want = [(r["risk_id"], r["status"], r["expiry_at_ms"]) for r in map(risk_to_dict, risks)]
+        assert [s for _, s, _ in want][0] == "raised" and want[-1][1] == "superseded"
+
+        workers.append(WorkerProcess(stack).start())
+        stack.replay(run, cluster="growth")
+        got = stack.read("risks", until=len(want))
+        assert [(r["risk_id"], r["status"], r["expiry_at_ms"]) for r in got] == want
+        assert streamed(stack.read("verdicts", until=1)) == [(v.verdict_id, "FLINK_STATE_GROWTH") for v in verdicts]
+        assert 'correlator_risks_total{status="raised"} 1.0' in workers[0].metrics()

@@ -51,13 +51,16 @@ class LogFile:
 
 
 def stock_files(run: Path) -> list[LogFile]:
-    """The run's daemon logs under their stock names (a rendering of a rendering reads its first one's files)."""
+    """The run's daemon logs under their stock names (a rendering of a rendering reads its first one's files); a
+    fixture kept gzipped (``X.log.gz``) is read as the ``X.log`` it holds."""
     out = []
-    for path in sorted(run.glob("*.log")):
-        m = STOCK_NAME.match(path.name)
+    for path in sorted([*run.glob("*.log"), *run.glob("*.log.gz")]):
+        name = path.name.removesuffix(".gz")
+        m = STOCK_NAME.match(name)
         assert m, path
-        out.append(LogFile(path.name, m["family"], m["role"], m["host"], path.read_text(encoding="utf-8")))
-    return out
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        out.append(LogFile(name, m["family"], m["role"], m["host"], data.decode("utf-8")))
+    return sorted(out, key=lambda f: f.name)
 
 
 def records(text: str) -> list[list[str]]:

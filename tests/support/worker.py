@@ -41,6 +41,7 @@ class Stack:
             "CORRELATOR_TOPIC_LOGS_HDFS": f"logs.hdfs.{self.suffix}",
             "CORRELATOR_TOPIC_EVENTS": f"correlator.events.{self.suffix}",
             "CORRELATOR_TOPIC_VERDICTS": f"correlator.verdicts.{self.suffix}",
+            "CORRELATOR_TOPIC_RISKS": f"correlator.risks.{self.suffix}",
             "CORRELATOR_TOPIC_DEADLETTER": f"correlator.deadletter.{self.suffix}",
             "CORRELATOR_TOPICS_DIR": str(ROOT / "topics"),
             "CORRELATOR_WORKER_ID": f"correlator-{self.suffix}",

@@ -15,9 +15,10 @@ from correlator.cli import RuntimeFailure, report
 from correlator.cli.options import settings_options
 from correlator.config import Settings
 from correlator.core.events import Event
-from correlator.core.explain.verdict import verdict_to_dict
+from correlator.core.explain.risk import Risk, risk_text, risk_to_dict
+from correlator.core.explain.verdict import Verdict, verdict_to_dict
 from correlator.core.explain.verdict_text import verdict_text
-from correlator.offline.analyze import ordered_events, run_engine
+from correlator.offline.analyze import ordered_events, run_analysis
 from correlator.offline.summary import Summary
 
 
@@ -25,12 +26,15 @@ from correlator.offline.summary import Summary
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True,
               help="json: one verdict object per line; text: a human summary per verdict")
+@click.option("--risks", "with_risks", is_flag=True,
+              help="json: also print the early-warning records (\"schema\": \"correlator.risk/v1\", see `correlator "
+                   "schema risk`) among the verdicts, in time order. text prints them always.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write an HTML report with a timeline per verdict into this directory (index.html).")
 @click.option("--cluster-from-dir", is_flag=True,
               help="Each folder directly under a given directory holds one cluster's logs; the folder names it.")
 @settings_options("tz", "cluster", "layout", "lookahead_ms", "clock_skew_ms")
-def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, cluster_from_dir: bool,
+def analyze(paths: tuple[str, ...], fmt: str, with_risks: bool, report_dir: Path | None, cluster_from_dir: bool,
             settings: Settings) -> None:
     """Print one verdict per failed checkpoint, ordered by failure time, for files, directories or - (stdin).
 
@@ -43,7 +47,7 @@ def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, cluster_f
         events = ordered_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary,
                                 cluster_from_dir=cluster_from_dir, layout=settings.layout,
                                 on_item=(lambda _item: progress.update(1)) if progress is not None else None)
-        verdicts = run_engine(_counting_checkpoints(events, checkpoints), settings.engine_config())
+        verdicts, risks = run_analysis(_counting_checkpoints(events, checkpoints), settings.engine_config())
     except FileNotFoundError as exc:
         raise RuntimeFailure(f"no such file or directory: {exc}") from None
     finally:
@@ -55,12 +59,17 @@ def analyze(paths: tuple[str, ...], fmt: str, report_dir: Path | None, cluster_f
     if report_dir is not None:
         _report(verdicts, report_dir, settings.tz)
     out = sys.stdout.buffer
+    records: list[tuple[int, Verdict | Risk]] = [(v.failure.failed_at_ms, v) for v in verdicts]
+    if fmt == "text" or with_risks:
+        records = sorted(records + [(r.as_of_ms, r) for r in risks], key=lambda pair: pair[0])
     try:
-        for i, verdict in enumerate(verdicts):
+        for i, (_, record) in enumerate(records):
             if fmt == "json":
-                out.write(orjson.dumps(verdict_to_dict(verdict)) + b"\n")
+                data = risk_to_dict(record) if isinstance(record, Risk) else verdict_to_dict(record)
+                out.write(orjson.dumps(data) + b"\n")
             else:
-                out.write(((("\n" if i else "") + verdict_text(verdict)) + "\n").encode("utf-8"))
+                text = risk_text(record) if isinstance(record, Risk) else verdict_text(record)
+                out.write(((("\n" if i else "") + text) + "\n").encode("utf-8"))
         out.flush()
     except BrokenPipeError:
         return

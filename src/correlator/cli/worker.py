@@ -24,7 +24,8 @@ def worker(settings: Settings) -> None:
     from correlator.cli.preflight import require_free_port, require_topics
 
     require_free_port(settings.web_host, settings.web_port)
-    require_topics(settings, (settings.topic_logs_flink, settings.topic_logs_hdfs, settings.topic_events))
+    require_topics(settings, (settings.topic_logs_flink, settings.topic_logs_hdfs, settings.topic_events,
+                              settings.topic_verdicts, settings.topic_risks, settings.topic_deadletter))
 
     from correlator.adapters import logs
     from correlator.stream.guard import Health

@@ -25,6 +25,7 @@ from correlator.core.events import (
     DirectoryScanStats,
     DnWriteError,
     Event,
+    FlinkSetting,
     HdfsClientError,
     HdfsRefusal,
     HdfsClientSlow,
@@ -64,6 +65,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         NameNodeLockHeld,
         JvmPause,
         DaemonStart,
+        FlinkSetting,
     )
 }
 

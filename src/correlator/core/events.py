@@ -367,3 +367,13 @@ class DaemonStart(Event):
     type: ClassVar[str] = "daemon_start"
     component: str
     version: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlinkSetting(Event):
+    """A checkpoint duration setting as Flink logged its configuration at start: the timeout a checkpoint trend is
+    judged against, before any checkpoint has expired to show it."""
+
+    type: ClassVar[str] = "flink_setting"
+    key: str
+    value_ms: int

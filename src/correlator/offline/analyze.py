@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import Event
 from correlator.core.explain.foresight import Foresight
+from correlator.core.explain.risk import Risk, RiskWatch
 from correlator.core.explain.verdict import Verdict
 from correlator.core.ingest.records import ParseError
 from correlator.offline.summary import Summary
@@ -86,18 +87,27 @@ def collect_events(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "def
     return events, sum(summary.errors.values())
 
 
-def run_engine(events: Iterable[Event], config: EngineConfig | None = None) -> list[Verdict]:
-    """Feed events, then end the input; verdicts sorted by failure time (then id) for a deterministic output.
+def run_analysis(events: Iterable[Event], config: EngineConfig | None = None) -> tuple[list[Verdict], list[Risk]]:
+    """Feed events, then end the input: verdicts sorted by failure time (then id) for a deterministic output, and the
+    early-warning records in the order they were due.
 
     Each verdict gets its outlook and what-if figures (:class:`Foresight`) as the engine decides it."""
     engine = Engine(config or EngineConfig())
     foresight = Foresight()
+    watch = RiskWatch()
     verdicts: list[Verdict] = []
+    risks: list[Risk] = []
     for event in events:
         foresight.observe(event)
+        risks.extend(watch.observe(event))
         verdicts.extend(foresight.annotate(v) for v in engine.feed(event))
     verdicts.extend(foresight.annotate(v) for v in engine.finish())
-    return sorted(verdicts, key=lambda v: (v.failure.failed_at_ms, v.verdict_id))
+    return sorted(verdicts, key=lambda v: (v.failure.failed_at_ms, v.verdict_id)), risks
+
+
+def run_engine(events: Iterable[Event], config: EngineConfig | None = None) -> list[Verdict]:
+    """The verdicts of :func:`run_analysis`."""
+    return run_analysis(events, config)[0]
 
 
 def analyze(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "default",

@@ -7,6 +7,7 @@ from importlib.resources import files
 from typing import Any
 
 VERDICT_SCHEMA_FILE = "verdict-v1.schema.json"
+RISK_SCHEMA_FILE = "risk-v1.schema.json"
 
 
 def verdict_schema_text() -> str:
@@ -16,4 +17,14 @@ def verdict_schema_text() -> str:
 
 def verdict_schema() -> dict[str, Any]:
     schema: dict[str, Any] = json.loads(verdict_schema_text())
+    return schema
+
+
+def risk_schema_text() -> str:
+    """The ``correlator.risk/v1`` schema (JSON Schema draft 2020-12) exactly as shipped."""
+    return files(__package__).joinpath(RISK_SCHEMA_FILE).read_text(encoding="utf-8")
+
+
+def risk_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(risk_schema_text())
     return schema

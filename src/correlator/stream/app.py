@@ -107,6 +107,7 @@ def create_app(
     read_committed()
     events_topic = bytes_topic(app, settings.topic_events)
     verdicts_topic = bytes_topic(app, settings.topic_verdicts)
+    risks_topic = bytes_topic(app, settings.topic_risks)
     deadletter_topic = bytes_topic(app, settings.topic_deadletter)
     engine_table = app.Table(
         "engine", partitions=counts[settings.topic_events], key_type=bytes, value_type=bytes,
@@ -172,6 +173,11 @@ def create_app(
             if produced_at:
                 metrics.decision_latency.observe(max(0.0, time.time() - produced_at))
 
+    def publish_risks(state: ClusterState) -> None:
+        for risk in state.take_risks():
+            risks_topic.send_soon(key=wire.risk_key(risk), value=wire.encode_risk(risk))
+            metrics.risks.labels(risk.status).inc()
+
     def count_by_topic(batch: list[Any]) -> None:
         for topic, n in Counter(event.message.topic for event in batch).items():
             metrics.records_in.labels(topic).inc(n)
@@ -228,6 +234,8 @@ def create_app(
                 touched.add(cluster)
             await observe_lag(batch)
             publish(decided)
+            for cluster in touched:
+                publish_risks(cluster_states[cluster][1])
             await app.producer.flush()
             for cluster in touched:
                 partition, state = cluster_states[cluster]

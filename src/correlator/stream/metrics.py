@@ -19,6 +19,7 @@ class WorkerMetrics:
         self.events = Counter("correlator_events", "Events parsed, by type", ["type"], registry=r)
         self.dead_letters = Counter("correlator_dead_letters", "Records dead-lettered, by reason", ["reason"], registry=r)
         self.verdicts = Counter("correlator_verdicts", "Verdicts published, by root-cause code", ["code"], registry=r)
+        self.risks = Counter("correlator_risks", "Early-warning records published, by status", ["status"], registry=r)
         self.late_evidence = Gauge("correlator_late_evidence", "Evidence that arrived after its case was decided",
                                    ["cluster"], registry=r)
         self.clock_steps_back = Counter(

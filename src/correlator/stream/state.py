@@ -17,6 +17,7 @@ import orjson
 from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import Event
 from correlator.core.explain.foresight import Foresight
+from correlator.core.explain.risk import Risk, RiskWatch
 from correlator.core.explain.verdict import Verdict
 from correlator.core.ingest.ingest import Ingest, IngestConfig
 from correlator.core.ingest.prefilter import Scanner
@@ -125,6 +126,9 @@ class ClusterState:
     """The events partition the cluster's records (and so its snapshot) live on; -1 until known."""
     foresight: Foresight = field(default_factory=Foresight)
     """Outlook and what-if figures for each verdict the engine decides (a snapshot from before it starts empty)."""
+    risks: RiskWatch = field(default_factory=RiskWatch)
+    due: list[Risk] = field(default_factory=list)
+    """Risk records due since the last ``take_risks``: published with the verdicts of the same batch."""
 
     @classmethod
     def load(cls, cluster: str, config: EngineConfig, blob: bytes | None) -> ClusterState:
@@ -135,10 +139,11 @@ class ClusterState:
         data = _unpack(blob)
         positions = {k: (int(v[0]), int(v[1])) for k, v in data["positions"].items()}
         foresight = Foresight.restore(data["foresight"]) if data.get("foresight") else Foresight()
+        risks = RiskWatch.restore(data["risks"]) if data.get("risks") else RiskWatch()
         engine = Engine.restore(config, data["engine"])
         engine.restart_warm_up()
         return cls(cluster, engine, data["offset"], positions, data["duplicates"], int(data.get("partition", -1)),
-                   foresight)
+                   foresight, risks)
 
     def dump(self) -> bytes:
         return _pack(
@@ -149,6 +154,7 @@ class ClusterState:
                 "partition": self.partition,
                 "engine": self.engine.snapshot(),
                 "foresight": self.foresight.snapshot(),
+                "risks": self.risks.snapshot(),
             }
         )
 
@@ -164,7 +170,12 @@ class ClusterState:
                 return []
             self.positions[position.stream] = mark
         self.foresight.observe(event)
+        self.due.extend(self.risks.observe(event))
         return [self.foresight.annotate(v) for v in self.engine.feed(event)]
+
+    def take_risks(self) -> list[Risk]:
+        taken, self.due = self.due, []
+        return taken
 
     def advance(self, now_ms: int) -> list[Verdict]:
         return [self.foresight.annotate(v) for v in self.engine.advance(now_ms)]

@@ -1,4 +1,4 @@
-"""Record values on the worker's own topics: events (with their ingest position), verdicts and dead letters."""
+"""Record values on the worker's own topics: events (with their ingest position), verdicts, risks and dead letters."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import orjson
 
 from correlator.adapters import codec
 from correlator.core.events import Event
+from correlator.core.explain.risk import Risk, risk_to_dict
 from correlator.core.explain.verdict import Verdict, verdict_to_dict
 from correlator.core.ingest.records import ParseError
 
@@ -54,6 +55,15 @@ def encode_verdict(verdict: Verdict) -> bytes:
 
 def verdict_key(verdict: Verdict) -> bytes:
     return f"{verdict.cluster}/{verdict.job_id or '-'}".encode()
+
+
+def encode_risk(risk: Risk) -> bytes:
+    return orjson.dumps(risk_to_dict(risk))
+
+
+def risk_key(risk: Risk) -> bytes:
+    """The verdicts' key: a job's warnings and its verdicts land on the same partition number."""
+    return f"{risk.cluster}/{risk.job_id}".encode()
 
 
 def coordinates(ref: str) -> tuple[str, int, int] | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from correlator.core.correlate.cases import CaseSummary
 from correlator.core.correlate.evidence import Interval, interval_of, logged_span, reconcile_bursts, slow_runs, touches
 from correlator.core.correlate.explanation import explanation, title
+from correlator.core.correlate.growth import Growth, state_growth
 from correlator.core.correlate.pipeline import (
     Pipeline,
     Stall,
@@ -20,6 +21,7 @@ from correlator.core.correlate.pipeline import (
 from correlator.core.correlate.ranking import MIN_SCORE, Candidate, Window, rank
 from correlator.core.correlate.watermarks import SourceClock
 from correlator.core.events import (
+    CheckpointCompleted,
     CLIENT_ROLE,
     CheckpointDeclined,
     CheckpointFailed,
@@ -49,6 +51,8 @@ from correlator.core.explain.verdict import (
 DEFAULT_WINDOW_MS = 60_000
 USER_ERROR_SCORE = 0.9
 FLINK_ERROR_SCORE = 0.85
+GROWTH_SCORE = 0.6
+"""Below what a storage stall in the write's window scores: a stall the logs show outranks the state's growth."""
 SCANNER_POINTS = ("scan_stats", "scan_reconcile")
 LOCK_REPORT_KINDS = ("scanner_lock", "lock_held", "scanner_wait", "lock_wait")
 SUPPORTING_HOLD_MS = 1_000
@@ -74,6 +78,8 @@ class Context:
     max_evidence: int = 12
     guessed: frozenset[tuple[str, str]] = frozenset()
     """Sources whose host was guessed (a folder's or a pod-like file name): coverage says so."""
+    completions: tuple[CheckpointCompleted, ...] = ()
+    """The job's last completed checkpoints up to the failure: whether its state outgrew the timeout."""
 
 
 def window_of(s: CaseSummary) -> Window:
@@ -231,6 +237,9 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
         candidates.append(Candidate("FLINK_TASK_ERROR", USER_ERROR_SCORE, task_hosts, ()))
     elif not s.storage_related:
         candidates.append(Candidate("FLINK_TASK_ERROR", FLINK_ERROR_SCORE, task_hosts, ()))
+    growth = state_growth(ctx.completions, s.timeout_ms) if user is None else None
+    if growth is not None:  # the job's state, not a host's doing: no host is named
+        candidates.append(Candidate("FLINK_STATE_GROWTH", GROWTH_SCORE, (), ()))
     candidates.sort(key=lambda c: (-c.score, c.code))
     covered, missing = coverage(ctx, window, pipe.hosts)
     best = candidates[0] if candidates and candidates[0].score >= ctx.min_confidence else None
@@ -260,9 +269,10 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                and top is not None and top.kind in ("lock_held", "scanner_lock")
                and iv.start_ms <= top.end_ms + ctx.skew_ms and top.start_ms - ctx.skew_ms <= iv.end_ms]
     victims.sort(key=lambda iv: (iv.kind != "scanner_wait", iv.start_ms))
+    growth = growth if code == Code.FLINK_STATE_GROWTH else None
     evidence = _evidence_items(ctx, s, best, client, [st for st in pipe.stalls if st.receiving.host in hosts], pipe,
-                               victims[:2])
-    text = explanation(best, others, window, pipe.how, code, texts=s.texts,
+                               victims[:2], growth)
+    text = explanation(best, others, window, pipe.how, code, texts=s.texts, growth=growth,
                        traits=traits_of(hosts[0]) if hosts else None, stopper=pipe.stopper, victims=victims[:2],
                        user=user, named_by_client=_client_note(pipe, hosts, addresses))
     if issue is not None:
@@ -310,8 +320,13 @@ def _item(e: Event, summary: str, span: tuple[int, int] | None = None) -> Eviden
 
 
 def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client: list[HdfsClientSlow],
-                    stalls: list[Stall], pipe: Pipeline, victims: list[Interval]) -> tuple[EvidenceItem, ...]:
+                    stalls: list[Stall], pipe: Pipeline, victims: list[Interval],
+                    growth: Growth | None = None) -> tuple[EvidenceItem, ...]:
     items: list[EvidenceItem] = []
+    if growth is not None:
+        for done in (growth.first, growth.last):
+            items.append(_item(done, f"checkpoint {done.checkpoint_id} completed: "
+                                     f"{(done.size_bytes or 0) / 1048576:.1f} MiB in {(done.duration_ms or 0) / 1000:.1f} s"))
     for e in s.refs[:4]:
         items.append(_item(e, _case_line(e)))
     for c in client[:2]:

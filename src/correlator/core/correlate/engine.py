@@ -12,6 +12,7 @@ from typing import Any
 
 from correlator.core.correlate.cases import CaseKey, case_key_of, failure_at, is_failure_signal, summarize
 from correlator.core.correlate.decision import Context, decide
+from correlator.core.correlate.growth import Completions
 from correlator.core.correlate.packing import pack, unpack
 from correlator.core.correlate.watermarks import Watermarks
 from correlator.core.events import (
@@ -105,6 +106,7 @@ class Engine:
         self._versions: dict[tuple[str, str, str], tuple[str, int]] = {}
         self._decided: dict[CaseKey, _Decided] = {}
         self._history = History()
+        self._completions = Completions()
         self._counts = {"events": 0, "late_evidence": 0, "late_case_events": 0, "decided": 0, "revised": 0,
                         "evicted": 0}
 
@@ -140,6 +142,7 @@ class Engine:
             return
         if isinstance(event, CheckpointCompleted):
             self._triggers.pop((event.cluster, event.job_id, event.checkpoint_id), None)
+            self._completions.observe(event)
             return
         if isinstance(event, DatanodeAddress):
             self._learn_address(event, event.address)
@@ -290,6 +293,7 @@ class Engine:
             decided_at_ms=deadline,
             skew_ms=self.config.clock_skew_ms,
             min_confidence=self.config.min_confidence,
+            completions=self._completions.before(cluster, job, summary.failed_at_ms),
         )
         draft = decide(ctx, recurrence)
         if recurrence is None:
@@ -356,6 +360,7 @@ class Engine:
             "versions": [[c, h, r, v, ts] for (c, h, r), (v, ts) in sorted(self._versions.items())],
             "decided": [[list(k), _pack_decided(d)] for k, d in sorted(self._decided.items())],
             "history": self._history.snapshot(),
+            "completions": self._completions.snapshot(),
             "counts": dict(self._counts),
             "guessed": sorted(list(k) for k in self._guessed),
         }
@@ -377,6 +382,7 @@ class Engine:
         engine._versions = {(c, h, r): (v, ts) for c, h, r, v, ts in data["versions"]}
         engine._decided = {(k[0], k[1], k[2]): _unpack_decided(d) for k, d in data["decided"]}
         engine._history = History.restore(data["history"])
+        engine._completions = Completions.restore(data.get("completions", []))
         engine._counts.update(data["counts"])
         engine._counts.setdefault("revised", 0)
         engine._guessed = {(c, h, r) for c, h, r in data.get("guessed", ())}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from correlator.core.correlate.evidence import Interval
+from correlator.core.correlate.growth import Growth
 from correlator.core.correlate.pipeline import Stopper
 from correlator.core.correlate.ranking import Candidate, Window
 from correlator.core.events import iso_ms
@@ -25,6 +26,10 @@ def _and(words: Iterable[str]) -> str:
 
 def seconds(ms: int) -> str:
     return f"{ms / 1000:.1f} s"
+
+
+def _minutes(ms: int) -> str:
+    return f"{ms / 60_000:.0f} min" if ms >= 120_000 else f"{ms / 1000:.0f} s"
 
 
 def title(code: str, hosts: tuple[str, ...], checkpoint_id: int | None, top: Interval | None,
@@ -79,9 +84,17 @@ def _invisible_lock(traits: DatanodeTraits | None) -> str:
 def explanation(best: Candidate | None, others: list[Candidate], window: Window, how: str, code: str, *,
                 texts: tuple[str, ...] = (), traits: DatanodeTraits | None = None, stopper: Stopper | None = None,
                 victims: list[Interval] | None = None, user: tuple[str, str] | None = None,
-                named_by_client: str | None = None) -> str:
+                named_by_client: str | None = None, growth: Growth | None = None) -> str:
     parts = []
-    if code == "FLINK_TASK_ERROR":
+    if growth is not None:
+        timeout = f" against the {seconds(window.timeout_ms)} timeout" if window.timeout_ms else ""
+        parts.append(
+            f"The job's checkpointed state grew {growth.factor:.1f} times in "
+            f"{_minutes(growth.last.ts_ms - growth.first.ts_ms)} ({growth.size_from_bytes / 1048576:.1f} MiB to "
+            f"{growth.size_to_bytes / 1048576:.1f} MiB over {growth.points} completed checkpoints) while their "
+            f"duration rose from {seconds(growth.duration_from_ms)} to {seconds(growth.duration_to_ms)}{timeout}; "
+            "no HDFS log shows a stall that explains this checkpoint, so the upload outgrew its time.")
+    elif code == "FLINK_TASK_ERROR":
         if user is not None:
             parts.append(f"The failure's cause chain ends in {user[0][:240]}, thrown from user code at {user[1]}; "
                          "no storage or I/O exception is behind it.")

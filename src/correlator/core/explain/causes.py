@@ -32,6 +32,7 @@ class Code(StrEnum):
     NAMENODE_LIMIT = "NAMENODE_LIMIT"
     HDFS_TOKEN_EXPIRED = "HDFS_TOKEN_EXPIRED"
     FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
+    FLINK_STATE_GROWTH = "FLINK_STATE_GROWTH"
     UNEXPLAINED = "UNEXPLAINED"
     INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
 
@@ -309,6 +310,19 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         titles_by_kind={"user": "{Chk} failed in user code: {exception} at {frame}"},
         timeline_types=frozenset({"checkpoint_declined", "checkpoint_failed", "task_status"}),
         checkpoint_steps="none",
+    ),
+    Cause(
+        Code.FLINK_STATE_GROWTH,
+        "the job's state grew steadily until its upload outgrew the checkpoint timeout, with no storage stall in the "
+        "logs (the growth is shown from the completed checkpoints)",
+        "{Chk} outgrew its timeout: the job's checkpointed state kept growing",
+        (
+            Step("Find what makes the state grow: keys that are never cleared (a state TTL, StateTtlConfig, expires "
+                 "them) or windows that never fire"),
+            Step("With RocksDB, upload only what changed: execution.checkpointing.incremental: true "
+                 "(state.backend.incremental before Flink 1.20)", "execution.checkpointing.incremental", "true"),
+        ),
+        timeline_types=frozenset({"checkpoint_completed"}),
     ),
     Cause(
         Code.UNEXPLAINED,

@@ -57,6 +57,8 @@ EXAMPLES: dict[str, tuple[str, str]] = {
                                "java.io.IOException: Stream closed."),
     "(Version: ": ("org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
                    " Starting TaskManager (Version: 1.20.1, Scala: 2.12, Rev:9c2b3b5, Date:2025-02-03T13:18:41+01:00)"),
+    "Loading configuration property: ": ("org.apache.flink.configuration.GlobalConfiguration",
+                                         "Loading configuration property: execution.checkpointing.timeout, 10s"),
     "Could not materialize checkpoint ": (TASK, "Error during disposal of stream operator.\njava.lang.Exception: "
                                                 "Could not materialize checkpoint 61 for operator Map (1/4)#0.\n"
                                                 f"Caused by: {FLUSH}"),
@@ -113,3 +115,25 @@ def test_every_row_fires_on_its_wording(rule: Rule, examples: dict[str, tuple[st
     assert any(ReScanner().classify(one) != NOTHING for one in line.split("\n")), "the prefilter drops it"
     events = [e for e in run([first, *rest]) if isinstance(e, Event)]
     assert events, f"no event from {line[:100]!r}"
+
+
+@pytest.mark.parametrize(("value", "ms"), [("10s", 10_000), ("10 s", 10_000), ("600000", 600_000), ("10 min", 600_000),
+                                           ("1 h", 3_600_000), ("90 SECONDS", 90_000), ("500 ms", 500),
+                                           ("ten seconds", None), ("10 fortnights", None), ("", None)])
+def test_flink_durations_as_the_configuration_writes_them(value: str, ms: int | None) -> None:
+    from correlator.core.ingest.parse.flink import duration_ms
+
+    assert duration_ms(value) == ms
+
+
+def test_only_checkpoint_duration_settings_become_events() -> None:
+    from correlator.core.events import FlinkSetting
+    from correlator.core.ingest.parse.flink import SETTINGS
+
+    assert SETTINGS == ("execution.checkpointing.timeout", "execution.checkpointing.interval")
+    for line, want in ((f"Loading configuration property: {SETTINGS[0]}, 2 min", 120_000),
+                       ("Loading configuration property: rest.port, 8081", None),
+                       ("Loading configuration property: execution.checkpointing.timeout, soon", None)):
+        record = f"2020-01-02 09:05:30,001 INFO org.apache.flink.configuration.GlobalConfiguration [] - {line}"
+        events = [e for e in run([record]) if isinstance(e, FlinkSetting)]
+        assert [e.value_ms for e in events] == ([want] if want else []), line

@@ -17,6 +17,7 @@ from correlator.core.events import (
     CheckpointLateAck,
     CheckpointTriggered,
     DaemonStart,
+    FlinkSetting,
     JobStatus,
     TaskStatus,
 )
@@ -57,6 +58,28 @@ _PERFORM = re.compile(r"Could not perform checkpoint (\d+) for operator (.*?)\.(
 _FINALIZE = re.compile(r"Could not (?:finalize|complete) the pending checkpoint (\d+)\.")
 _CHECKPOINT_EXCEPTION = re.compile(r"CheckpointException: (.+)")
 _CANCELLED = "java.util.concurrent.CancellationException"
+_PROPERTY = re.compile(r"Loading configuration property: ([\w.-]+), (.*)$")
+SETTINGS = ("execution.checkpointing.timeout", "execution.checkpointing.interval")
+"""Configuration keys kept as events: what a checkpoint's duration is judged against (a session cluster's default;
+a job that sets its own in code logs nothing)."""
+_DURATION = re.compile(r"(\d+)\s*([a-zµ]*)", re.IGNORECASE)
+_UNIT_MS = {
+    **dict.fromkeys(("", "ms", "milli", "millis", "millisecond", "milliseconds"), 1.0),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1000.0),
+    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), 60_000.0),
+    **dict.fromkeys(("h", "hour", "hours"), 3_600_000.0),
+    **dict.fromkeys(("d", "day", "days"), 86_400_000.0),
+    **dict.fromkeys(("µs", "micro", "micros", "microsecond", "microseconds"), 0.001),
+    **dict.fromkeys(("ns", "nano", "nanos", "nanosecond", "nanoseconds"), 0.000001),
+}
+"""Flink's duration units (a bare number is milliseconds)."""
+
+
+def duration_ms(value: str) -> int | None:
+    """A Flink duration value (``10s``, ``10 min``, ``600000``) in ms; None for anything else."""
+    m = _DURATION.fullmatch(value.strip())
+    factor = _UNIT_MS.get(m[2].lower()) if m else None
+    return None if m is None or factor is None else int(int(m[1]) * factor)
 
 def _innermost_reason(text: str) -> str | None:
     found = _CHECKPOINT_EXCEPTION.findall(text)
@@ -233,6 +256,12 @@ def _banner(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
         emit(DaemonStart, component=m["component"].strip(), version=m["version"].strip())
 
 
+def _setting(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
+    m = _PROPERTY.match(msg)
+    if m and m[1] in SETTINGS and (value := duration_ms(m[2])) is not None:
+        emit(FlinkSetting, key=m[1], value_ms=value)
+
+
 def _cause_chain(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
     _stack_failure(emit, text, job_id=None, attempt_id=None, message=first_exception(lines) or msg)
 
@@ -251,6 +280,7 @@ RULES: tuple[Rule, ...] = (
     Rule(" switched from state ", _job_status, "message", prefix="Job "),
     Rule(") switched from ", _task_status, "message"),
     Rule("(Version: ", _banner, "message"),
+    Rule("Loading configuration property: ", _setting),
     Rule("Could not materialize checkpoint ", _cause_chain, "record"),
     Rule("Could not perform checkpoint ", _cause_chain, "record"),
     Rule("Could not finalize the pending checkpoint ", _cause_chain, "record"),

@@ -6,6 +6,8 @@ import java.util.Random;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -24,9 +26,10 @@ import org.apache.flink.util.Collector;
 /**
  * The lab's job: generated numbers, keyed state of a few MB (checkpointing and its timeout come from the cluster's
  * configuration), and an operator whose snapshotState throws while a trigger file exists (the user-code fault).
- * Compiles unchanged against Flink 1.20 and 2.x.
+ * With {@code --grow BYTES} every record also appends that many bytes to its key's list state, so the state grows
+ * steadily (the state-growth scenario). Compiles unchanged against Flink 1.20 and 2.x.
  *
- * <p>Arguments: {@code --trigger PATH --keys N --payload BYTES --rate PER_SECOND}.
+ * <p>Arguments: {@code --trigger PATH --keys N --payload BYTES --rate PER_SECOND --grow BYTES}.
  */
 public final class LabJob {
   private LabJob() {}
@@ -36,6 +39,7 @@ public final class LabJob {
     int keys = Integer.parseInt(arg(args, "--keys", "4000"));
     int payload = Integer.parseInt(arg(args, "--payload", "1024"));
     double rate = Double.parseDouble(arg(args, "--rate", "2000"));
+    int grow = Integer.parseInt(arg(args, "--grow", "0"));
 
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     DataGeneratorSource<Long> source =
@@ -44,7 +48,7 @@ public final class LabJob {
         .map(new SnapshotTrigger(trigger))
         .name("snapshot-trigger")
         .keyBy(new ByKey(keys))
-        .process(new StateBuilder(payload))
+        .process(new StateBuilder(payload, grow))
         .name("keyed-state")
         .sinkTo(new DiscardingSink<>())
         .name("discard");
@@ -105,21 +109,33 @@ public final class LabJob {
     public void initializeState(FunctionInitializationContext context) {}
   }
 
-  /** One random payload per key, replaced now and then: the keyed state checkpointed to hdfs://. */
+  /**
+   * One random payload per key, replaced now and then: the keyed state checkpointed to hdfs://. With a growth, each
+   * record also appends {@code grow} random bytes to its key's list: state that is never cleared.
+   */
   static final class StateBuilder extends KeyedProcessFunction<Long, Long, Long> {
     private final int payload;
+    private final int grow;
     private transient ValueState<byte[]> state;
+    private transient ListState<byte[]> history;
     private transient Random random;
 
-    StateBuilder(int payload) {
+    StateBuilder(int payload, int grow) {
       this.payload = payload;
+      this.grow = grow;
     }
 
     @Override
     public void processElement(Long value, Context ctx, Collector<Long> out) throws Exception {
       if (state == null) {
         state = getRuntimeContext().getState(new ValueStateDescriptor<>("payload", byte[].class));
+        history = getRuntimeContext().getListState(new ListStateDescriptor<>("history", byte[].class));
         random = new Random(ctx.getCurrentKey());
+      }
+      if (grow > 0) {
+        byte[] more = new byte[grow];
+        random.nextBytes(more);
+        history.add(more);
       }
       byte[] current = state.value();
       if (current == null || value % 97 == 0) {

@@ -1,0 +1,339 @@
+"""Early warning: a ``risk`` record when a job's completed checkpoints are heading for its checkpoint timeout.
+
+Every completed checkpoint is logged with its duration and size. A job whose checkpoints creep toward the timeout
+is heading for the restart loop a verdict explains only afterwards; the trend of the last completions says so
+before. The rules keep it quiet: a rise must be steady (Mann–Kendall, one in a thousand for independent noise), and
+the predicted expiry must lie no further ahead than the series reaches back, so a trend is never stretched beyond its
+own evidence. A record is published only when the state changes: ``raised``; ``updated`` when the predicted expiry
+came nearer by more than a checkpoint's spacing and a tenth of the time left (a rise that speeds up is caught up with
+as the failure nears; one that slows keeps its earlier time until it is withdrawn); then ``withdrawn`` (the rise no longer holds) or ``superseded`` (a checkpoint of the job failed:
+its verdict takes over).
+
+Like every part of the core it reads event time only, so a rerun over the same logs gives the same records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, get_args
+
+from correlator.core.events import (
+    CheckpointCompleted,
+    CheckpointExpired,
+    CheckpointFailed,
+    CheckpointTriggered,
+    Event,
+    FlinkSetting,
+    iso_ms,
+)
+from correlator.core.explain import causes
+from correlator.core.explain.trend import Trend, theil_sen
+
+RiskStatus = Literal["raised", "updated", "withdrawn", "superseded"]
+RiskCause = Literal["state_growth", "duration_growth"]
+TimeoutSource = Literal["expired_checkpoint", "configuration", "flink_default"]
+
+MIN_POINTS = 8
+MAX_POINTS = 60
+Z_RAISE = 3.09
+"""One-sided p = 0.001: how steady a rise must be to raise a risk."""
+Z_KEEP = 1.64
+"""One-sided p = 0.05: a raised risk stays while its rise is still this likely (no flapping at the edge)."""
+GROWTH = 1.5
+"""The state counts as the cause when its fitted size rose by this factor over the window, steadily."""
+FLINK_DEFAULT_TIMEOUT_MS = 600_000
+TIMEOUT_KEY = "execution.checkpointing.timeout"
+HOUR_MS = 3_600_000
+TRIGGERS_KEPT = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Risk:
+    """One state change of a job's early warning; ``risk_id`` stays the same from ``raised`` to its end."""
+
+    risk_id: str
+    status: RiskStatus
+    cluster: str
+    job_id: str
+    as_of_ms: int
+    cause: RiskCause
+    headline: str
+    advice: tuple[str, ...]
+    timeout_ms: int
+    timeout_source: TimeoutSource
+    window_start_ms: int
+    points: int
+    duration_from_ms: int
+    """Fitted at the window's start and at ``as_of_ms``: the trend's own values, not single noisy checkpoints."""
+    duration_now_ms: int
+    slope_ms_per_hour: float
+    slope_low_ms_per_hour: float
+    slope_high_ms_per_hour: float
+    expiry_at_ms: int | None
+    """When the fitted duration reaches the timeout; None when the trend no longer rises."""
+    expiry_earliest_ms: int | None
+    expiry_latest_ms: int | None
+    """None when even a flat trend is within the slope's interval: no latest time can be given."""
+    size_from_bytes: int | None
+    size_now_bytes: int | None
+    series: tuple[tuple[int, int, int | None], ...]
+    """(time, duration ms, size bytes) of each completed checkpoint of the window: the chart's data."""
+    refs: tuple[str, ...]
+
+
+RISK_SCHEMA = "correlator.risk/v1"
+
+
+def risk_to_dict(risk: Risk) -> dict[str, Any]:
+    """The record as published: ``schema`` first (it tells a risk from a verdict in a mixed stream), then ``as_of``
+    readable, then every field."""
+    out: dict[str, Any] = {"schema": RISK_SCHEMA, "as_of": iso_ms(risk.as_of_ms), **asdict(risk)}
+    out["advice"] = list(risk.advice)
+    out["series"] = [list(p) for p in risk.series]
+    out["refs"] = list(risk.refs)
+    return out
+
+
+def risk_from_dict(data: dict[str, Any]) -> Risk:
+    fields = {k: v for k, v in data.items() if k in Risk.__dataclass_fields__}
+    if fields.get("status") not in get_args(RiskStatus) or fields.get("cause") not in get_args(RiskCause):
+        raise ValueError(f"not a risk record: status {fields.get('status')!r}, cause {fields.get('cause')!r}")
+    fields["advice"] = tuple(fields["advice"])
+    fields["series"] = tuple((int(t), int(d), None if s is None else int(s)) for t, d, s in fields["series"])
+    fields["refs"] = tuple(fields["refs"])
+    return Risk(**fields)
+
+
+def risk_text(risk: Risk) -> str:
+    """A risk record as ``analyze --format text`` prints it beside the verdicts."""
+    word = {"raised": "early warning", "updated": "early warning updated", "withdrawn": "warning withdrawn",
+            "superseded": "warning superseded"}
+    lines = [f"{word[risk.status]} for job {risk.job_id} at {iso_ms(risk.as_of_ms)} ({risk.risk_id})",
+             f"  {risk.headline}"]
+    if risk.advice:
+        lines.append("  what to do:")
+        lines += [f"    - {step}" for step in risk.advice]
+    return "\n".join(lines)
+
+
+def clock(ts_ms: int, since_ms: int | None = None) -> str:
+    """UTC time of day, as precise as it is near ``since_ms``: seconds within the hour, the date on another day."""
+    when = datetime.fromtimestamp(ts_ms / 1000, tz=UTC)
+    if since_ms is None:
+        return when.strftime("%H:%M UTC")
+    if abs(ts_ms - since_ms) < HOUR_MS:
+        return when.strftime("%H:%M:%S UTC")
+    same_day = when.date() == datetime.fromtimestamp(since_ms / 1000, tz=UTC).date()
+    return when.strftime("%H:%M UTC" if same_day else "%Y-%m-%d %H:%M UTC")
+
+
+def span(ms: int) -> str:
+    minutes = round(ms / 60_000)
+    if minutes < 1:
+        return f"{ms / 1000:.0f} s"
+    return f"{minutes} min" if minutes < 120 else f"{minutes / 60:.1f} h"
+
+
+def secs(ms: float) -> str:
+    return f"{ms / 1000:.1f} s"
+
+
+def mib(size: int) -> str:
+    return f"{size / 1048576:.1f} MiB"
+
+
+@dataclass(slots=True)
+class _Job:
+    points: list[tuple[int, int, int | None, str]] = field(default_factory=list)
+    """(time, duration, size, ref) of the last completions, oldest first."""
+    last_id: int = -1
+    timeout_ms: int | None = None
+    """From an expired checkpoint of this job: exact for this job, whatever the cluster's default."""
+    raised: Risk | None = None
+    triggers: dict[int, int] = field(default_factory=dict)
+
+
+class RiskWatch:
+    """Per job, the trend of its completed checkpoints against its timeout; ``observe`` returns the records due."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[tuple[str, str], _Job] = {}
+        self._settings: dict[str, int] = {}
+        """Cluster → the checkpoint timeout its JobManager's configuration logged."""
+
+    def observe(self, event: Event) -> list[Risk]:
+        if isinstance(event, FlinkSetting):
+            if event.key == TIMEOUT_KEY:
+                self._settings[event.cluster] = event.value_ms
+            return []
+        job_id = getattr(event, "job_id", None)
+        if not job_id:
+            return []
+        job = self._jobs.setdefault((event.cluster, job_id), _Job())
+        if isinstance(event, CheckpointTriggered):
+            job.triggers[event.checkpoint_id] = event.trigger_ts_ms or event.ts_ms
+            for old in sorted(job.triggers)[:-TRIGGERS_KEPT]:
+                del job.triggers[old]
+            return []
+        if isinstance(event, CheckpointCompleted):
+            return self._completed(job, event)
+        if isinstance(event, CheckpointExpired | CheckpointFailed):
+            return self._failed(job, event)
+        return []
+
+    def _completed(self, job: _Job, event: CheckpointCompleted) -> list[Risk]:
+        if event.checkpoint_id <= job.last_id or event.duration_ms is None:
+            return []
+        job.last_id = event.checkpoint_id
+        job.points.append((event.ts_ms, event.duration_ms, event.size_bytes, event.ref))
+        del job.points[:-MAX_POINTS]
+        if len(job.points) < MIN_POINTS or job.points[-1][0] <= job.points[0][0]:
+            return []
+        return self._judge(job, event)
+
+    def _failed(self, job: _Job, event: CheckpointExpired | CheckpointFailed) -> list[Risk]:
+        started = job.triggers.get(event.checkpoint_id)
+        if isinstance(event, CheckpointExpired) and started is not None and event.ts_ms > started:
+            job.timeout_ms = round((event.ts_ms - started) / 1000) * 1000 or event.ts_ms - started
+        elif isinstance(event, CheckpointFailed) and event.timeout_ms:
+            job.timeout_ms = event.timeout_ms
+        raised, job.raised, job.points = job.raised, None, []
+        if raised is None:
+            return []
+        return [_ended(raised, "superseded", event.ts_ms,
+                       f"Checkpoint {event.checkpoint_id} of job {raised.job_id} failed at "
+                       f"{clock(event.ts_ms, raised.as_of_ms)}: its verdict takes over from the warning of "
+                       f"{clock(raised.as_of_ms, event.ts_ms)}"
+                       + (f", which predicted the first expiry at {clock(raised.expiry_at_ms, event.ts_ms)}."
+                          if raised.expiry_at_ms is not None else "."))]
+
+    def _timeout(self, job: _Job, cluster: str) -> tuple[int, TimeoutSource]:
+        if job.timeout_ms is not None:
+            return job.timeout_ms, "expired_checkpoint"
+        if cluster in self._settings:
+            return self._settings[cluster], "configuration"
+        return FLINK_DEFAULT_TIMEOUT_MS, "flink_default"
+
+    def _judge(self, job: _Job, event: CheckpointCompleted) -> list[Risk]:
+        start, now = job.points[0][0], job.points[-1][0]
+        durations = theil_sen([t - start for t, *_ in job.points], [d for _, d, *_ in job.points])
+        timeout, source = self._timeout(job, event.cluster)
+        fitted_now = durations.at(now - start)
+        expiry = now + (timeout - fitted_now) / durations.slope if durations.slope > 0 else None
+        reach = now - start
+        if job.raised is None:
+            if durations.z >= Z_RAISE and expiry is not None and expiry - now <= reach:
+                job.raised = self._risk(job, event, durations, timeout, source, "raised")
+                return [job.raised]
+            return []
+        if durations.z < Z_KEEP or expiry is None or expiry - now > 2 * reach:
+            raised, job.raised = job.raised, None
+            return [_ended(raised, "withdrawn", event.ts_ms,
+                           f"The checkpoint duration of job {raised.job_id} no longer rises toward its "
+                           f"{secs(raised.timeout_ms)} timeout (now {secs(max(0.0, fitted_now))}): the warning of "
+                           f"{clock(raised.as_of_ms)} is withdrawn.")]
+        said = job.raised.expiry_at_ms
+        gaps = sorted(b[0] - a[0] for a, b in zip(job.points, job.points[1:], strict=False))
+        moved = said - expiry if said is not None else 0
+        if said is not None and moved > max(gaps[len(gaps) // 2], (said - now) / 10):
+            job.raised = self._risk(job, event, durations, timeout, source, "updated", job.raised.risk_id)
+            return [job.raised]
+        return []
+
+    def _risk(self, job: _Job, event: CheckpointCompleted, durations: Trend, timeout: int, source: TimeoutSource,
+              status: RiskStatus, risk_id: str | None = None) -> Risk:
+        points = job.points
+        start, now = points[0][0], points[-1][0]
+        fitted_from, fitted_now = durations.at(0), durations.at(now - start)
+        until = timeout - fitted_now
+
+        def at(slope: float) -> int | None:
+            return int(now + max(0.0, until) / slope) if slope > 0 else None
+
+        sizes = [(t - start, s) for t, _, s, _ in points if s is not None]
+        size_from = size_now = None
+        grown = False
+        if len(sizes) >= MIN_POINTS and sizes[-1][0] > sizes[0][0]:
+            growth = theil_sen([t for t, _ in sizes], [float(s) for _, s in sizes])
+            size_from, size_now = max(0, int(growth.at(0))), max(0, int(growth.at(now - start)))
+            grown = growth.z >= Z_RAISE and size_now >= GROWTH * max(1, size_from)
+        cause: RiskCause = "state_growth" if grown else "duration_growth"
+        expiry = at(durations.slope)
+        latest = at(durations.low)
+        headline = (f"Checkpoint duration of job {event.job_id} rose from {secs(max(0.0, fitted_from))} to "
+                    f"{secs(fitted_now)} over {span(now - start)} ({_timeout_words(timeout, source)}); at this rate "
+                    f"the first expiry is due at about {clock(expiry or now, now)}")
+        earliest = at(durations.high)
+        first, last = clock(earliest or now, now), clock(latest, now) if latest is not None else None
+        if last is None:
+            headline += f" (from {first} on; the rise is too uneven to say how late)."
+        else:
+            headline += f" (between {first} and {last})." if first != last else "."
+        if grown and size_from is not None and size_now is not None:
+            headline += (f" The checkpointed state grew {size_now / max(1, size_from):.1f} times over the same "
+                         f"{span(now - start)} ({mib(size_from)} to {mib(size_now)}).")
+        identity = f"{event.cluster}\x00{event.job_id}\x00{start}".encode()
+        return Risk(
+            risk_id=risk_id or "risk-" + hashlib.sha256(identity).hexdigest()[:16], status=status, cluster=event.cluster,
+            job_id=event.job_id, as_of_ms=now, cause=cause, headline=headline,
+            advice=_advice(cause, timeout, source, fitted_now), timeout_ms=timeout, timeout_source=source,
+            window_start_ms=start, points=len(points), duration_from_ms=int(fitted_from),
+            duration_now_ms=int(fitted_now), slope_ms_per_hour=durations.slope * HOUR_MS,
+            slope_low_ms_per_hour=durations.low * HOUR_MS, slope_high_ms_per_hour=durations.high * HOUR_MS,
+            expiry_at_ms=expiry, expiry_earliest_ms=earliest, expiry_latest_ms=latest,
+            size_from_bytes=size_from, size_now_bytes=size_now,
+            series=tuple((t, d, s) for t, d, s, _ in points), refs=(points[0][3], points[-1][3]),
+        )
+
+    # --- state -------------------------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "settings": dict(self._settings),
+            "jobs": [[cluster, job_id, [list(p) for p in j.points], j.last_id, j.timeout_ms,
+                      risk_to_dict(j.raised) if j.raised else None, [[k, v] for k, v in j.triggers.items()]]
+                     for (cluster, job_id), j in self._jobs.items()],
+        }
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> RiskWatch:
+        watch = cls()
+        watch._settings = {str(k): int(v) for k, v in data.get("settings", {}).items()}
+        for cluster, job_id, points, last_id, timeout, raised, triggers in data.get("jobs", []):
+            watch._jobs[(cluster, job_id)] = _Job(
+                points=[(int(t), int(d), None if s is None else int(s), str(r)) for t, d, s, r in points],
+                last_id=int(last_id), timeout_ms=timeout, raised=risk_from_dict(raised) if raised else None,
+                triggers={int(k): int(v) for k, v in triggers},
+            )
+        return watch
+
+
+def _ended(raised: Risk, status: RiskStatus, at_ms: int, headline: str) -> Risk:
+    return Risk(**{**{f: getattr(raised, f) for f in Risk.__dataclass_fields__},
+                   "status": status, "as_of_ms": at_ms, "headline": headline, "advice": ()})
+
+
+def _timeout_words(timeout: int, source: TimeoutSource) -> str:
+    if source == "expired_checkpoint":
+        return f"timeout {secs(timeout)}, as an expired checkpoint of the job showed"
+    if source == "configuration":
+        return f"timeout {secs(timeout)}, from the JobManager's configuration"
+    return (f"timeout assumed {secs(timeout)}, Flink's default: no configuration line or expired checkpoint "
+            "showed the job's own")
+
+
+def _advice(cause: RiskCause, timeout: int, source: TimeoutSource, fitted_now: float) -> tuple[str, ...]:
+    raise_timeout = (f"To gain time now, set `{TIMEOUT_KEY}` well above the current {secs(fitted_now)} "
+                     f"(it is {secs(timeout)}); this postpones the expiry, it does not stop the rise.")
+    if cause == "state_growth":  # the steps of the cause this warning foretells, as its verdict will give them
+        steps = [f"{step.text}." for step in causes.cause(causes.Code.FLINK_STATE_GROWTH).steps]
+    else:
+        steps = ["The state did not grow while checkpoints slowed down: look for backpressure (barrier alignment "
+                 "and start delay in Flink's checkpoint statistics) and at the HDFS writes of the checkpoint "
+                 "directory."]
+    steps.append(raise_timeout)
+    if source == "flink_default":
+        steps.append("The timeout is assumed: if the job sets its own, this prediction is off by the difference.")
+    return tuple(steps)
