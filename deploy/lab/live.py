@@ -200,21 +200,26 @@ class Verdicts:
 
 
 def judge_risks(truth: dict[str, Any], risks: list[dict[str, Any]]) -> list[str]:
-    """An early warning where the truth expects one (raised before the first failure, its predicted expiry within
-    one trigger spacing of it); none anywhere else."""
+    """The fixture test's: where the truth expects an early warning, one raised at least two checkpoints before the
+    first failure, whose last prediction before it is within one trigger spacing, superseded by the failure; no risk
+    raised anywhere else."""
     raised = [r for r in risks if r["status"] == "raised"]
     want = truth.get("risk")
     if not want:
         return [f"risk {r['risk_id']} raised at {r['as_of']} where none was expected" for r in raised]
-    first = datetime_of(want["first_failure"]) * 1000
-    before = [r for r in raised if r["as_of_ms"] < first]
-    if not before:
-        return [f"no risk raised before the first failure at {want['first_failure']}"]
-    miss = abs(before[0]["expiry_at_ms"] - first)
-    if miss > want["trigger_spacing_ms"]:
-        return [f"risk predicted the expiry {miss / 1000:.1f} s away from the real one (spacing "
-                f"{want['trigger_spacing_ms'] / 1000:.1f} s)"]
-    return []
+    first, spacing = datetime_of(want["first_failure"]) * 1000, want["trigger_spacing_ms"]
+    early = [r for r in raised if r["as_of_ms"] < first - 2 * spacing]
+    if not early:
+        return [f"no risk raised two checkpoints before the first failure at {want['first_failure']}"]
+    states = [r for r in risks if r["risk_id"] == early[0]["risk_id"]]
+    last = [r for r in states if r["status"] in ("raised", "updated") and r["as_of_ms"] < first][-1]
+    problems = []
+    if abs(last["expiry_at_ms"] - first) > spacing:
+        problems.append(f"the last prediction ({last['as_of']}) was {(last['expiry_at_ms'] - first) / 1000:+.1f} s "
+                        f"off the real expiry (spacing {spacing / 1000:.1f} s)")
+    if states[-1]["status"] != "superseded":
+        problems.append(f"the warning ended {states[-1]['status']}, not superseded by the failure")
+    return problems
 
 
 def judge(truth: dict[str, Any], verdicts: list[tuple[float, dict[str, Any]]],

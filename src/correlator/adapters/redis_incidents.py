@@ -216,6 +216,24 @@ class RedisIncidentStore:
         found = self._call(self._client.get, self._verdict(verdict_id))
         return str(found) if found else None
 
+    # --- early warnings: one Slack message per risk, a reply per later state ------------------------------------
+    def _risk(self, risk_id: str) -> str:
+        return f"{self._ns}:risk:{risk_id}"
+
+    def risk_state(self, risk_id: str, delivery: str) -> tuple[Thread | None, bool]:
+        """The risk's message (if posted) and whether ``delivery`` (a status at a time) was delivered already."""
+        channel, ts, done = self._call(self._client.hmget, self._risk(risk_id), ["channel", "ts", f"done:{delivery}"])
+        return (Thread(channel, ts) if ts else None), bool(done)
+
+    def record_risk(self, risk_id: str, delivery: str, thread: Thread) -> None:
+        key = self._risk(risk_id)
+        pipe = self._client.pipeline(transaction=True)
+        pipe.hsetnx(key, "channel", thread.channel)
+        pipe.hsetnx(key, "ts", thread.ts)
+        pipe.hset(key, f"done:{delivery}", 1)
+        pipe.expire(key, self.incident_ttl_s)
+        self._call(pipe.execute)
+
     def _call(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         return redis_call(fn, *args, **kwargs)
 

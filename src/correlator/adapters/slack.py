@@ -120,9 +120,10 @@ class SlackPoster:
         )
         return Posted(str(response["channel"]), str(response["ts"]))
 
-    def find_posted(self, verdict_id: str, thread: tuple[str, str] | None, oldest_s: float) -> Posted | None:
-        """The message already posted for ``verdict_id`` (by its metadata), in ``thread`` (channel, ts) or among the
-        channel's messages since ``oldest_s``; ``None`` when there is none."""
+    def find_posted(self, verdict_id: str, thread: tuple[str, str] | None, oldest_s: float,
+                    field: str = "verdict_id") -> Posted | None:
+        """The message already posted for ``verdict_id`` (by its metadata's ``field``), in ``thread`` (channel, ts) or
+        among the channel's messages since ``oldest_s``; ``None`` when there is none."""
         if thread is not None:
             response = self._send(
                 self._client.conversations_replies, channel=thread[0], ts=thread[1], include_all_metadata=True,
@@ -137,7 +138,7 @@ class SlackPoster:
             channel = str(response.get("channel") or self.channel)
         for message in response.get("messages") or []:
             payload = (message.get("metadata") or {}).get("event_payload") or {}
-            if payload.get("verdict_id") == verdict_id:
+            if payload.get(field) == verdict_id:
                 return Posted(channel, str(message["ts"]))
         return None
 

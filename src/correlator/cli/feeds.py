@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 
 def feed_verdicts(sink: VerdictSink, settings: Settings, verdicts_file: Path | None, *, group: str,
-                  follow: bool) -> Stats:
-    """Every verdict into ``sink``; SIGTERM/SIGINT finish the verdict in hand, then stop (handlers restored after)."""
+                  follow: bool, risks: bool = False) -> Stats:
+    """Every verdict into ``sink`` (with ``risks``, the early warnings of the risk topic too); SIGTERM/SIGINT finish
+    the record in hand, then stop (handlers restored after)."""
     from correlator.stream.slack_feed import run_file, run_kafka
 
     stop = threading.Event()
@@ -26,7 +27,8 @@ def feed_verdicts(sink: VerdictSink, settings: Settings, verdicts_file: Path | N
         if verdicts_file is not None:
             return run_file(sink, verdicts_file, stop)
         consumer: dict[str, Any] = settings.kafka_client(**{"group.id": group})
-        return run_kafka(sink, consumer, settings.topic_verdicts, follow=follow, stop=stop)
+        topics = [settings.topic_verdicts, *([settings.topic_risks] if risks else [])]
+        return run_kafka(sink, consumer, topics, follow=follow, stop=stop)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -15,6 +15,7 @@ from correlator.config import Settings
 SETTINGS = (
     *KAFKA,
     "topic_verdicts",
+    "topic_risks",
     "redis_url",
     "slack_api_url",
     "slack_token",
@@ -42,7 +43,8 @@ def slack(
     verdicts_file: Path | None,
     once: bool,
 ) -> None:
-    """Post verdicts to Slack: one message per incident, recurrences as replies in its thread."""
+    """Post verdicts to Slack: one message per incident, recurrences as replies in its thread; early warnings as a
+    quieter message per warning, its later states as replies."""
     from correlator.adapters.redis_incidents import RedisIncidentStore
     from correlator.adapters.slack import RetryPolicy, SlackPoster, SlackRejected
     from correlator.cli.feeds import feed_verdicts
@@ -69,7 +71,7 @@ def slack(
     )
     bot = SlackBot(store, poster, config, timelines=_timelines(settings, poster))
     try:
-        stats = feed_verdicts(bot, settings, verdicts_file, group=settings.slack_group, follow=not once)
+        stats = feed_verdicts(bot, settings, verdicts_file, group=settings.slack_group, follow=not once, risks=True)
     except SlackRejected as exc:
         raise RuntimeFailure(str(exc)) from None
     finally:

@@ -7,7 +7,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -71,7 +71,7 @@ def run_file(bot: VerdictSink, path: Path, stop: threading.Event | None = None) 
 def run_kafka(
     bot: VerdictSink,
     consumer_config: Mapping[str, Any],
-    topic: str,
+    topic: str | Sequence[str],
     *,
     follow: bool,
     stop: threading.Event | None = None,
@@ -102,7 +102,7 @@ def run_kafka(
             assigned.discard((p.topic, p.partition))
             at_end.discard((p.topic, p.partition))
 
-    consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
+    consumer.subscribe([topic] if isinstance(topic, str) else list(topic), on_assign=on_assign, on_revoke=on_revoke)
     started = time.monotonic()
     next_sweep = time.monotonic() + bot.config.sweep_every_s
     try:

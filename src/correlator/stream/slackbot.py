@@ -23,6 +23,7 @@ from correlator.adapters.redis_incidents import BeginStatus, Begun, RedisInciden
 from correlator.adapters.slack import Posted, SlackPoster, SlackRejected, SlackUnavailable
 from correlator.adapters.slack_blocks import parent_message, reply_message, superseded_message
 from correlator.adapters.slack_files import TimelineFiles, UploadBusy
+from correlator.core.explain.risk import RISK_SCHEMA
 from correlator.core.explain.verdict import verdict_from_dict
 from correlator.core.incidents import (
     Action,
@@ -35,6 +36,7 @@ from correlator.core.incidents import (
     occurrence,
     resolve,
 )
+from correlator.stream.risk_notes import RiskNotes
 
 log = logging.getLogger("correlator.slackbot")
 SCHEMA = "correlator.verdict/v1"
@@ -113,6 +115,8 @@ class SlackBot:
         self.owner = owner or default_owner()
         self.clock_ms = clock_ms
         self.stats = Stats()
+        self.risks = RiskNotes(store, poster, clock_ms, config.backoff_initial_s, config.backoff_max_s)
+        """Early warnings (``correlator.risk/v1``) from the same feed: quiet messages, no incident."""
         self._recovered: set[str] = set()
         """Incidents resumed from their Slack thread: Redis lost them, so any of their verdicts may be in Slack
         already; each is looked up in the thread before it is posted."""
@@ -121,7 +125,10 @@ class SlackBot:
         return f"SlackBot(owner={self.owner!r}, store={self.store!r}, poster={self.poster!r})"
 
     def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
-        """Deliver one verdict, retrying through outages; None only when ``stop`` was set before it was done."""
+        """Deliver one verdict (or early warning), retrying through outages; None only when ``stop`` was set before it
+        was done."""
+        if str(verdict.get("schema") or "").startswith(RISK_SCHEMA.split("/")[0] + "/"):
+            return self._deliver_risk(verdict, stop)
         try:
             schema = str(verdict.get("schema") or SCHEMA)
             if not schema.startswith(SCHEMA.split("/")[0] + "/"):
@@ -151,6 +158,19 @@ class SlackBot:
                     return None  # stopped before the file was settled: the verdict comes again, as a duplicate
             return outcome
         return None
+
+    def _deliver_risk(self, risk: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
+        try:
+            posted = self.risks.deliver(risk, stop)
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            log.warning("skipping an early warning this bot cannot read: %s", exc)
+            self.stats.count(Outcome.SKIPPED)
+            return Outcome.SKIPPED
+        if posted is None:
+            return None
+        outcome = Outcome.POSTED if posted else Outcome.DUPLICATE
+        self.stats.count(outcome)
+        return outcome
 
     def _attach_timeline(self, timelines: TimelineFiles, verdict: Mapping[str, Any], stop: threading.Event) -> bool:
         """The verdict's timeline PNG into its thread (also on a duplicate: the post may have been recorded by a

@@ -5,8 +5,7 @@ is heading for the restart loop a verdict explains only afterwards; the trend of
 before. The rules keep it quiet: a rise must be steady (Mann–Kendall, one in a thousand for independent noise), and
 the predicted expiry must lie no further ahead than the series reaches back, so a trend is never stretched beyond its
 own evidence. A record is published only when the state changes: ``raised``; ``updated`` when the predicted expiry
-came nearer by more than a checkpoint's spacing and a tenth of the time left (a rise that speeds up is caught up with
-as the failure nears; one that slows keeps its earlier time until it is withdrawn); then ``withdrawn`` (the rise no longer holds) or ``superseded`` (a checkpoint of the job failed:
+moved by more than a checkpoint's spacing and a tenth of the time left; then ``withdrawn`` (the rise no longer holds) or ``superseded`` (a checkpoint of the job failed:
 its verdict takes over).
 
 Like every part of the core it reads event time only, so a rerun over the same logs gives the same records.
@@ -217,18 +216,23 @@ class RiskWatch:
         return FLINK_DEFAULT_TIMEOUT_MS, "flink_default"
 
     def _judge(self, job: _Job, event: CheckpointCompleted) -> list[Risk]:
+        """Steadiness from the whole window, pace from its recent two thirds: the test keeps noise out, the recent
+        slope follows a rise that speeds up (a client's ack queue growing with the state) or starts late."""
         start, now = job.points[0][0], job.points[-1][0]
-        durations = theil_sen([t - start for t, *_ in job.points], [d for _, d, *_ in job.points])
+        xs, ys = [t - start for t, *_ in job.points], [d for _, d, *_ in job.points]
+        whole = theil_sen(xs, ys)
+        recent_n = max(MIN_POINTS, -(-2 * len(xs) // 3))
+        pace = theil_sen(xs[-recent_n:], ys[-recent_n:])
         timeout, source = self._timeout(job, event.cluster)
-        fitted_now = durations.at(now - start)
-        expiry = now + (timeout - fitted_now) / durations.slope if durations.slope > 0 else None
+        fitted_now = pace.at(now - start)
+        expiry = now + (timeout - fitted_now) / pace.slope if pace.slope > 0 else None
         reach = now - start
         if job.raised is None:
-            if durations.z >= Z_RAISE and expiry is not None and expiry - now <= reach:
-                job.raised = self._risk(job, event, durations, timeout, source, "raised")
+            if whole.z >= Z_RAISE and expiry is not None and expiry - now <= reach:
+                job.raised = self._risk(job, event, whole, pace, timeout, source, "raised")
                 return [job.raised]
             return []
-        if durations.z < Z_KEEP or expiry is None or expiry - now > 2 * reach:
+        if whole.z < Z_KEEP or expiry is None or expiry - now > 2 * reach:
             raised, job.raised = job.raised, None
             return [_ended(raised, "withdrawn", event.ts_ms,
                            f"The checkpoint duration of job {raised.job_id} no longer rises toward its "
@@ -236,17 +240,16 @@ class RiskWatch:
                            f"{clock(raised.as_of_ms)} is withdrawn.")]
         said = job.raised.expiry_at_ms
         gaps = sorted(b[0] - a[0] for a, b in zip(job.points, job.points[1:], strict=False))
-        moved = said - expiry if said is not None else 0
-        if said is not None and moved > max(gaps[len(gaps) // 2], (said - now) / 10):
-            job.raised = self._risk(job, event, durations, timeout, source, "updated", job.raised.risk_id)
+        if said is not None and abs(said - expiry) > max(gaps[len(gaps) // 2], (said - now) / 10):
+            job.raised = self._risk(job, event, whole, pace, timeout, source, "updated", job.raised.risk_id)
             return [job.raised]
         return []
 
-    def _risk(self, job: _Job, event: CheckpointCompleted, durations: Trend, timeout: int, source: TimeoutSource,
-              status: RiskStatus, risk_id: str | None = None) -> Risk:
+    def _risk(self, job: _Job, event: CheckpointCompleted, whole: Trend, durations: Trend, timeout: int,
+              source: TimeoutSource, status: RiskStatus, risk_id: str | None = None) -> Risk:
         points = job.points
         start, now = points[0][0], points[-1][0]
-        fitted_from, fitted_now = durations.at(0), durations.at(now - start)
+        fitted_from, fitted_now = whole.at(0), durations.at(now - start)
         until = timeout - fitted_now
 
         def at(slope: float) -> int | None:

@@ -1,0 +1,73 @@
+"""Early warnings into Slack: one quiet message per risk, edited to its latest state, each later state a reply.
+
+A risk is a job's, not an incident's: it gets no incident, no lease and no mention. Delivery is exactly-once the
+way the verdicts' is, by recording and by looking before posting: a delivery recorded in Redis is a duplicate; one not
+recorded is first looked for in Slack by its metadata (a replica may have posted it and stopped before recording),
+then posted and recorded. A risk's records share a key on the risk topic, so one consumer delivers them in order.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from correlator.adapters.redis_incidents import RedisIncidentStore, StoreUnavailable, Thread
+from correlator.adapters.slack import SlackPoster, SlackUnavailable
+from correlator.adapters.slack_risk_blocks import delivery_of, risk_message
+from correlator.core.explain.risk import risk_from_dict
+
+log = logging.getLogger("correlator.slackbot")
+LOOKBACK_MS = 7 * 86_400_000
+"""How far back the channel is searched for a warning's message that Redis does not know."""
+
+
+class RiskNotes:
+    def __init__(self, store: RedisIncidentStore, poster: SlackPoster, clock_ms: Callable[[], int],
+                 backoff_initial_s: float = 0.5, backoff_max_s: float = 30.0) -> None:
+        self.store = store
+        self.poster = poster
+        self.clock_ms = clock_ms
+        self.backoff = (backoff_initial_s, backoff_max_s)
+
+    def deliver(self, risk: Mapping[str, Any], stop: threading.Event) -> bool | None:
+        """True when posted, False when it was delivered already; None when ``stop`` came first. Raises
+        ``ValueError`` for a record that is not a risk."""
+        risk_from_dict(dict(risk))  # the full shape, so rendering cannot fail later
+        wait = self.backoff[0]
+        while not stop.is_set():
+            try:
+                return self._deliver_once(risk)
+            except (StoreUnavailable, SlackUnavailable) as exc:
+                log.warning("warning %s not delivered yet (%s); retrying in %.1fs", risk.get("risk_id"), exc, wait)
+                stop.wait(wait)
+                wait = min(wait * 2, self.backoff[1])
+        return None
+
+    def _deliver_once(self, risk: Mapping[str, Any]) -> bool:
+        risk_id, delivery = str(risk["risk_id"]), delivery_of(risk)
+        thread, done = self.store.risk_state(risk_id, delivery)
+        if done:
+            return False
+        message = risk_message(risk)
+        oldest_s = (self.clock_ms() - LOOKBACK_MS) / 1000
+        where = (thread.channel, thread.ts) if thread is not None else None
+        found = self.poster.find_posted(delivery, where, oldest_s, field="delivery")
+        if thread is None and found is None and risk.get("status") != "raised":  # Redis lost the warning's message
+            first = self.poster.find_posted(risk_id, None, oldest_s, field="risk_id")
+            thread = Thread(first.channel, first.ts) if first is not None else None
+        if found is not None:
+            posted = found
+        elif thread is None:
+            posted = self.poster.post(message)
+        else:
+            posted = self.poster.post(message, thread_ts=thread.ts)
+        if thread is not None:
+            try:
+                self.poster.update(thread.channel, thread.ts, message)  # the warning's message shows its latest state
+            except SlackUnavailable as exc:
+                log.warning("warning %s: its message was not brought up to date: %s", risk_id, exc)
+        self.store.record_risk(risk_id, delivery, thread or Thread(posted.channel, posted.ts))
+        log.info("warning %s: %s delivered", risk_id, risk.get("status"))
+        return True
