@@ -86,9 +86,11 @@ class Jars:
     webapps: Path
     flink_layout_libs: Path | None = None
     """log4j2's JSON template layout jar, for `--flink-layout json` only."""
+    flink_traces_libs: Path | None = None
+    """Flink's Slf4jTraceReporter jar, for scenarios that log checkpoint spans, where Maven serves it."""
 
 
-def fetch(hadoop: str, flink: str, flink_layout: str = "text") -> Jars:
+def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = False) -> Jars:
     """Resolve and build everything once per version pair (a `.complete` marker makes reruns instant); the JSON
     template layout jar only when the Flink logs are to be JSON."""
     if flink_layout not in FLINK_LAYOUTS:
@@ -115,6 +117,15 @@ def fetch(hadoop: str, flink: str, flink_layout: str = "text") -> Jars:
                                           "lab.layout.libs": str(layout_libs)},
              ["dependency:copy@layout-json"], CACHE / "log" / f"mvn-layout-json-{flibs.parent.name}.log")
         (layout_libs / ".complete").touch()
+    traces_libs = CACHE / f"flink-{flink}-hadoop-{hadoop}" / "traces"
+    if traces and not (traces_libs / ".complete").exists():
+        try:
+            _mvn(HERE / "flink" / "pom.xml", {"hadoop.version": hadoop, "flink.version": flink,
+                                              "lab.traces.libs": str(traces_libs)},
+                 ["dependency:copy@traces"], CACHE / "log" / f"mvn-traces-{flibs.parent.name}.log")
+            (traces_libs / ".complete").touch()
+        except LabError:
+            print(f"lab: flink-metrics-slf4j {flink} is not served: this run logs no checkpoint spans", flush=True)
     webapps = HOME / "webapps"  # a real directory: Jetty prints its canonical path
     for name in ("hdfs", "datanode", "secondary", "journal"):
         web = webapps / "webapps" / name / "WEB-INF"
@@ -126,7 +137,8 @@ def fetch(hadoop: str, flink: str, flink_layout: str = "text") -> Jars:
         link.symlink_to(CACHE.resolve())
     seen = lambda p: link / p.relative_to(CACHE)  # noqa: E731
     return Jars(seen(hlibs), seen(hbuild / "lab-hdfs-1.jar"), seen(flibs), seen(fbuild / "lab-flink-1.jar"), webapps,
-                seen(layout_libs) if flink_layout == "json" else None)
+                seen(layout_libs) if flink_layout == "json" else None,
+                seen(traces_libs) if traces and (traces_libs / ".complete").exists() else None)
 
 
 @dataclass
@@ -300,12 +312,15 @@ class Cluster:
         return conf
 
     def _flink_cp(self) -> str:
-        """Flink's libs, and the JSON template layout's jar only when the logs are to be JSON."""
+        """Flink's libs, the JSON template layout's jar only when the logs are to be JSON, the trace reporter's only
+        when a scenario logs checkpoint spans."""
         cp = [f"{self.jars.flink_libs}/*"]
         if self.flink_layout == "json":
             if self.jars.flink_layout_libs is None:
                 raise LabError("--flink-layout json needs the layout jar: fetch(..., flink_layout='json')")
             cp.append(f"{self.jars.flink_layout_libs}/*")
+        if self.jars.flink_traces_libs is not None:
+            cp.append(f"{self.jars.flink_traces_libs}/*")
         return ":".join(cp)
 
     def _flink_java(self, conf: Path, log: Path, heap_args: list[str], main: str, args: list[str],
@@ -347,7 +362,7 @@ class Cluster:
         log = self.logs / f"flink-{USER}-client-lab-jm.log"
         cmd = self._flink_java(conf, log, ["-Xmx256m"], "org.apache.flink.client.cli.CliFrontend",
                                ["run", "-d", "-c", "lab.LabJob", str(self.jars.flink_job), "--trigger", str(trigger),
-                                *args],
+                                "--slow", str(trigger.with_name("slow-trigger")), *args],
                                "log4j-cli.properties")
         out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **self.flink_env}, timeout=180,
                              cwd=self.run_dir)

@@ -49,11 +49,12 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
                  on_logs: Callable[[Path], None] | None = None,
                  flink_layout: str = "text") -> tuple[dict[str, object], Path]:
     """One fresh cluster, one fault (repeated once when it failed no checkpoint); returns the truth and log dir."""
-    jars = fetch(hadoop, flink, flink_layout)
+    jars = fetch(hadoop, flink, flink_layout, traces=scenario.traces)
     run_dir = HOME / f"{hadoop}-{flink}" / run_name(scenario.name, flink_layout)
     shutil.rmtree(run_dir, ignore_errors=True)
     major = int(flink.split(".")[0])
-    cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major), flink_layout=flink_layout,
+    spans = jars.flink_traces_libs is not None
+    cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major, spans), flink_layout=flink_layout,
                       flink_hdfs=scenario.flink_hdfs())
     if on_logs is not None:
         on_logs(cluster.logs)

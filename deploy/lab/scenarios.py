@@ -80,15 +80,21 @@ class Scenario:
     """More arguments of the lab's job (`LabJob`)."""
     warns: bool = False
     """An early warning (a `risk` record) must come before the first failure."""
+    traces: bool = False
+    """Flink's Slf4jTraceReporter on: each checkpoint's span (its phases' sums and maxima) in the JobManager's log."""
 
     def flink_hdfs(self) -> dict[str, object]:
         return {"dfs.replication": 2} if self.scan_outside_writes else {}
 
-    def flink_settings(self, flink_major: int) -> dict[str, object]:
-        if not self.retain_checkpoints:
-            return {}
-        key = "state.checkpoints.num-retained" if flink_major < 2 else "execution.checkpointing.num-retained"
-        return {key: 1000}
+    def flink_settings(self, flink_major: int, traces: bool = False) -> dict[str, object]:
+        """Settings beyond the lab's own; the trace reporter only where its jar is on the class path (``traces``)."""
+        out: dict[str, object] = {}
+        if self.retain_checkpoints:
+            key = "state.checkpoints.num-retained" if flink_major < 2 else "execution.checkpointing.num-retained"
+            out[key] = 1000
+        if self.traces and traces:
+            out["traces.reporter.slf4j.factory.class"] = "org.apache.flink.traces.slf4j.Slf4jTraceReporterFactory"
+        return out
 
 
 def _lock_code(hadoop: str) -> str:
@@ -113,6 +119,8 @@ SCENARIOS = {s.name: s for s in (
     Scenario("safe-mode", "safe-mode", "lab-nn", lambda _h: "NAMENODE_SAFE_MODE"),
     Scenario("state-growth", "state-growth", None, lambda _h: "FLINK_STATE_GROWTH",
              job_args=("--grow", str(GROW_BYTES)), warns=True),
+    Scenario("backpressure", "backpressure", None, lambda _h: "FLINK_BACKPRESSURE", job_args=("--slow-ms", "5"),
+             traces=True),
     Scenario("scanner-differences", "block-files-removed", "lab-dn3", lambda _h: None, retain_checkpoints=True),
     Scenario("directory-scan", "directory-scan", "lab-dn2", _scan_code, scan_host="lab-dn2"),
     Scenario("directory-scan-harmless", "sigstop", "lab-dn1", lambda _h: "DATANODE_JVM_PAUSE", scan_host="lab-dn2",
@@ -270,6 +278,8 @@ class Fault:
             self.held, self.scan_at = None, self.target_proc().log.stat().st_size
         elif kind == "safe-mode":  # an operator's `hdfs dfsadmin -safemode enter`: the NameNode refuses every write
             self.cluster.dfsadmin("-safemode", "enter")
+        elif kind == "backpressure":  # every record now takes 5 ms in the keyed operator: 200 a second, not 2000
+            self.trigger.with_name("slow-trigger").write_text("slow\n")
         elif kind == "state-growth":  # the job's state grows from its start; the disks become steady and modest
             for host in self._datanodes():
                 self._switch("slow-disk", str(THROTTLE_MS), host)
@@ -285,7 +295,7 @@ class Fault:
                      proc.log.stat().st_size)
         elif self.s.kind == "directory-scan":
             self.held = replicas.wait_hold(self.target_proc(), self.scan_at)
-        elif self.s.kind == "state-growth":  # until the growing upload outlasts the timeout
+        elif self.s.kind in ("state-growth", "backpressure"):  # until a checkpoint fails
             jobs.wait(re.compile(r"expired before completing|Failed to trigger or complete checkpoint"),
                       GROWTH_TIMEOUT)
         else:
@@ -303,6 +313,8 @@ class Fault:
             self.trigger.unlink(missing_ok=True)
         elif kind == "safe-mode":
             self.cluster.dfsadmin("-safemode", "leave")
+        elif kind == "backpressure":
+            self.trigger.with_name("slow-trigger").unlink(missing_ok=True)
         elif kind == "state-growth":
             for host in self._datanodes():
                 self._unswitch("slow-disk", host)
@@ -348,6 +360,7 @@ def truth(scenario: Scenario, hadoop: str, flink: str, cluster: Cluster, start: 
             {"job_id": f["job_id"], "checkpoint_id": f["checkpoint_id"], "code": code, "hosts": hosts}
             for f in failed],
         **({"risk": _risk_truth(failed, jobs)} if scenario.warns and jobs is not None else {}),
+        **({"checkpoint_spans": cluster.jars.flink_traces_libs is not None} if scenario.traces else {}),
     }
 
 

@@ -15,6 +15,7 @@ from correlator.core.events import (
     CheckpointExpired,
     CheckpointFailed,
     CheckpointLateAck,
+    CheckpointSpan,
     CheckpointTriggered,
     DaemonStart,
     DatanodeAddress,
@@ -66,6 +67,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         JvmPause,
         DaemonStart,
         FlinkSetting,
+        CheckpointSpan,
     )
 }
 

@@ -370,6 +370,23 @@ class DaemonStart(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointSpan(Event):
+    """Flink's trace span of one checkpoint (1.19+, ``traces.reporter.*``: the Slf4j reporter logs it). Its end is
+    the last acknowledgement received, so a failed checkpoint's span says how far acknowledgements got."""
+
+    type: ClassVar[str] = "checkpoint_span"
+    job_id: str
+    checkpoint_id: int
+    status: str
+    start_ms: int
+    end_ms: int
+    full_size: int | None = None
+    checkpointed_size: int | None = None
+    phases: tuple[tuple[str, int], ...] = ()
+    """Further numeric attributes as Flink names them (later versions add per-phase sums and maxima)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FlinkSetting(Event):
     """A checkpoint duration setting as Flink logged its configuration at start: the timeout a checkpoint trend is
     judged against, before any checkpoint has expired to show it."""

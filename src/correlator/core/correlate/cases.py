@@ -14,6 +14,7 @@ from correlator.core.events import (
     CheckpointExpired,
     CheckpointFailed,
     CheckpointLateAck,
+    CheckpointSpan,
     CheckpointTriggered,
     Event,
     HdfsClientSlow,
@@ -87,6 +88,8 @@ def case_key_of(event: Event) -> CaseKey | None:
             ids = path_ids(event.path)
             job = ids[0] if ids else None
         return (event.cluster, job or "", event.checkpoint_id)
+    if isinstance(event, CheckpointSpan) and event.status == "FAILED":
+        return (event.cluster, event.job_id, event.checkpoint_id)
     if isinstance(event, TaskStatus) and event.to_state == "FAILED" and event.cause:
         m = CHECKPOINT_IN_TEXT.search(event.cause)
         if m:

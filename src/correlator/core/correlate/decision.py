@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from correlator.core.correlate.anatomy import HeldBeforeUpload, held_before_upload
 from correlator.core.correlate.cases import CaseSummary
 from correlator.core.correlate.evidence import Interval, interval_of, logged_span, reconcile_bursts, slow_runs, touches
 from correlator.core.correlate.explanation import explanation, title
@@ -240,6 +241,10 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     growth = state_growth(ctx.completions, s.timeout_ms) if user is None else None
     if growth is not None:  # the job's state, not a host's doing: no host is named
         candidates.append(Candidate("FLINK_STATE_GROWTH", GROWTH_SCORE, (), ()))
+    before_upload = held_before_upload(s, window, ctx.evidence, ctx.job_id, ctx.checkpoint_id, ctx.sources,
+                                       ctx.skew_ms) if user is None and growth is None else None
+    if before_upload is not None:
+        candidates.append(Candidate("FLINK_BACKPRESSURE", GROWTH_SCORE, (), ()))
     candidates.sort(key=lambda c: (-c.score, c.code))
     covered, missing = coverage(ctx, window, pipe.hosts)
     best = candidates[0] if candidates and candidates[0].score >= ctx.min_confidence else None
@@ -270,9 +275,10 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                and iv.start_ms <= top.end_ms + ctx.skew_ms and top.start_ms - ctx.skew_ms <= iv.end_ms]
     victims.sort(key=lambda iv: (iv.kind != "scanner_wait", iv.start_ms))
     growth = growth if code == Code.FLINK_STATE_GROWTH else None
+    before_upload = before_upload if code == Code.FLINK_BACKPRESSURE else None
     evidence = _evidence_items(ctx, s, best, client, [st for st in pipe.stalls if st.receiving.host in hosts], pipe,
-                               victims[:2], growth)
-    text = explanation(best, others, window, pipe.how, code, texts=s.texts, growth=growth,
+                               victims[:2], growth, before_upload)
+    text = explanation(best, others, window, pipe.how, code, texts=s.texts, growth=growth, held=before_upload,
                        traits=traits_of(hosts[0]) if hosts else None, stopper=pipe.stopper, victims=victims[:2],
                        user=user, named_by_client=_client_note(pipe, hosts, addresses))
     if issue is not None:
@@ -321,8 +327,12 @@ def _item(e: Event, summary: str, span: tuple[int, int] | None = None) -> Eviden
 
 def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client: list[HdfsClientSlow],
                     stalls: list[Stall], pipe: Pipeline, victims: list[Interval],
-                    growth: Growth | None = None) -> tuple[EvidenceItem, ...]:
+                    growth: Growth | None = None, held: HeldBeforeUpload | None = None) -> tuple[EvidenceItem, ...]:
     items: list[EvidenceItem] = []
+    if held is not None and held.span is not None:
+        items.append(_item(held.span, f"Flink's span of checkpoint {held.span.checkpoint_id} ({held.span.status}): "
+                                      f"last acknowledgement {held.last_ack_ms} ms after the trigger, "
+                                      f"{held.span.full_size or 0} bytes of state acknowledged"))
     if growth is not None:
         for done in (growth.first, growth.last):
             items.append(_item(done, f"checkpoint {done.checkpoint_id} completed: "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from correlator.core.correlate.anatomy import HeldBeforeUpload
 from correlator.core.correlate.evidence import Interval
 from correlator.core.correlate.growth import Growth
 from correlator.core.correlate.pipeline import Stopper
@@ -84,9 +85,20 @@ def _invisible_lock(traits: DatanodeTraits | None) -> str:
 def explanation(best: Candidate | None, others: list[Candidate], window: Window, how: str, code: str, *,
                 texts: tuple[str, ...] = (), traits: DatanodeTraits | None = None, stopper: Stopper | None = None,
                 victims: list[Interval] | None = None, user: tuple[str, str] | None = None,
-                named_by_client: str | None = None, growth: Growth | None = None) -> str:
+                named_by_client: str | None = None, growth: Growth | None = None,
+                held: HeldBeforeUpload | None = None) -> str:
     parts = []
-    if growth is not None:
+    if held is not None:
+        earlier = _and(str(c) for c in held.earlier)
+        parts.append(
+            f"No file of this checkpoint reached HDFS: the NameNode, whose log covers it, allocated no block for it, "
+            f"while it did for checkpoint{'s' if len(held.earlier) > 1 else ''} {earlier} of the job. Its tasks never "
+            "began their upload, so the time went before it: barriers waiting behind buffered records "
+            "(backpressure), or the synchronous part of the snapshot; storage is not to blame.")
+        if held.span is not None:
+            parts.append(f"Flink's span of the failed checkpoint: the last acknowledgement came {held.last_ack_ms} ms "
+                         "after the trigger, and no more arrived before the timeout.")
+    elif growth is not None:
         timeout = f" against the {seconds(window.timeout_ms)} timeout" if window.timeout_ms else ""
         parts.append(
             f"The job's checkpointed state grew {growth.factor:.1f} times in "
@@ -129,7 +141,7 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
     namenode = best is not None and bool(best.scored) and best.scored[0].interval.role == "namenode"
     if how and code != "FLINK_TASK_ERROR":
         parts.append(f"DataNodes of the write from {how}.")
-    elif code != "FLINK_TASK_ERROR" and not namenode:  # the NameNode is one host: no write to link it to
+    elif code != "FLINK_TASK_ERROR" and not namenode and held is None:  # the NameNode is one host; no write began
         parts.append("No identifier linked the write to DataNodes: matched by time across the cluster.")
     if others:
         parts.append("Ranked lower: " + ", ".join(f"{c.code} {c.score:.2f}" for c in others[:4]) + ".")

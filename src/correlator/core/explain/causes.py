@@ -33,6 +33,7 @@ class Code(StrEnum):
     HDFS_TOKEN_EXPIRED = "HDFS_TOKEN_EXPIRED"
     FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
     FLINK_STATE_GROWTH = "FLINK_STATE_GROWTH"
+    FLINK_BACKPRESSURE = "FLINK_BACKPRESSURE"
     UNEXPLAINED = "UNEXPLAINED"
     INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
 
@@ -325,6 +326,24 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         timeline_types=frozenset({"checkpoint_completed"}),
     ),
     Cause(
+        Code.FLINK_BACKPRESSURE,
+        "the checkpoint expired before its tasks began writing to HDFS (the NameNode allocated nothing for it, while "
+        "it did for the job's checkpoints before): its barriers waited behind buffered records, or its synchronous "
+        "snapshot took the time; storage is not blamed",
+        "{Chk} expired before its upload began: its barriers were held up (backpressure)",
+        (
+            Step("Find the backpressured operator: the web UI's BackPressure tab, or the tasks' "
+                 "backPressuredTimeMsPerSecond and busyTimeMsPerSecond metrics; the busy operator downstream of the "
+                 "backpressure is the one to speed up or scale out"),
+            Step("Let barriers overtake buffered records: execution.checkpointing.unaligned.enabled: true "
+                 "(execution.checkpointing.unaligned before Flink 1.20)", "execution.checkpointing.unaligned.enabled",
+                 "true"),
+            Step("Keep less data in flight: taskmanager.network.memory.buffer-debloat.enabled: true",
+                 "taskmanager.network.memory.buffer-debloat.enabled", "true"),
+        ),
+        timeline_types=frozenset({"checkpoint_span"}),
+    ),
+    Cause(
         Code.UNEXPLAINED,
         "the logs cover the failure and show nothing abnormal",
         "The HDFS logs cover {chk} and show nothing abnormal",
@@ -332,6 +351,10 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Lower dfs.client.slow.io.warning.threshold.ms in the Flink HDFS client to see slow acks with their "
                  "pipeline", "dfs.client.slow.io.warning.threshold.ms"),
             Step("Enable GC logs on TaskManagers and DataNodes (env.java.opts.taskmanager, HDFS_DATANODE_OPTS)"),
+            Step("Log each checkpoint's span, which shows how far a failed checkpoint's acknowledgements got: "
+                 "traces.reporter.slf4j.factory.class: org.apache.flink.traces.slf4j.Slf4jTraceReporterFactory "
+                 "(Flink 1.19+, the flink-metrics-slf4j jar in lib/)", "traces.reporter.slf4j.factory.class",
+                 "org.apache.flink.traces.slf4j.Slf4jTraceReporterFactory"),
         ),
     ),
     Cause(

@@ -5,7 +5,7 @@ is heading for the restart loop a verdict explains only afterwards; the trend of
 before. The rules keep it quiet: a rise must be steady (Mann–Kendall, one in a thousand for independent noise), and
 the predicted expiry must lie no further ahead than the series reaches back, so a trend is never stretched beyond its
 own evidence. A record is published only when the state changes: ``raised``; ``updated`` when the predicted expiry
-moved by more than a checkpoint's spacing and a tenth of the time left; then ``withdrawn`` (the rise no longer holds) or ``superseded`` (a checkpoint of the job failed:
+moved by more than half a checkpoint's spacing and a tenth of the time left; then ``withdrawn`` (the rise no longer holds) or ``superseded`` (a checkpoint of the job failed:
 its verdict takes over).
 
 Like every part of the core it reads event time only, so a rerun over the same logs gives the same records.
@@ -71,7 +71,7 @@ class Risk:
     slope_low_ms_per_hour: float
     slope_high_ms_per_hour: float
     expiry_at_ms: int | None
-    """When the fitted duration reaches the timeout; None when the trend no longer rises."""
+    """When the first checkpoint should expire (see ``_expiry``); None when the trend no longer rises."""
     expiry_earliest_ms: int | None
     expiry_latest_ms: int | None
     """None when even a flat trend is within the slope's interval: no latest time can be given."""
@@ -225,11 +225,13 @@ class RiskWatch:
         pace = theil_sen(xs[-recent_n:], ys[-recent_n:])
         timeout, source = self._timeout(job, event.cluster)
         fitted_now = pace.at(now - start)
-        expiry = now + (timeout - fitted_now) / pace.slope if pace.slope > 0 else None
+        gaps = sorted(b[0] - a[0] for a, b in zip(job.points, job.points[1:], strict=False))
+        spacing = gaps[len(gaps) // 2]
+        expiry = _expiry(now, timeout - fitted_now, pace.slope, spacing // 2)
         reach = now - start
         if job.raised is None:
             if whole.z >= Z_RAISE and expiry is not None and expiry - now <= reach:
-                job.raised = self._risk(job, event, whole, pace, timeout, source, "raised")
+                job.raised = self._risk(job, event, whole, pace, timeout, source, spacing, "raised")
                 return [job.raised]
             return []
         if whole.z < Z_KEEP or expiry is None or expiry - now > 2 * reach:
@@ -239,21 +241,21 @@ class RiskWatch:
                            f"{secs(raised.timeout_ms)} timeout (now {secs(max(0.0, fitted_now))}): the warning of "
                            f"{clock(raised.as_of_ms)} is withdrawn.")]
         said = job.raised.expiry_at_ms
-        gaps = sorted(b[0] - a[0] for a, b in zip(job.points, job.points[1:], strict=False))
-        if said is not None and abs(said - expiry) > max(gaps[len(gaps) // 2], (said - now) / 10):
-            job.raised = self._risk(job, event, whole, pace, timeout, source, "updated", job.raised.risk_id)
+        if said is not None and abs(said - expiry) > max(spacing / 2, (said - now) / 10):
+            job.raised = self._risk(job, event, whole, pace, timeout, source, spacing, "updated",
+                                    job.raised.risk_id)
             return [job.raised]
         return []
 
     def _risk(self, job: _Job, event: CheckpointCompleted, whole: Trend, durations: Trend, timeout: int,
-              source: TimeoutSource, status: RiskStatus, risk_id: str | None = None) -> Risk:
+              source: TimeoutSource, spacing: int, status: RiskStatus, risk_id: str | None = None) -> Risk:
         points = job.points
         start, now = points[0][0], points[-1][0]
         fitted_from, fitted_now = whole.at(0), durations.at(now - start)
         until = timeout - fitted_now
 
-        def at(slope: float) -> int | None:
-            return int(now + max(0.0, until) / slope) if slope > 0 else None
+        def at(slope: float, after: int) -> int | None:
+            return _expiry(now, until, slope, after)
 
         sizes = [(t - start, s) for t, _, s, _ in points if s is not None]
         size_from = size_now = None
@@ -263,12 +265,12 @@ class RiskWatch:
             size_from, size_now = max(0, int(growth.at(0))), max(0, int(growth.at(now - start)))
             grown = growth.z >= Z_RAISE and size_now >= GROWTH * max(1, size_from)
         cause: RiskCause = "state_growth" if grown else "duration_growth"
-        expiry = at(durations.slope)
-        latest = at(durations.low)
+        expiry = at(durations.slope, spacing // 2)
+        latest = at(durations.low, spacing)
         headline = (f"Checkpoint duration of job {event.job_id} rose from {secs(max(0.0, fitted_from))} to "
                     f"{secs(fitted_now)} over {span(now - start)} ({_timeout_words(timeout, source)}); at this rate "
                     f"the first expiry is due at about {clock(expiry or now, now)}")
-        earliest = at(durations.high)
+        earliest = at(durations.high, 0)
         first, last = clock(earliest or now, now), clock(latest, now) if latest is not None else None
         if last is None:
             headline += f" (from {first} on; the rise is too uneven to say how late)."
@@ -311,6 +313,13 @@ class RiskWatch:
                 triggers={int(k): int(v) for k, v in triggers},
             )
         return watch
+
+
+def _expiry(now: int, until: float, slope: float, after: int) -> int | None:
+    """When a checkpoint first expires: the fitted duration reaches the timeout (``until`` ms more of it at ``slope``),
+    and the next checkpoint triggered then fails a timeout later, ``after`` ms past the crossing (half a spacing on
+    average, up to a whole one; in completion time the crossing is where a checkpoint ending then took the timeout)."""
+    return int(now + max(0.0, until) / slope) + after if slope > 0 else None
 
 
 def _ended(raised: Risk, status: RiskStatus, at_ms: int, headline: str) -> Risk:

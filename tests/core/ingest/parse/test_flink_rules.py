@@ -59,6 +59,10 @@ EXAMPLES: dict[str, tuple[str, str]] = {
                    " Starting TaskManager (Version: 1.20.1, Scala: 2.12, Rev:9c2b3b5, Date:2025-02-03T13:18:41+01:00)"),
     "Loading configuration property: ": ("org.apache.flink.configuration.GlobalConfiguration",
                                          "Loading configuration property: execution.checkpointing.timeout, 10s"),
+    "Reported span: ": ("org.apache.flink.traces.slf4j.Slf4jTraceReporter",
+                        "Reported span: SimpleSpan{scope=org.apache.flink.runtime.checkpoint.CheckpointStatsTracker, "
+                        "name=Checkpoint, startTsMillis=1796337035474, endTsMillis=1796337035496, attributes={jobId="
+                        f"{JOB}, checkpointId=4, checkpointStatus=FAILED, fullSize=265, checkpointedSize=265}}}}"),
     "Could not materialize checkpoint ": (TASK, "Error during disposal of stream operator.\njava.lang.Exception: "
                                                 "Could not materialize checkpoint 61 for operator Map (1/4)#0.\n"
                                                 f"Caused by: {FLUSH}"),
@@ -137,3 +141,22 @@ def test_only_checkpoint_duration_settings_become_events() -> None:
         record = f"2020-01-02 09:05:30,001 INFO org.apache.flink.configuration.GlobalConfiguration [] - {line}"
         events = [e for e in run([record]) if isinstance(e, FlinkSetting)]
         assert [e.value_ms for e in events] == ([want] if want else []), line
+
+
+def test_a_checkpoint_span_as_flink_1_20_logs_it() -> None:
+    """A real line of Flink 1.20.1's Slf4jTraceReporter (the lab's backpressure run): a failed checkpoint's span, its
+    end the last acknowledgement; other spans (job initialization) and other span names are not checkpoint spans."""
+    from correlator.core.events import CheckpointSpan
+
+    real = ("2026-12-03 22:30:45,480 INFO  org.apache.flink.traces.slf4j.Slf4jTraceReporter             [] - Reported "
+            "span: SimpleSpan{scope=org.apache.flink.runtime.checkpoint.CheckpointStatsTracker, name=Checkpoint, "
+            "startTsMillis=1796337035474, endTsMillis=1796337035496, attributes={jobId=5191cd2430f1da30149005cbaab9339d,"
+            " checkpointId=4, checkpointStatus=FAILED, fullSize=265, checkpointedSize=265}}")
+    [span] = [e for e in run([real]) if isinstance(e, CheckpointSpan)]
+    assert (span.job_id, span.checkpoint_id, span.status) == ("5191cd2430f1da30149005cbaab9339d", 4, "FAILED")
+    assert (span.end_ms - span.start_ms, span.full_size, span.phases) == (22, 265, ())
+    later = real.replace("checkpointedSize=265}", "checkpointedSize=265, MaxAlignmentDurationMs=9100}")
+    [span] = [e for e in run([later]) if isinstance(e, CheckpointSpan)]
+    assert span.phases == (("MaxAlignmentDurationMs", 9100),)
+    other = real.replace("name=Checkpoint,", "name=JobInitialization,")
+    assert not [e for e in run([other]) if isinstance(e, CheckpointSpan)]

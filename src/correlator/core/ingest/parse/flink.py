@@ -15,6 +15,7 @@ from correlator.core.events import (
     CheckpointExpired,
     CheckpointFailed,
     CheckpointLateAck,
+    CheckpointSpan,
     CheckpointTriggered,
     DaemonStart,
     FlinkSetting,
@@ -58,6 +59,10 @@ _PERFORM = re.compile(r"Could not perform checkpoint (\d+) for operator (.*?)\.(
 _FINALIZE = re.compile(r"Could not (?:finalize|complete) the pending checkpoint (\d+)\.")
 _CHECKPOINT_EXCEPTION = re.compile(r"CheckpointException: (.+)")
 _CANCELLED = "java.util.concurrent.CancellationException"
+_SPAN = re.compile(r"Reported span: \w*Span\{(?P<head>.*?), attributes=\{(?P<attrs>.*)\}\}\s*$")
+_SPAN_FIELD = re.compile(r"(\w+)=([^,{}]*)")
+SPAN_PHASES = 24
+"""At most this many further attributes are kept from one span."""
 _PROPERTY = re.compile(r"Loading configuration property: ([\w.-]+), (.*)$")
 SETTINGS = ("execution.checkpointing.timeout", "execution.checkpointing.interval")
 """Configuration keys kept as events: what a checkpoint's duration is judged against (a session cluster's default;
@@ -256,6 +261,23 @@ def _banner(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
         emit(DaemonStart, component=m["component"].strip(), version=m["version"].strip())
 
 
+def _span(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
+    m = _SPAN.search(msg)
+    if m is None:
+        return
+    head, attrs = dict(_SPAN_FIELD.findall(m["head"])), dict(_SPAN_FIELD.findall(m["attrs"]))
+    numbers = {k: int(v) for k, v in attrs.items() if v.strip().lstrip("-").isdigit()}
+    job, chk = attrs.get("jobId", "").strip(), numbers.get("checkpointId")
+    start, end = head.get("startTsMillis", ""), head.get("endTsMillis", "")
+    if head.get("name") != "Checkpoint" or not job or chk is None or not (start.isdigit() and end.isdigit()):
+        return
+    known = {"checkpointId", "fullSize", "checkpointedSize"}
+    phases = tuple((k, v) for k, v in sorted(numbers.items()) if k not in known)[:SPAN_PHASES]
+    emit(CheckpointSpan, job_id=job, checkpoint_id=chk, status=attrs.get("checkpointStatus", "").strip(),
+         start_ms=int(start), end_ms=int(end), full_size=numbers.get("fullSize"),
+         checkpointed_size=numbers.get("checkpointedSize"), phases=phases)
+
+
 def _setting(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
     m = _PROPERTY.match(msg)
     if m and m[1] in SETTINGS and (value := duration_ms(m[2])) is not None:
@@ -281,6 +303,7 @@ RULES: tuple[Rule, ...] = (
     Rule(") switched from ", _task_status, "message"),
     Rule("(Version: ", _banner, "message"),
     Rule("Loading configuration property: ", _setting),
+    Rule("Reported span: ", _span),
     Rule("Could not materialize checkpoint ", _cause_chain, "record"),
     Rule("Could not perform checkpoint ", _cause_chain, "record"),
     Rule("Could not finalize the pending checkpoint ", _cause_chain, "record"),

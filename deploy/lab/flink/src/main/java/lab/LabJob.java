@@ -27,9 +27,11 @@ import org.apache.flink.util.Collector;
  * The lab's job: generated numbers, keyed state of a few MB (checkpointing and its timeout come from the cluster's
  * configuration), and an operator whose snapshotState throws while a trigger file exists (the user-code fault).
  * With {@code --grow BYTES} every record also appends that many bytes to its key's list state, so the state grows
- * steadily (the state-growth scenario). Compiles unchanged against Flink 1.20 and 2.x.
+ * steadily (the state-growth scenario). While the file {@code --slow PATH} exists, every record takes
+ * {@code --slow-ms} ms in the keyed operator: the source outpaces it, the buffers between them fill and a checkpoint's
+ * barriers wait behind them (the backpressure scenario). Compiles unchanged against Flink 1.20 and 2.x.
  *
- * <p>Arguments: {@code --trigger PATH --keys N --payload BYTES --rate PER_SECOND --grow BYTES}.
+ * <p>Arguments: {@code --trigger PATH --keys N --payload BYTES --rate PER_SECOND --grow BYTES --slow PATH --slow-ms MS}.
  */
 public final class LabJob {
   private LabJob() {}
@@ -40,6 +42,8 @@ public final class LabJob {
     int payload = Integer.parseInt(arg(args, "--payload", "1024"));
     double rate = Double.parseDouble(arg(args, "--rate", "2000"));
     int grow = Integer.parseInt(arg(args, "--grow", "0"));
+    String slow = arg(args, "--slow", "/tmp/lab-slow-trigger");
+    int slowMs = Integer.parseInt(arg(args, "--slow-ms", "5"));
 
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     DataGeneratorSource<Long> source =
@@ -48,7 +52,7 @@ public final class LabJob {
         .map(new SnapshotTrigger(trigger))
         .name("snapshot-trigger")
         .keyBy(new ByKey(keys))
-        .process(new StateBuilder(payload, grow))
+        .process(new StateBuilder(payload, grow, slow, slowMs))
         .name("keyed-state")
         .sinkTo(new DiscardingSink<>())
         .name("discard");
@@ -116,13 +120,29 @@ public final class LabJob {
   static final class StateBuilder extends KeyedProcessFunction<Long, Long, Long> {
     private final int payload;
     private final int grow;
+    private final String slow;
+    private final int slowMs;
     private transient ValueState<byte[]> state;
     private transient ListState<byte[]> history;
     private transient Random random;
+    private transient long slowCheckedAt;
+    private transient boolean slowNow;
 
-    StateBuilder(int payload, int grow) {
+    StateBuilder(int payload, int grow, String slow, int slowMs) {
       this.payload = payload;
       this.grow = grow;
+      this.slow = slow;
+      this.slowMs = slowMs;
+    }
+
+    /** Whether the slow file exists, looked at no more than ten times a second. */
+    private boolean slow() {
+      long now = System.currentTimeMillis();
+      if (now - slowCheckedAt >= 100) {
+        slowCheckedAt = now;
+        slowNow = Files.exists(Paths.get(slow));
+      }
+      return slowNow;
     }
 
     @Override
@@ -131,6 +151,9 @@ public final class LabJob {
         state = getRuntimeContext().getState(new ValueStateDescriptor<>("payload", byte[].class));
         history = getRuntimeContext().getListState(new ListStateDescriptor<>("history", byte[].class));
         random = new Random(ctx.getCurrentKey());
+      }
+      if (slow()) {
+        Thread.sleep(slowMs);
       }
       if (grow > 0) {
         byte[] more = new byte[grow];
