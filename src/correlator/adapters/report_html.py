@@ -32,7 +32,7 @@ code,.ref{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}.ref{
 td:first-child{white-space:nowrap}
 .code{display:inline-block;padding:.1em .5em;border-radius:4px;background:#c0392b;color:#fff;font-weight:600}
 .meta{color:#566573}figure{margin:0}figure svg{width:100%;height:auto}nav a{margin-right:1em}
-.whatif{margin:.2em 0 .4em}dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}dt{color:#566573}dd{margin:0}
+.whatif{margin:.2em 0 .4em}.risk-chart{max-width:560px}dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}dt{color:#566573}dd{margin:0}
 """
 
 
@@ -81,7 +81,9 @@ def inline_svg(svg: bytes) -> str:
     return text[text.index("<svg"):]
 
 
-def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: str = "correlator verdicts") -> str:
+def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: str = "correlator verdicts",
+               extra: str = "") -> str:
+    """The verdicts' table; ``extra`` is HTML of this module's making appended after it (the early warnings)."""
     rows = []
     for v in verdicts:
         cp = "–" if v.checkpoint_id is None else str(v.checkpoint_id)
@@ -94,7 +96,7 @@ def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: 
     table = ("<table id=\"verdicts\"><thead><tr><th>failed at (UTC)</th><th>job</th><th>checkpoint</th><th>code</th>"
              "<th>host</th><th>confidence</th><th>title</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
     count = f"<p class=\"meta\">{len(verdicts)} verdict{'s' if len(verdicts) != 1 else ''}</p>"
-    return _page(heading, f"<h1>{_e(heading)}</h1>{count}{table}")
+    return _page(heading, f"<h1>{_e(heading)}</h1>{count}{table}{extra}")
 
 
 def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone: str = "UTC") -> str:

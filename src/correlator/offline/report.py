@@ -9,14 +9,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from correlator.adapters.report_html import index_page, page_key, verdict_page
+from correlator.adapters.report_risks import risks_section
 from correlator.adapters.timeline_plot import render_all
+from correlator.core.explain.risk import Risk
 from correlator.core.explain.timeline import build_timeline
 from correlator.core.explain.verdict import Verdict
 
 
 def write_report(verdicts: Sequence[Verdict], out_dir: Path, *, zone: str = "UTC",
-                 on_page: Callable[[Verdict], None] | None = None) -> list[Path]:
-    """Write ``index.html`` and ``<id>.html`` / ``.png`` / ``.svg`` per verdict; returns the paths written."""
+                 on_page: Callable[[Verdict], None] | None = None, risks: Sequence[Risk] = ()) -> list[Path]:
+    """Write ``index.html`` (the verdicts, then the early warnings with a chart each) and ``<id>.html`` / ``.png`` /
+    ``.svg`` per verdict; returns the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for verdict in verdicts:
@@ -31,5 +34,5 @@ def write_report(verdicts: Sequence[Verdict], out_dir: Path, *, zone: str = "UTC
         if on_page is not None:
             on_page(verdict)
     index = out_dir / "index.html"
-    index.write_text(index_page(verdicts), encoding="utf-8")
+    index.write_text(index_page(verdicts, extra=risks_section(risks)), encoding="utf-8")
     return [index, *written]
