@@ -28,6 +28,7 @@ from pathlib import Path
 
 from cluster import HOME, Cluster, LabError, fetch
 from confs import FLINK_LAYOUTS
+from rest import RestRecorder
 from scenarios import COMPLETED, DEFAULT_SCENARIOS, SCENARIOS, TRIGGERED, Fault, JobLog, Scenario, iso, truth
 from trim import copy_trimmed
 
@@ -47,7 +48,7 @@ def run_name(scenario: str, flink_layout: str = "text") -> str:
 
 def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
                  on_logs: Callable[[Path], None] | None = None,
-                 flink_layout: str = "text") -> tuple[dict[str, object], Path]:
+                 flink_layout: str = "text", rest_dir: Path | None = None) -> tuple[dict[str, object], Path]:
     """One fresh cluster, one fault (repeated once when it failed no checkpoint); returns the truth and log dir."""
     jars = fetch(hadoop, flink, flink_layout, traces=scenario.traces)
     run_dir = HOME / f"{hadoop}-{flink}" / run_name(scenario.name, flink_layout)
@@ -60,12 +61,16 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
         on_logs(cluster.logs)
     trigger = run_dir / "snapshot-trigger"
     fault = Fault(scenario, cluster, trigger)
+    recorder: RestRecorder | None = None
     t0 = time.monotonic()
     try:
         cluster.start_hdfs()
         say(f"{scenario.name}: HDFS up ({time.monotonic() - t0:.0f}s)")
         fault.prepare(lambda msg: say(f"{scenario.name}: {msg}"))
         cluster.start_flink()
+        if rest_dir is not None:
+            recorder = RestRecorder(int(str(cluster.ports["rest"])), rest_dir)
+            recorder.start()
         job = cluster.submit(trigger, scenario.job_args)
         say(f"{scenario.name}: Flink up, job {job} submitted ({time.monotonic() - t0:.0f}s)")
         jobs = JobLog(cluster.jobmanager().log, cluster)
@@ -100,6 +105,9 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
         (run_dir / "truth.json").write_text(json.dumps(result, indent=2) + "\n")
         return result, cluster.logs
     finally:
+        if recorder is not None:
+            recorder.stop.set()
+            recorder.join(10)
         cluster.stop()
         fault.cleanup()
         say(f"{scenario.name}: stopped every process ({time.monotonic() - t0:.0f}s in all)")
@@ -119,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
                     help="repeatable; default: all but the directory-scan ones")
     ap.add_argument("--fixtures", type=Path, help="copy trimmed logs and truth to DIR/<hadoop>-<flink>/<scenario>/")
+    ap.add_argument("--rest", type=Path, help="also record the JobManager's REST checkpoint statistics into\n"
+                                              "DIR/<hadoop>-<flink>/<scenario>/ (tests of correlator flink-stats)")
     ap.add_argument("--flink-layout", choices=FLINK_LAYOUTS, default="text",
                     help="the Flink logs' layout: text (stock pattern) or json (log4j2 JsonTemplateLayout, ECS);\n"
                          "json runs are named <scenario>-json")
@@ -132,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         failures = 0
         for name in names:
             try:
-                result, logs = run_scenario(SCENARIOS[name], args.hadoop, args.flink, flink_layout=args.flink_layout)
+                rest = args.rest / f"{args.hadoop}-{args.flink}" / name if args.rest else None
+                result, logs = run_scenario(SCENARIOS[name], args.hadoop, args.flink, flink_layout=args.flink_layout,
+                                            rest_dir=rest)
             except LabError as e:
                 say(f"{name}: FAILED: {e}")
                 failures += 1

@@ -201,8 +201,8 @@ class Verdicts:
 
 def judge_risks(truth: dict[str, Any], risks: list[dict[str, Any]]) -> list[str]:
     """The fixture test's: where the truth expects an early warning, one raised at least two checkpoints before the
-    first failure, whose last prediction before it is within one trigger spacing, superseded by the failure; no risk
-    raised anywhere else."""
+    first failure, whose last prediction before it has the failure in its window and its point within one and a half
+    trigger spacings, superseded by the failure; no risk raised anywhere else."""
     raised = [r for r in risks if r["status"] == "raised"]
     want = truth.get("risk")
     if not want:
@@ -214,9 +214,11 @@ def judge_risks(truth: dict[str, Any], risks: list[dict[str, Any]]) -> list[str]
     states = [r for r in risks if r["risk_id"] == early[0]["risk_id"]]
     last = [r for r in states if r["status"] in ("raised", "updated") and r["as_of_ms"] < first][-1]
     problems = []
-    if abs(last["expiry_at_ms"] - first) > spacing:
+    if abs(last["expiry_at_ms"] - first) > 1.5 * spacing or not (
+            last["expiry_earliest_ms"] <= first <= last["expiry_latest_ms"]):
         problems.append(f"the last prediction ({last['as_of']}) was {(last['expiry_at_ms'] - first) / 1000:+.1f} s "
-                        f"off the real expiry (spacing {spacing / 1000:.1f} s)")
+                        f"off the real expiry (window {(last['expiry_earliest_ms'] - first) / 1000:+.1f} s to "
+                        f"{(last['expiry_latest_ms'] - first) / 1000:+.1f} s, spacing {spacing / 1000:.1f} s)")
     if states[-1]["status"] != "superseded":
         problems.append(f"the warning ended {states[-1]['status']}, not superseded by the failure")
     return problems

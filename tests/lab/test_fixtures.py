@@ -144,9 +144,10 @@ def test_an_outlook_uses_only_what_was_logged_before_it(
 
 def test_an_early_warning_only_where_the_truth_expects_one(
         run: tuple[dict[str, Any], list[dict[str, Any]], Path]) -> None:
-    """Where the state grew toward the timeout, a risk is raised at least two checkpoints before the first failure,
-    and its last prediction before the failure is within one trigger spacing of it; on every other real run (faults
-    that strike at once, the controls) no risk is raised at all."""
+    """Where the state grew toward the timeout, a risk is raised at least two checkpoints before the first failure;
+    the last prediction before the failure has the failure inside its window and its point within one and a half
+    trigger spacings (the first checkpoint past the crossing expires, and a duration's noise near the timeout moves
+    that by a checkpoint either way). On every other real run no risk is raised at all."""
     truth, _, path = run
     raised = [r for r in RISKS[path] if r["status"] == "raised"]
     want = truth.get("risk")
@@ -159,5 +160,6 @@ def test_an_early_warning_only_where_the_truth_expects_one(
     assert before, f"no risk raised two checkpoints before the first failure at {want['first_failure']}: {RISKS[path]}"
     states = [r for r in RISKS[path] if r["risk_id"] == before[0]["risk_id"]]
     last = [r for r in states if r["status"] in ("raised", "updated") and r["as_of_ms"] < first_ms][-1]
-    assert abs(last["expiry_at_ms"] - first_ms) <= spacing, (last["as_of"], last["expiry_at_ms"] - first_ms)
+    assert last["expiry_earliest_ms"] <= first_ms <= last["expiry_latest_ms"], last
+    assert abs(last["expiry_at_ms"] - first_ms) <= 1.5 * spacing, (last["as_of"], last["expiry_at_ms"] - first_ms)
     assert states[-1]["status"] == "superseded", [r["status"] for r in states]

@@ -265,12 +265,17 @@ class RiskWatch:
             size_from, size_now = max(0, int(growth.at(0))), max(0, int(growth.at(now - start)))
             grown = growth.z >= Z_RAISE and size_now >= GROWTH * max(1, size_from)
         cause: RiskCause = "state_growth" if grown else "duration_growth"
+        # a duration's noise around the crossing moves the failing checkpoint by noise / slope either way
+        xs = [t - start for t, *_ in points][-len(points) * 2 // 3 or None:]
+        ys = [d for _, d, *_ in points][-len(xs):]
+        noise = 2 * 1.4826 * _median_abs([y - durations.at(x) for x, y in zip(xs, ys, strict=True)])
+        drift = int(noise / durations.slope) if durations.slope > 0 else 0
         expiry = at(durations.slope, spacing // 2)
-        latest = at(durations.low, spacing)
+        latest = at(durations.low, spacing + drift)
         headline = (f"Checkpoint duration of job {event.job_id} rose from {secs(max(0.0, fitted_from))} to "
                     f"{secs(fitted_now)} over {span(now - start)} ({_timeout_words(timeout, source)}); at this rate "
                     f"the first expiry is due at about {clock(expiry or now, now)}")
-        earliest = at(durations.high, 0)
+        earliest = at(durations.high, -drift)
         first, last = clock(earliest or now, now), clock(latest, now) if latest is not None else None
         if last is None:
             headline += f" (from {first} on; the rise is too uneven to say how late)."
@@ -313,6 +318,11 @@ class RiskWatch:
                 triggers={int(k): int(v) for k, v in triggers},
             )
         return watch
+
+
+def _median_abs(values: list[float]) -> float:
+    ordered = sorted(abs(v) for v in values)
+    return ordered[len(ordered) // 2] if ordered else 0.0
 
 
 def _expiry(now: int, until: float, slope: float, after: int) -> int | None:
