@@ -14,7 +14,7 @@ def test_help_lists_every_command() -> None:
     """``correlator --help`` names each registered command."""
     result = CliRunner().invoke(cli, ["--help"])
     assert result.exit_code == 0
-    listed = set(re.findall(r"^  (\w+)\s", result.output.split("Commands:")[1], re.M))
+    listed = set(re.findall(r"^  ([\w-]+)\s", result.output.split("Commands:")[1], re.M))
     assert listed == set(COMMANDS)
 
 

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "topics": "correlator.cli.topics:topics",
     "bench": "correlator.cli.bench:bench",
     "schema": "correlator.cli.schema:schema",
+    "flink-stats": "correlator.cli.flink_stats:flink_stats",
 }
 
 

@@ -384,6 +384,8 @@ class CheckpointSpan(Event):
     checkpointed_size: int | None = None
     phases: tuple[tuple[str, int], ...] = ()
     """Further numeric attributes as Flink names them (later versions add per-phase sums and maxima)."""
+    waiting_on: tuple[str, ...] = ()
+    """Tasks (job vertices, by name) with subtasks that never acknowledged it: from the REST statistics."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -87,3 +87,16 @@ def test_a_job_whose_checkpoints_write_no_files_is_not_judged_by_them() -> None:
     then no sign of anything."""
     [v] = run(traffic() + namenode_heartbeats(T0 + 300_000) + checkpoints(allocate_earlier=False))
     assert v.root_cause.code != "FLINK_BACKPRESSURE", v.root_cause
+
+
+def test_the_rest_statistics_name_the_task_that_never_acknowledged() -> None:
+    """A span from `flink-stats` (REST) for the failed checkpoint: the task its barriers never got through is named."""
+    events = [e for e in checkpoints() if not isinstance(e, CheckpointSpan)]
+    events.append(ev(CheckpointSpan, T0 + 10_010, "jm01", "jobmanager", job_id=JOB, checkpoint_id=10, status="FAILED",
+                     start_ms=T0, end_ms=T0 + 64, full_size=265, checkpointed_size=265,
+                     phases=(("unacknowledgedSubtasks", 1),), waiting_on=("keyed-state -> discard: Writer",)))
+    [v] = run(traffic() + namenode_heartbeats(T0 + 300_000) + events)
+    assert v.root_cause.code == "FLINK_BACKPRESSURE"
+    assert "keyed-state -&gt;" not in v.root_cause.explanation
+    assert "keyed-state -> discard: Writer never acknowledged it" in v.root_cause.explanation
+    assert "within 64 ms" in v.root_cause.explanation

@@ -40,17 +40,19 @@ def held_before_upload(summary: CaseSummary, window: Window, evidence: tuple[Eve
         return None
     if not any(role == "namenode" and clock.first_ts_ms <= window.start_ms and clock.max_ts_ms >= window.end_ms
                for (_, role), clock in sources.items()):
-        return None
+        return None  # (a span alone does not say the upload never began: a stuck write also leaves tasks waiting)
     mine: set[int] = set()
     for e in evidence:
         if isinstance(e, BlockAllocated) and e.ts_ms <= window.end_ms + skew_ms:
             ids = path_ids(e.path)
             if ids is not None and ids[0] == job_id:
                 mine.add(ids[1])
+    span = next((e for e in summary.refs if isinstance(e, CheckpointSpan) and e.checkpoint_id == checkpoint_id
+                 and e.waiting_on), None) or next(
+        (e for e in summary.refs if isinstance(e, CheckpointSpan) and e.checkpoint_id == checkpoint_id), None)
     if checkpoint_id in mine:
         return None
     earlier = sorted(c for c in mine if c < checkpoint_id)[-EARLIER_SHOWN:]
-    if not earlier:
+    if not earlier and (span is None or not span.waiting_on):
         return None  # nothing shows the job's checkpoints write files at all (state kept inline, or no NN lines)
-    span = next((e for e in summary.refs if isinstance(e, CheckpointSpan) and e.checkpoint_id == checkpoint_id), None)
     return HeldBeforeUpload(tuple(earlier), span)

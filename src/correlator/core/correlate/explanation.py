@@ -90,12 +90,16 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
     parts = []
     if held is not None:
         earlier = _and(str(c) for c in held.earlier)
+        before = f", while it did for checkpoint{'s' if len(held.earlier) > 1 else ''} {earlier} of the job" \
+            if held.earlier else ""
         parts.append(
-            f"No file of this checkpoint reached HDFS: the NameNode, whose log covers it, allocated no block for it, "
-            f"while it did for checkpoint{'s' if len(held.earlier) > 1 else ''} {earlier} of the job. Its tasks never "
-            "began their upload, so the time went before it: barriers waiting behind buffered records "
-            "(backpressure), or the synchronous part of the snapshot; storage is not to blame.")
-        if held.span is not None:
+            f"No file of this checkpoint reached HDFS: the NameNode, whose log covers it, allocated no block for "
+            f"it{before}. Its tasks never began their upload, so the time went before it: barriers waiting behind "
+            "buffered records (backpressure), or the synchronous part of the snapshot; storage is not to blame.")
+        if held.span is not None and held.span.waiting_on:
+            parts.append(f"Flink's checkpoint statistics: {_and(held.span.waiting_on)} never acknowledged it, while "
+                         f"the tasks that did acknowledged within {held.last_ack_ms} ms of the trigger.")
+        elif held.span is not None:
             parts.append(f"Flink's span of the failed checkpoint: the last acknowledgement came {held.last_ack_ms} ms "
                          "after the trigger, and no more arrived before the timeout.")
     elif growth is not None:

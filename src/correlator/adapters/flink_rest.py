@@ -1,0 +1,70 @@
+"""The JobManager's REST API, read for checkpoint statistics: each checkpoint in a final state once, as a span.
+
+Only GETs, with a timeout; a JobManager that does not answer is said in one line, never retried silently. Which
+checkpoints were reported is kept in memory (a restarted poller reports the history again: the worker's
+deduplication of case events makes that harmless).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+from urllib.parse import urlsplit
+
+from correlator.core.events import CheckpointSpan
+from correlator.core.ingest.checkpoint_stats import FINAL, span_of
+
+KEPT_PER_JOB = 1000
+
+
+class FlinkRestError(RuntimeError):
+    """The JobManager did not answer, or not with JSON."""
+
+
+class FlinkRest:
+    def __init__(self, base_url: str, timeout_s: float = 5.0) -> None:
+        self.base = base_url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.host = urlsplit(self.base).hostname or "jobmanager"
+
+    def get(self, path: str) -> Any:
+        try:
+            with urllib.request.urlopen(self.base + path, timeout=self.timeout_s) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise FlinkRestError(f"{self.base}{path}: HTTP {exc.code}") from None
+        except (OSError, ValueError) as exc:
+            raise FlinkRestError(f"{self.base}{path}: {getattr(exc, 'reason', None) or exc}") from None
+
+
+class CheckpointPoller:
+    def __init__(self, rest: FlinkRest, cluster: str) -> None:
+        self.rest = rest
+        self.cluster = cluster
+        self.reported: dict[str, set[int]] = {}
+
+    def poll(self) -> list[CheckpointSpan]:
+        """Spans of the checkpoints that reached a final state since the last poll, oldest first."""
+        out: list[CheckpointSpan] = []
+        for job in self.rest.get("/jobs").get("jobs", []):
+            job_id = str(job.get("id"))
+            history = self.rest.get(f"/jobs/{job_id}/checkpoints").get("history") or []
+            done = self.reported.setdefault(job_id, set())
+            fresh = sorted(int(c["id"]) for c in history if c.get("status") in FINAL and int(c["id"]) not in done)
+            if not fresh:
+                continue
+            names = {str(v.get("id")): str(v.get("name")) for v in self.rest.get(f"/jobs/{job_id}").get("vertices", [])}
+            for chk in fresh:
+                path = f"/jobs/{job_id}/checkpoints/details/{chk}"
+                details = self.rest.get(path)
+                subtasks = {vertex: self.rest.get(f"{path}/subtasks/{vertex}") for vertex in details.get("tasks") or {}}
+                span = span_of(job_id, names, details, subtasks, cluster=self.cluster, host=self.rest.host,
+                               ref=self.rest.base + path)
+                if span is not None:
+                    out.append(span)
+                done.add(chk)
+            for old in sorted(done)[:-KEPT_PER_JOB]:
+                done.discard(old)
+        return out

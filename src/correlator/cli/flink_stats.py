@@ -1,0 +1,66 @@
+"""``correlator flink-stats --jobmanager URL``: the JobManager's REST checkpoint statistics as checkpoint spans, for
+Flink versions and deployments whose logs carry none: printed once, or published to the events topic as they come."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import click
+import orjson
+
+from correlator.cli import RuntimeFailure
+from correlator.cli.options import KAFKA, settings_options
+from correlator.config import Settings
+
+
+@click.command("flink-stats")
+@click.option("--jobmanager", required=True, metavar="URL", help="the JobManager's REST address, e.g. http://jm:8081")
+@click.option("--once/--follow", default=True, show_default=True,
+              help="print the spans of the checkpoints in the history now, or publish new ones to the events topic")
+@click.option("--interval", type=click.FloatRange(min=1.0), default=10.0, show_default=True,
+              help="seconds between polls with --follow")
+@settings_options(*KAFKA, "topic_events", "cluster")
+def flink_stats(jobmanager: str, once: bool, interval: float, settings: Settings) -> None:
+    """Read the checkpoint statistics of every job of a JobManager (which tasks never acknowledged a failed
+    checkpoint; the longest start delay, alignment, sync and async part of each) as checkpoint_span events.
+
+    Exit 1 when the JobManager does not answer.
+    """
+    from correlator.adapters.flink_rest import CheckpointPoller, FlinkRest, FlinkRestError
+    from correlator.core.event_dicts import event_to_dict
+
+    poller = CheckpointPoller(FlinkRest(jobmanager), settings.cluster)
+    if once:
+        try:
+            spans = poller.poll()
+        except FlinkRestError as exc:
+            raise RuntimeFailure(f"cannot read checkpoint statistics: {exc}") from None
+        for span in spans:
+            sys.stdout.buffer.write(orjson.dumps(event_to_dict(span)) + b"\n")
+        click.echo(f"correlator: flink-stats: {len(spans)} checkpoint span(s) from {jobmanager}", err=True)
+        return
+    _follow(poller, interval, settings)
+
+
+def _follow(poller: object, interval: float, settings: Settings) -> None:
+    from confluent_kafka import Producer
+
+    from correlator.adapters import codec
+    from correlator.adapters.flink_rest import CheckpointPoller, FlinkRestError
+    from correlator.cli.feeds import stop_on_signals
+
+    assert isinstance(poller, CheckpointPoller)
+    producer = Producer(settings.kafka_client(**{"enable.idempotence": True}))
+    stop = threading.Event()
+    stop_on_signals(stop)
+    while not stop.is_set():
+        try:
+            for span in poller.poll():
+                producer.produce(settings.topic_events, key=settings.cluster.encode(),
+                                 value=codec.encode_event(span, {}))
+            producer.flush(30)
+        except FlinkRestError as exc:
+            click.echo(f"correlator: flink-stats: {exc}; trying again in {interval:.0f} s", err=True)
+        stop.wait(interval)
+    producer.flush(30)

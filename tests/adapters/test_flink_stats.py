@@ -1,0 +1,106 @@
+"""`correlator flink-stats`: a real JobManager's recorded REST responses, served on loopback, as checkpoint spans."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from correlator.adapters.flink_rest import CheckpointPoller, FlinkRest
+from correlator.cli import cli
+from correlator.core.ingest.checkpoint_stats import span_of
+
+RECORDED = Path(__file__).resolve().parents[1] / "data" / "flink-rest" / "1.20.1-backpressure"
+JOB = "63fda3488d0e6ac8c94df87d5ee5a453"
+KEYED = "90bea66de1c231edf33913ecd54406c1"
+SOURCE = "cbc357ccb763df2852fee8c4fc7d55f2"
+
+
+def recorded(path: str) -> Any:
+    return json.loads((RECORDED / (path.strip("/").replace("/", "__") + ".json")).read_text())
+
+
+def names() -> dict[str, str]:
+    return {v["id"]: v["name"] for v in recorded(f"/jobs/{JOB}")["vertices"]}
+
+
+def span(chk: int) -> Any:
+    path = f"/jobs/{JOB}/checkpoints/details/{chk}"
+    subtasks = {v: recorded(f"{path}/subtasks/{v}") for v in (KEYED, SOURCE)}
+    return span_of(JOB, names(), recorded(path), subtasks, cluster="lab", host="jm", ref=path)
+
+
+def test_the_expired_checkpoint_names_the_task_that_never_acknowledged_it() -> None:
+    failed = span(4)
+    assert (failed.status, failed.checkpoint_id, failed.job_id) == ("FAILED", 4, JOB)
+    assert failed.waiting_on == ("keyed-state -> discard: Writer",)
+    assert failed.end_ms - failed.start_ms == 64
+    assert dict(failed.phases)["unacknowledgedSubtasks"] == 1
+    assert failed.ts_ms == recorded(f"/jobs/{JOB}/checkpoints/details/4")["failure_timestamp"]
+
+
+def test_a_completed_checkpoint_carries_its_phases() -> None:
+    done = span(3)
+    assert done.status == "COMPLETED" and done.waiting_on == ()
+    phases = dict(done.phases)
+    assert phases["maxStartDelayMs"] == 31 and phases["maxAsyncMs"] >= 244 and phases["unacknowledgedSubtasks"] == 0
+
+
+def test_a_checkpoint_still_running_or_of_another_shape_is_no_span() -> None:
+    details = dict(recorded(f"/jobs/{JOB}/checkpoints/details/4"), status="IN_PROGRESS")
+    assert span_of(JOB, {}, details, {}, cluster="c", host="h", ref="r") is None
+    assert span_of(JOB, {}, {"status": "FAILED"}, {}, cluster="c", host="h", ref="r") is None
+
+
+@pytest.fixture
+def jobmanager() -> Iterator[str]:
+    """A loopback server answering with the recorded responses (404 for anything else)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            file = RECORDED / (self.path.strip("/").replace("/", "__") + ".json")
+            body = file.read_bytes() if file.is_file() else b'{"errors": ["Not found"]}'
+            self.send_response(200 if file.is_file() else 404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's signature
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_poller_reports_each_final_checkpoint_once(jobmanager: str) -> None:
+    poller = CheckpointPoller(FlinkRest(jobmanager), "lab")
+    first = poller.poll()
+    assert [s.checkpoint_id for s in first] == [1, 2, 3, 4, 5]
+    assert [s.status for s in first].count("FAILED") == 1
+    assert poller.poll() == []
+
+
+def test_the_command_prints_the_spans_once(jobmanager: str) -> None:
+    result = CliRunner().invoke(cli, ["flink-stats", "--jobmanager", jobmanager, "--cluster", "lab"])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert [e["type"] for e in lines] == ["checkpoint_span"] * 5
+    assert lines[3]["waiting_on"] == ["keyed-state -> discard: Writer"] and lines[3]["cluster"] == "lab"
+
+
+def test_a_jobmanager_that_does_not_answer_is_said_in_one_line() -> None:
+    result = CliRunner().invoke(cli, ["flink-stats", "--jobmanager", "http://127.0.0.1:9"])
+    assert result.exit_code == 1
+    assert "cannot read checkpoint statistics" in result.output and "127.0.0.1:9" in result.output
