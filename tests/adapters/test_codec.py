@@ -28,6 +28,8 @@ SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
 def _value_strategy(annotation: str) -> st.SearchStrategy[object]:
     text = st.text(max_size=30)
     ints = st.integers(min_value=-(2**53), max_value=2**53)
+    if "tuple[tuple[str, int]" in annotation:
+        return st.lists(st.tuples(text, st.integers(-(2**53), 2**53)), max_size=3).map(tuple)
     if "tuple" in annotation:
         return st.lists(text, max_size=3).map(tuple)
     if "bool" in annotation:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ from click.testing import CliRunner
 from correlator.adapters.flink_rest import CheckpointPoller, FlinkRest
 from correlator.cli import cli
 from correlator.core.ingest.checkpoint_stats import span_of
+from tests.support.fake_jobmanager import fake_jobmanager
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "flink-rest" / "1.20.1-backpressure"
 JOB = "63fda3488d0e6ac8c94df87d5ee5a453"
@@ -60,28 +59,8 @@ def test_a_checkpoint_still_running_or_of_another_shape_is_no_span() -> None:
 
 @pytest.fixture
 def jobmanager() -> Iterator[str]:
-    """A loopback server answering with the recorded responses (404 for anything else)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            file = RECORDED / (self.path.strip("/").replace("/", "__") + ".json")
-            body = file.read_bytes() if file.is_file() else b'{"errors": ["Not found"]}'
-            self.send_response(200 if file.is_file() else 404)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's signature
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with fake_jobmanager(RECORDED) as url:
+        yield url
 
 
 def test_the_poller_reports_each_final_checkpoint_once(jobmanager: str) -> None:
@@ -104,3 +83,13 @@ def test_a_jobmanager_that_does_not_answer_is_said_in_one_line() -> None:
     result = CliRunner().invoke(cli, ["flink-stats", "--jobmanager", "http://127.0.0.1:9"])
     assert result.exit_code == 1
     assert "cannot read checkpoint statistics" in result.output and "127.0.0.1:9" in result.output
+
+
+def test_a_span_survives_the_wire_and_a_snapshot() -> None:
+    """Its pairs and names arrive as JSON lists: the worker must read them back as the span that was sent."""
+    from correlator.adapters import codec
+    from correlator.core.correlate.packing import pack, unpack
+
+    failed = span(4)
+    decoded, _ = codec.decode_event_record(codec.encode_event(failed, {}))
+    assert decoded == failed and unpack(pack(decoded)) == failed

@@ -11,7 +11,7 @@ import pytest
 from correlator.bench.proc import running
 from correlator.offline.analyze import analyze
 from correlator.simulate import generate
-from tests.support.worker import Stack, WorkerProcess, latest
+from tests.support.worker import CLI, Stack, WorkerProcess, latest
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -208,3 +208,28 @@ class TestEarlyWarning:
         assert [(r["risk_id"], r["status"], r["expiry_at_ms"]) for r in got] == want
         assert streamed(stack.read("verdicts", until=1)) == [(v.verdict_id, "FLINK_STATE_GROWTH") for v in verdicts]
         assert 'correlator_risks_total{status="raised"} 1.0' in workers[0].metrics()
+
+    def test_rest_statistics_reach_the_verdict_through_kafka(self, stack: Stack, workers: list[WorkerProcess]) -> None:
+        """`flink-stats --follow` against the recorded REST responses of the lab's real backpressure run, and that
+        run's logs replayed: the worker's verdict names the task that never acknowledged the expired checkpoint."""
+        import subprocess
+
+        from tests.support.fake_jobmanager import fake_jobmanager
+
+        data = Path(__file__).resolve().parents[1] / "data"
+        workers.append(WorkerProcess(stack).start())
+        with fake_jobmanager(data / "flink-rest" / "1.20.1-backpressure") as url:
+            poller = subprocess.Popen([*CLI, "flink-stats", "--jobmanager", url, "--follow", "--interval", "1",
+                                       "--cluster", "bp"], env=stack.env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True)
+            try:
+                stack.replay(data / "lab" / "3.3.6-1.20.1" / "backpressure", cluster="bp")
+                [verdict] = stack.read("verdicts", until=1)
+            finally:
+                poller.terminate()
+                _, err = poller.communicate(timeout=30)
+        assert poller.returncode in (0, -15), err
+        spans = [e for e in stack.read("events", until=10_000, timeout_s=5) if e.get("type") == "checkpoint_span"]
+        assert any(e.get("waiting_on") for e in spans), (err, spans[-3:])
+        assert verdict["root_cause"]["code"] == "FLINK_BACKPRESSURE"
+        assert "keyed-state -> discard: Writer never acknowledged it" in verdict["root_cause"]["explanation"]

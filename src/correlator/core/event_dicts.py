@@ -96,6 +96,9 @@ def _accepts(annotation: str, value: Any) -> bool:
     for option in (part.strip() for part in annotation.split("|")):
         if option == "None" and value is None:
             return True
+        if option.startswith("tuple[tuple[str, int]") and isinstance(value, (list, tuple)):
+            return all(isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)
+                       and isinstance(item[1], int) and not isinstance(item[1], bool) for item in value)
         if option.startswith("tuple[") and isinstance(value, (list, tuple)):
             return all(isinstance(item, str) for item in value)
         kinds = _SCALARS.get(option)

@@ -387,6 +387,10 @@ class CheckpointSpan(Event):
     waiting_on: tuple[str, ...] = ()
     """Tasks (job vertices, by name) with subtasks that never acknowledged it: from the REST statistics."""
 
+    def __post_init__(self) -> None:  # pairs arrive as lists from JSON and snapshots
+        object.__setattr__(self, "phases", tuple((str(k), int(v)) for k, v in self.phases))
+        object.__setattr__(self, "waiting_on", tuple(str(w)[:TEXT_LIMIT] for w in self.waiting_on))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FlinkSetting(Event):
