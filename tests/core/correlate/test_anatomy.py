@@ -100,3 +100,17 @@ def test_the_rest_statistics_name_the_task_that_never_acknowledged() -> None:
     assert "keyed-state -&gt;" not in v.root_cause.explanation
     assert "keyed-state -> discard: Writer never acknowledged it" in v.root_cause.explanation
     assert "within 64 ms" in v.root_cause.explanation
+
+
+def test_a_storage_verdict_carries_the_span_that_confirms_it() -> None:
+    """The seed's scanner stall with the REST statistics of its checkpoint: the scanner stays the cause, and the
+    span (a long async part, every task acknowledged but late) is in its evidence."""
+    from tests.core.correlate.factory import seed
+
+    span = ev(CheckpointSpan, T0 + 37_900, "jm01", "jobmanager", job_id=JOB, checkpoint_id=60, status="FAILED",
+              start_ms=T0, end_ms=T0 + 37_850, full_size=8_761, checkpointed_size=8_761,
+              phases=(("maxAsyncMs", 37_600), ("maxStartDelayMs", 12), ("unacknowledgedSubtasks", 0)))
+    [v] = run(seed() + [span])
+    assert v.root_cause.code == "HDFS_DIRECTORY_SCAN"
+    [line] = [e.summary for e in v.evidence if e.type == "checkpoint_span"]
+    assert "longest start delay 12 ms, async part 37600 ms" in line

@@ -23,6 +23,7 @@ from correlator.core.correlate.ranking import MIN_SCORE, Candidate, Window, rank
 from correlator.core.correlate.watermarks import SourceClock
 from correlator.core.events import (
     CheckpointCompleted,
+    CheckpointSpan,
     CLIENT_ROLE,
     CheckpointDeclined,
     CheckpointFailed,
@@ -52,6 +53,8 @@ from correlator.core.explain.verdict import (
 DEFAULT_WINDOW_MS = 60_000
 USER_ERROR_SCORE = 0.9
 FLINK_ERROR_SCORE = 0.85
+SPAN_PHASES = (("maxStartDelayMs", "start delay"), ("maxAlignmentMs", "alignment"), ("maxSyncMs", "sync part"),
+               ("maxAsyncMs", "async part"))
 GROWTH_SCORE = 0.6
 """Below what a storage stall in the write's window scores: a stall the logs show outranks the state's growth."""
 SCANNER_POINTS = ("scan_stats", "scan_reconcile")
@@ -325,14 +328,22 @@ def _item(e: Event, summary: str, span: tuple[int, int] | None = None) -> Eviden
     return EvidenceItem(e.type, e.ts_ms, e.host, e.role, summary, e.ref, start, end)
 
 
+def _span_line(span: CheckpointSpan) -> str:
+    """A checkpoint span as evidence: how far acknowledgements got, who never acknowledged, the longest phases."""
+    phases = dict(span.phases)
+    longest = ", ".join(f"{label} {phases[key]} ms" for key, label in SPAN_PHASES if key in phases)
+    return (f"Flink's span of checkpoint {span.checkpoint_id} ({span.status}): last acknowledgement "
+            f"{span.end_ms - span.start_ms} ms after the trigger, {span.full_size or 0} bytes of state acknowledged"
+            + (f"; never acknowledged by {', '.join(span.waiting_on)}" if span.waiting_on else "")
+            + (f"; longest {longest}" if longest else ""))
+
+
 def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client: list[HdfsClientSlow],
                     stalls: list[Stall], pipe: Pipeline, victims: list[Interval],
                     growth: Growth | None = None, held: HeldBeforeUpload | None = None) -> tuple[EvidenceItem, ...]:
     items: list[EvidenceItem] = []
-    if held is not None and held.span is not None:
-        items.append(_item(held.span, f"Flink's span of checkpoint {held.span.checkpoint_id} ({held.span.status}): "
-                                      f"last acknowledgement {held.last_ack_ms} ms after the trigger, "
-                                      f"{held.span.full_size or 0} bytes of state acknowledged"))
+    for traced in (e for e in s.refs if isinstance(e, CheckpointSpan)):  # the anatomy, whichever cause it confirms
+        items.append(_item(traced, _span_line(traced)))
     if growth is not None:
         for done in (growth.first, growth.last):
             items.append(_item(done, f"checkpoint {done.checkpoint_id} completed: "
