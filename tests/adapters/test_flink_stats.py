@@ -68,6 +68,8 @@ def test_the_poller_reports_each_final_checkpoint_once(jobmanager: str) -> None:
     first = poller.poll()
     assert [s.checkpoint_id for s in first] == [1, 2, 3, 4, 5]
     assert [s.status for s in first].count("FAILED") == 1
+    assert poller.poll() == first, "not confirmed (a publish that failed): reported again"
+    poller.confirm(first)
     assert poller.poll() == []
 
 

@@ -111,3 +111,18 @@ def test_a_record_that_is_no_risk_is_skipped(slack: FakeSlack, make_bot: Callabl
     bot = make_bot()
     assert bot.deliver({"schema": "correlator.risk/v1", "risk_id": "x"}, threading.Event()) is Outcome.SKIPPED
     assert not slack.messages
+
+
+def test_redis_emptied_after_every_state_posts_nothing_twice(
+        slack: FakeSlack, make_bot: Callable[..., SlackBot], unique: str) -> None:
+    """Every state delivered, then Redis lost it all: the replay finds the warning's message by its risk id and each
+    reply in its thread, records them, and posts nothing."""
+    records = lab_risks()
+    stop = threading.Event()
+    first = make_bot(f"first-{unique}")
+    assert [first.deliver(r, stop) for r in records] == [Outcome.POSTED] * 4
+    before = len(slack.messages)
+    again = make_bot(f"again-{unique}")
+    assert [again.deliver(r, stop) for r in records] == [Outcome.POSTED] * 4, "recorded, not posted"
+    assert len(slack.messages) == before
+    assert [again.deliver(r, stop) for r in records] == [Outcome.DUPLICATE] * 4

@@ -46,7 +46,7 @@ class CheckpointPoller:
         self.reported: dict[str, set[int]] = {}
 
     def poll(self) -> list[CheckpointSpan]:
-        """Spans of the checkpoints that reached a final state since the last poll, oldest first."""
+        """Spans of the checkpoints in a final state not yet confirmed (:meth:`confirm`), oldest first."""
         out: list[CheckpointSpan] = []
         for job in self.rest.get("/jobs").get("jobs", []):
             job_id = str(job.get("id"))
@@ -64,7 +64,12 @@ class CheckpointPoller:
                                ref=self.rest.base + path)
                 if span is not None:
                     out.append(span)
-                done.add(chk)
+        return out
+
+    def confirm(self, spans: list[CheckpointSpan]) -> None:
+        """Mark spans as delivered: a poll reports a checkpoint until it was confirmed (a failed publish is retried)."""
+        for span in spans:
+            done = self.reported.setdefault(span.job_id, set())
+            done.add(span.checkpoint_id)
             for old in sorted(done)[:-KEPT_PER_JOB]:
                 done.discard(old)
-        return out

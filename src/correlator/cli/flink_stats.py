@@ -38,6 +38,7 @@ def flink_stats(jobmanager: str, once: bool, interval: float, settings: Settings
             raise RuntimeFailure(f"cannot read checkpoint statistics: {exc}") from None
         for span in spans:
             sys.stdout.buffer.write(orjson.dumps(event_to_dict(span)) + b"\n")
+        poller.confirm(spans)
         click.echo(f"correlator: flink-stats: {len(spans)} checkpoint span(s) from {jobmanager}", err=True)
         return
     _follow(poller, interval, settings)
@@ -51,15 +52,20 @@ def _follow(poller: object, interval: float, settings: Settings) -> None:
     from correlator.cli.feeds import stop_on_signals
 
     assert isinstance(poller, CheckpointPoller)
-    producer = Producer(settings.kafka_client(**{"enable.idempotence": True}))
+    # the worker's partitioner: a cluster's events must all land on the partition its state lives on
+    producer = Producer(settings.kafka_client(**{"enable.idempotence": True, "partitioner": "murmur2_random"}))
     stop = threading.Event()
     stop_on_signals(stop)
     while not stop.is_set():
         try:
-            for span in poller.poll():
+            spans = poller.poll()
+            for span in spans:
                 producer.produce(settings.topic_events, key=settings.cluster.encode(),
                                  value=codec.encode_event(span, {}))
-            producer.flush(30)
+            if producer.flush(30) == 0:
+                poller.confirm(spans)
+            else:
+                click.echo("correlator: flink-stats: the broker did not take every span; sending again", err=True)
         except FlinkRestError as exc:
             click.echo(f"correlator: flink-stats: {exc}; trying again in {interval:.0f} s", err=True)
         stop.wait(interval)

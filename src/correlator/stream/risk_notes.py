@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from correlator.adapters.redis_incidents import RedisIncidentStore, StoreUnavailable, Thread
-from correlator.adapters.slack import SlackPoster, SlackUnavailable
+from correlator.adapters.slack import Posted, SlackPoster, SlackRejected, SlackUnavailable
 from correlator.adapters.slack_risk_blocks import delivery_of, risk_message
 from correlator.core.explain.risk import risk_from_dict
 
@@ -53,10 +53,17 @@ class RiskNotes:
         message = risk_message(risk)
         oldest_s = (self.clock_ms() - LOOKBACK_MS) / 1000
         where = (thread.channel, thread.ts) if thread is not None else None
-        found = self.poster.find_posted(delivery, where, oldest_s, field="delivery")
-        if thread is None and found is None and risk.get("status") != "raised":  # Redis lost the warning's message
-            first = self.poster.find_posted(risk_id, None, oldest_s, field="risk_id")
-            thread = Thread(first.channel, first.ts) if first is not None else None
+        try:
+            if thread is None:  # a new warning, or Redis lost its message: the channel knows it by its risk id
+                first = self.poster.find_posted(risk_id, None, oldest_s, field="risk_id")
+                thread = Thread(first.channel, first.ts) if first is not None else None
+                where = (thread.channel, thread.ts) if thread is not None else None
+            found = self.poster.find_posted(delivery, where, oldest_s, field="delivery")
+            if found is None and thread is not None and risk.get("status") == "raised":
+                found = Posted(thread.channel, thread.ts)  # the warning's message is this delivery's post
+        except SlackRejected as exc:  # e.g. no history scope: posting again is the lesser evil than not posting
+            log.warning("cannot look for an earlier post of warning %s (%s); posting it", risk_id, exc)
+            found = None
         if found is not None:
             posted = found
         elif thread is None:

@@ -56,7 +56,7 @@ FLINK_ERROR_SCORE = 0.85
 SPAN_PHASES = (("maxStartDelayMs", "start delay"), ("maxAlignmentMs", "alignment"), ("maxSyncMs", "sync part"),
                ("maxAsyncMs", "async part"))
 GROWTH_SCORE = 0.6
-"""Below what a storage stall in the write's window scores: a stall the logs show outranks the state's growth."""
+"""State growth's and backpressure's score, given only when no storage cause reached the confidence floor."""
 SCANNER_POINTS = ("scan_stats", "scan_reconcile")
 LOCK_REPORT_KINDS = ("scanner_lock", "lock_held", "scanner_wait", "lock_wait")
 SUPPORTING_HOLD_MS = 1_000
@@ -235,17 +235,19 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
         [iv for iv in raw if iv.kind == "scan_reconcile"]
     )
     candidates = rank(intervals, window, pipeline=pipe.hosts, tm_hosts=frozenset(s.hosts), skew_ms=ctx.skew_ms)
+    stalled = any(c.score >= ctx.min_confidence for c in candidates)
     user = _user_error(s.refs)
     task_hosts = s.hosts or _sole_taskmanager(ctx)
     if user is not None:
         candidates.append(Candidate("FLINK_TASK_ERROR", USER_ERROR_SCORE, task_hosts, ()))
     elif not s.storage_related:
         candidates.append(Candidate("FLINK_TASK_ERROR", FLINK_ERROR_SCORE, task_hosts, ()))
-    growth = state_growth(ctx.completions, s.timeout_ms) if user is None else None
+    # Flink-side causes only where no storage cause is strong enough on its own: a stall the logs show always wins
+    growth = state_growth(ctx.completions, s.timeout_ms) if user is None and not stalled else None
     if growth is not None:  # the job's state, not a host's doing: no host is named
         candidates.append(Candidate("FLINK_STATE_GROWTH", GROWTH_SCORE, (), ()))
     before_upload = held_before_upload(s, window, ctx.evidence, ctx.job_id, ctx.checkpoint_id, ctx.sources,
-                                       ctx.skew_ms) if user is None and growth is None else None
+                                       ctx.skew_ms) if user is None and growth is None and not stalled else None
     if before_upload is not None:
         candidates.append(Candidate("FLINK_BACKPRESSURE", GROWTH_SCORE, (), ()))
     candidates.sort(key=lambda c: (-c.score, c.code))
@@ -332,8 +334,10 @@ def _span_line(span: CheckpointSpan) -> str:
     """A checkpoint span as evidence: how far acknowledgements got, who never acknowledged, the longest phases."""
     phases = dict(span.phases)
     longest = ", ".join(f"{label} {phases[key]} ms" for key, label in SPAN_PHASES if key in phases)
-    return (f"Flink's span of checkpoint {span.checkpoint_id} ({span.status}): last acknowledgement "
-            f"{span.end_ms - span.start_ms} ms after the trigger, {span.full_size or 0} bytes of state acknowledged"
+    acked = (f"last acknowledgement {span.end_ms - span.start_ms} ms after the trigger" if span.end_ms > span.start_ms
+             else "no acknowledgement")
+    return (f"Flink's span of checkpoint {span.checkpoint_id} ({span.status}): {acked}, "
+            f"{span.full_size or 0} bytes of state acknowledged"
             + (f"; never acknowledged by {', '.join(span.waiting_on)}" if span.waiting_on else "")
             + (f"; longest {longest}" if longest else ""))
 

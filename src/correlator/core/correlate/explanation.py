@@ -97,8 +97,9 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
             f"it{before}. Its tasks never began their upload, so the time went before it: barriers waiting behind "
             "buffered records (backpressure), or the synchronous part of the snapshot; storage is not to blame.")
         if held.span is not None and held.span.waiting_on:
-            parts.append(f"Flink's checkpoint statistics: {_and(held.span.waiting_on)} never acknowledged it, while "
-                         f"the tasks that did acknowledged within {held.last_ack_ms} ms of the trigger.")
+            acked = (f", while the tasks that did acknowledged within {held.last_ack_ms} ms of the trigger"
+                     if held.last_ack_ms else "")
+            parts.append(f"Flink's checkpoint statistics: {_and(held.span.waiting_on)} never acknowledged it{acked}.")
         elif held.span is not None:
             parts.append(f"Flink's span of the failed checkpoint: the last acknowledgement came {held.last_ack_ms} ms "
                          "after the trigger, and no more arrived before the timeout.")
