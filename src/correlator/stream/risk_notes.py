@@ -1,9 +1,9 @@
 """Early warnings into Slack: one quiet message per risk, edited to its latest state, each later state a reply.
 
-A risk is a job's, not an incident's: it gets no incident, no lease and no mention. Delivery is exactly-once the
-way the verdicts' is, by recording and by looking before posting: a delivery recorded in Redis is a duplicate; one not
-recorded is first looked for in Slack by its metadata (a replica may have posted it and stopped before recording),
-then posted and recorded. A risk's records share a key on the risk topic, so one consumer delivers them in order.
+A risk is a job's, not an incident's: it gets no incident, no lease and no mention. Its deliveries are recorded in
+Redis and looked for in Slack by their metadata before they are posted (a replica may have posted one and stopped
+before recording it). A risk's records share a key on the risk topic, so one consumer delivers them in order; only
+two consumers handed the same partition during a rebalance could both post a delivery, which a lease would prevent.
 """
 
 from __future__ import annotations
