@@ -46,8 +46,9 @@ def _poisoned(verdict: dict[str, Any]) -> dict[str, Any]:
 def test_slack_parent_shows_outlook_and_figures_under_their_lines() -> None:
     verdicts = _recurring()
     text = _mrkdwn(parent_message(verdicts[-1], _incident(verdicts)).blocks)
-    assert "*Outlook*\n• next DirectoryScanner run on dn02.example.com expected ≈ 2020-01-02T10:55:54.025Z" in text
-    assert "• next DirectoryScanner run on dn01.example.com expected ≈ 2020-01-02T12:51:00.000Z" in text
+    assert ("*Outlook*\n• The next DirectoryScanner run on dn02.example.com is expected at about "
+            "2020-01-02T10:55:54.025Z") in text
+    assert "• The next DirectoryScanner run on dn01.example.com is expected at about 2020-01-02T12:51:00.000Z" in text
     remediation = text[text.index("*Remediation*"):text.index("*Outlook*")].splitlines()
     raise_at = next(i for i, line in enumerate(remediation) if "directoryscan.interval (default" in line)
     assert "↳ _what if:_ a scan interval of 24 h would have overlapped 3 of these 4 checkpoints instead of 4" \
@@ -74,7 +75,7 @@ def test_slack_without_outlook_or_with_a_broken_one_still_posts() -> None:
 def test_report_page_shows_outlook_and_figures_escaped() -> None:
     verdict = verdict_from_dict(_recurring()[-1])
     page = verdict_page(verdict, None)
-    assert '<h2>Outlook</h2><ul id="outlook"><li>next DirectoryScanner run on dn02.example.com expected ≈ ' in page
+    assert '<h2>Outlook</h2><ul id="outlook"><li>The next DirectoryScanner run on dn02.example.com is expected ' in page
     assert '<p class="whatif">what if: a scan interval of 24 h would have overlapped 3 of these 4' in page
     evil = verdict_page(verdict_from_dict(_poisoned(_recurring()[-1])), None)
     assert "<b>bold</b>" not in evil and "&lt;b&gt;bold&lt;/b&gt;" in evil

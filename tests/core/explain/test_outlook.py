@@ -78,8 +78,8 @@ def test_lab_next_scan_is_predicted_within_the_scanners_jitter(run: Path) -> Non
             assert abs(w.expected_ms - actual) <= jitter, (host, w, actual)
             assert w.earliest_ms - jitter <= actual <= w.latest_ms + jitter
             assert w.last_ms == seen and w.interval_ms == interval
-            assert ("first run scheduled" if first is not None else "phase from the last run seen") in w.basis
-            assert "starts taken at their totals lines" in w.basis  # runs this short report no lock hold
+            assert ("first run scheduled" if first is not None else "The schedule follows the last run seen") in w.basis
+            assert "taken at its totals line" in w.basis or "taken at their totals lines" in w.basis  # no hold
             compared += 1
     assert compared >= 3
 
@@ -103,7 +103,7 @@ def test_recurring_golden_next_scan_from_the_held_back_log() -> None:
     assert dn02.expected_ms is not None and dn02.interval_ms == interval
     assert abs(dn02.expected_ms - actual) <= _jitter(runs["dn02.example.com"], interval) == 0
     assert dn02.latest_ms is not None and dn02.latest_ms - dn02.expected_ms == 35_000  # the first run's lock hold
-    assert "starts from the scanner's lock holds" in dn02.basis
+    assert "taken from the scanner's lock hold" in dn02.basis
     end = max(e.ts_ms for e in events)
     for host, w in windows.items():
         # every start line is machine-readable, the JDK's short format (dn01, dn05) to the minute
@@ -149,7 +149,7 @@ def test_unknown_interval_is_said_not_guessed() -> None:
     assert outlook is not None
     (w,) = outlook.windows
     assert w.expected_ms is None and w.interval_ms is None and w.last_ms == 3_000_000
-    assert w.basis.startswith("interval unknown")
+    assert w.basis.startswith("The scan interval is unknown")
 
 
 def test_disabled_scanner_and_runs_before_a_restart() -> None:
@@ -161,7 +161,7 @@ def test_disabled_scanner_and_runs_before_a_restart() -> None:
     outlook = book.outlook("c", SCAN, ("dn1",), 60_000, 60_000)
     assert outlook is not None
     w = outlook.windows[0]
-    assert w.expected_ms == 100_000 and w.last_ms is None and "no run seen yet" in w.basis
+    assert w.expected_ms == 100_000 and w.last_ms is None and "no run has been seen yet" in w.basis
     book.observe(DirectoryScanConfig(ts_ms=70_000, cluster="c", host="dn1", role="datanode", enabled=False))
     w = book.outlook("c", SCAN, ("dn1",), 80_000, 80_000).windows[0]  # type: ignore[union-attr]
     assert w.expected_ms is None and "disabled" in w.basis
@@ -199,8 +199,10 @@ def test_text_shows_the_outlook_and_each_figure_under_its_line() -> None:
     from correlator.core.explain.verdict_text import verdict_text
 
     text = verdict_text(analyze([str(GOLDEN / "recurring")])[-1])
-    assert "  outlook:\n    next DirectoryScanner run on dn02.example.com expected ≈ 2020-01-02T10:55:54.025Z" in text
-    assert "dn01.example.com expected ≈ 2020-01-02T12:51:00.000Z (interval 6 h)" in text  # the JDK short format
+    assert ("  outlook:\n    The next DirectoryScanner run on dn02.example.com is expected at about "
+            "2020-01-02T10:55:54.025Z") in text
+    # the JDK short format
+    assert "dn01.example.com is expected at about 2020-01-02T12:51:00.000Z (interval 6 h)" in text
     lines = text.splitlines()
     raise_line = next(i for i, line in enumerate(lines) if "Raise dfs.datanode.directoryscan.interval" in line)
     assert lines[raise_line + 1].startswith("      what if: a scan interval of 24 h would have overlapped 3 of these 4")

@@ -287,7 +287,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                        traits=traits_of(hosts[0]) if hosts else None, stopper=pipe.stopper, victims=victims[:2],
                        user=user, named_by_client=_client_note(pipe, hosts, addresses))
     if issue is not None:
-        text += f" Known issue {issue.key}: {issue.summary}."
+        text += f" It matches known issue {issue.key}: {issue.summary}."
     if "unknown" in hosts:
         text += (" 'unknown' is a source whose records name no host (no key host:path, header, envelope field"
                  " or standard file name); its host is not guessed.")

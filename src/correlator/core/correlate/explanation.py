@@ -18,6 +18,18 @@ SYMPTOM_WORDS = {"slow_disk": "slow disk writes", "slow_pipeline": "slow mirror 
                  "bad_link": "failed pipeline connection", "scanner_lock": "scanner's lock hold",
                  "lock_held": "dataset lock hold"}
 """Evidence kinds as a reader names them, for the sentence that says which lines a cause explains."""
+ROLE_WORDS = {"datanode": "DataNode", "namenode": "NameNode", "taskmanager": "TaskManager",
+              "jobmanager": "JobManager"}
+"""A host named with what it runs, so a sentence about it never opens on a bare host name."""
+
+
+def _role(role: str, host: str) -> str:
+    return f"{ROLE_WORDS.get(role, 'Host')} {host}"
+
+
+def _quoted(text: str) -> str:
+    """Log text as logged, in quotation marks: a reader tells it from our words, and a sentence ends after it."""
+    return f"“{text}”" + ("" if text.endswith((".", "!", "?")) else ".")
 
 
 def _and(words: Iterable[str]) -> str:
@@ -55,11 +67,11 @@ def _short(text: str, limit: int = 100) -> str:
 
 
 def _scanner_points(top: Interval, window: Window, traits: DatanodeTraits | None) -> str:
-    said = (f"{top.summary} on {top.host} at {iso_ms(top.end_ms)}, as the stuck write of "
-            f"{seconds(window.end_ms - window.start_ms)} ran")
+    said = (f"While the stuck write of {seconds(window.end_ms - window.start_ms)} ran, "
+            f"{_role(top.role, top.host)} logged at {iso_ms(top.end_ms)}: {top.summary}.")
     if traits is None:
-        return said + " (the DataNode's version is unknown, so whether it reports lock holds cannot be told)."
-    return said + f" ({traits.lock_sentence()}; {traits.totals_sentence()})."
+        return said + " The DataNode's version is unknown, so whether it reports lock holds cannot be told."
+    return said + f" {traits.lock_sentence()}; {traits.totals_sentence()}."
 
 
 def _stopper_sentence(stopper: Stopper, traits: DatanodeTraits | None) -> str:
@@ -68,18 +80,18 @@ def _stopper_sentence(stopper: Stopper, traits: DatanodeTraits | None) -> str:
     if stopper.blocked_ms is not None:
         said = (f"{where} received {stopper.block} at {iso_ms(stopper.receiving_ms)} and spent "
                 f"{seconds(stopper.blocked_ms)} outside packet work (blocked in createRbw/finalizeBlock), which the "
-                "DataNodes before it, waiting on its acks, did not; no JVM pause and no slow I/O logged")
+                "DataNodes before it, waiting on its acks, did not; no JVM pause and no slow I/O was logged")
     else:
         said = (f"{where} received {stopper.block} at {iso_ms(stopper.receiving_ms)} and neither finished it nor "
                 "passed it on, with no JVM pause and no slow I/O logged")
-    return said + _invisible_lock(traits) + "."
+    return said + "." + _invisible_lock(traits, stopper.host)
 
 
-def _invisible_lock(traits: DatanodeTraits | None) -> str:
+def _invisible_lock(traits: DatanodeTraits | None, host: str) -> str:
     if traits is None or not traits.lock_manager:
         return ""
-    return (f"; {traits.lock_sentence()}, so a dataset lock held on it cannot be seen in this version "
-            "and cannot be ruled out")
+    return (f" {traits.lock_sentence()}, so a dataset lock held on {host} cannot be seen in this version "
+            "and cannot be ruled out.")
 
 
 def explanation(best: Candidate | None, others: list[Candidate], window: Window, how: str, code: str, *,
@@ -99,10 +111,11 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
         if held.span is not None and held.span.waiting_on:
             acked = (f", while the tasks that did acknowledged within {held.last_ack_ms} ms of the trigger"
                      if held.last_ack_ms else "")
-            parts.append(f"Flink's checkpoint statistics: {_and(held.span.waiting_on)} never acknowledged it{acked}.")
+            parts.append(f"According to Flink's checkpoint statistics, {_and(held.span.waiting_on)} never "
+                         f"acknowledged it{acked}.")
         elif held.span is not None:
-            parts.append(f"Flink's span of the failed checkpoint: the last acknowledgement came {held.last_ack_ms} ms "
-                         "after the trigger, and no more arrived before the timeout.")
+            parts.append(f"Flink's trace of the failed checkpoint shows the last acknowledgement {held.last_ack_ms} ms "
+                         "after the trigger and no more before the timeout.")
     elif growth is not None:
         timeout = f" against the {seconds(window.timeout_ms)} timeout" if window.timeout_ms else ""
         parts.append(
@@ -113,41 +126,43 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
             "no HDFS log shows a stall that explains this checkpoint, so the upload outgrew its time.")
     elif code == "FLINK_TASK_ERROR":
         if user is not None:
-            parts.append(f"The failure's cause chain ends in {user[0][:240]}, thrown from user code at {user[1]}; "
+            parts.append(f"The failure's cause chain ends in “{user[0][:240]}”, thrown from user code at {user[1]}; "
                          "no storage or I/O exception is behind it.")
         else:
             parts.append("The failure's cause chain names no storage or I/O problem and no state file"
-                         + (f": {texts[0][:240]}" if texts else "") + ".")
+                         + (f": {_quoted(texts[0][:240])}" if texts else "."))
     elif best is not None and best.scored:
         top = best.scored[0].interval
         if top.kind in STATED_KINDS:
             detail = str(getattr(top.source, "detail", "") or top.summary)[:300].rstrip()
-            parts.append(f"{top.host} logged why HDFS refused the write, at {iso_ms(top.end_ms)}: {detail}"
-                         + ("" if detail.endswith((".", "!", "?")) else "."))
+            parts.append(f"{_role(top.role, top.host)} logged why HDFS refused the write at {iso_ms(top.end_ms)}: "
+                         + _quoted(detail))
         elif top.kind in POINT_KINDS:
             parts.append(_scanner_points(top, window, traits))
         elif top.kind == "dn_stall" and stopper is not None:
             parts.append(_stopper_sentence(stopper, traits))
         else:
-            unseen = _invisible_lock(traits) if top.kind in ("slow_commands", "bad_link") else ""
+            unseen = _invisible_lock(traits, top.host) if top.kind in ("slow_commands", "bad_link") else ""
             parts.append(
-                f"{top.summary} on {top.host} ({iso_ms(top.start_ms)} – {iso_ms(top.end_ms)}) overlaps the stuck "
-                f"write of {seconds(window.end_ms - window.start_ms)}"
-                + (f" (timeout {seconds(window.timeout_ms)})" if window.timeout_ms else "") + unseen + "."
+                f"The stuck write of {seconds(window.end_ms - window.start_ms)}"
+                + (f" (timeout {seconds(window.timeout_ms)})" if window.timeout_ms else "")
+                + f" overlaps what {_role(top.role, top.host)} logged from {iso_ms(top.start_ms)} to "
+                f"{iso_ms(top.end_ms)}: {top.summary}." + unseen
             )
         symptoms = sorted({s.interval.kind for c in others for s in c.scored if s.symptom_of == code})
         if symptoms:
-            parts.append(f"It also explains the {_and(SYMPTOM_WORDS.get(k, k.replace('_', ' ')) for k in symptoms)} "
-                         "logged on the same host.")
+            said = _and(SYMPTOM_WORDS.get(k, "other slow operations") for k in symptoms)
+            parts.append(f"It also explains the {said} logged on the same host.")
     for v in victims or []:
         parts.append(f"On {v.host}, {v.summary}.")
     if named_by_client:
         parts.append(named_by_client)
     namenode = best is not None and bool(best.scored) and best.scored[0].interval.role == "namenode"
     if how and code != "FLINK_TASK_ERROR":
-        parts.append(f"DataNodes of the write from {how}.")
+        parts.append(f"The DataNodes of the write are known from {how}.")
     elif code != "FLINK_TASK_ERROR" and not namenode and held is None:  # the NameNode is one host; no write began
-        parts.append("No identifier linked the write to DataNodes: matched by time across the cluster.")
+        parts.append("No identifier linked the write to DataNodes, so they were matched by time across the cluster.")
     if others:
-        parts.append("Ranked lower: " + ", ".join(f"{c.code} {c.score:.2f}" for c in others[:4]) + ".")
+        parts.append("Other causes have lower confidence: "
+                     + ", ".join(f"{c.code} {c.score:.2f}" for c in others[:4]) + ".")
     return " ".join(parts)

@@ -86,13 +86,13 @@ class Cause:
 
 
 CHECKPOINT_STEPS = (
-    Step("Give the checkpoint more room: execution.checkpointing.timeout{now} above the longest stall",
+    Step("Give the checkpoint more room: raise execution.checkpointing.timeout{now} above the longest stall",
          "execution.checkpointing.timeout"),
     Step("Set execution.checkpointing.tolerable-failed-checkpoints above 0 so one failed checkpoint does not restart "
          "the job", "execution.checkpointing.tolerable-failed-checkpoints"),
 )
 LEGACY_CHECKPOINT_STEPS = (
-    Step("Give the checkpoint more room: setCheckpointTimeout(...){now} above the longest stall (Flink < 1.9)",
+    Step("Give the checkpoint more room: raise setCheckpointTimeout(...){now} above the longest stall (Flink < 1.9)",
          "setCheckpointTimeout"),
     Step("Call setFailOnCheckpointingErrors(false) so one failed checkpoint does not restart the job (Flink < 1.9)",
          "setFailOnCheckpointingErrors", "false"),
@@ -169,7 +169,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         Code.HDFS_SLOW_PIPELINE,
         "slow mirror writes / acks between DataNodes, or a DataNode that received the block and let it go no further "
         "with no pause or slow I/O logged (on 3.4 a held lock cannot be seen, and the verdict says so)",
-        "Slow mirror writes/acks between DataNodes ({where}) stalled {chk}",
+        "Slow mirror writes and acks between DataNodes ({where}) stalled {chk}",
         (
             Step("Check the network between the DataNodes of the pipeline ({where}) and the downstream DataNode's "
                  "disks"),
@@ -308,7 +308,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Set execution.checkpointing.tolerable-failed-checkpoints above 0 to survive single failures",
                  "execution.checkpointing.tolerable-failed-checkpoints"),
         ),
-        titles_by_kind={"user": "{Chk} failed in user code: {exception} at {frame}"},
+        titles_by_kind={"user": "{Chk} failed in user code: “{exception}” at {frame}"},
         timeline_types=frozenset({"checkpoint_declined", "checkpoint_failed", "task_status"}),
         checkpoint_steps="none",
     ),

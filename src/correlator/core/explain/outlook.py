@@ -125,11 +125,12 @@ class ScanBook:
         last = ends[-1] if ends else None
         if start is not None and not start.enabled:
             return NextWindow(host, None, None, None, None, last,
-                              f"the DirectoryScanner is disabled on this DataNode (logged {iso_ms(start.at_ms)})")
+                              f"The DirectoryScanner is disabled on this DataNode (logged {iso_ms(start.at_ms)}).")
         if start is None or not start.interval_ms or start.interval_ms <= 0:
-            seen = f"; last run seen {iso_ms(last)}" if last is not None else ""
+            seen = f" (the last run seen ended at {iso_ms(last)})" if last is not None else ""
             return NextWindow(host, None, None, None, None, last,
-                              "interval unknown: this DataNode's DirectoryScanner start line is not in the logs" + seen)
+                              "The scan interval is unknown: this DataNode's DirectoryScanner start line is not in the "
+                              f"logs{seen}.")
         return scan_window(host, start, runs, max(as_of_ms, runs[-1].start_ms if runs else as_of_ms))
 
     def _pause_window(self, cluster: str, host: str, as_of_ms: int, known_ms: int) -> NextWindow | None:
@@ -142,8 +143,9 @@ class ScanBook:
         if typical <= 0 or spread > PAUSE_REGULARITY * typical:
             return None
         expected = _next_on_grid(pauses[-1], typical, max(as_of_ms, pauses[-1]))
-        basis = (f"{len(pauses)} pauses of {self.min_pause_ms // 1000} s or more logged at a median gap of "
-                 f"{span_text(typical)} (each gap within {span_text(spread)} of it), the last at {iso_ms(pauses[-1])}")
+        basis = (f"{len(pauses)} pauses of {self.min_pause_ms // 1000} s or more were logged at a median gap of "
+                 f"{span_text(typical)} (each gap within {span_text(spread)} of it), the last at "
+                 f"{iso_ms(pauses[-1])}.")
         return NextWindow(host, expected, expected - spread, expected + spread, typical, pauses[-1], basis)
 
 
@@ -180,7 +182,7 @@ def scan_window(host: str, start: ScanStart, runs: list[Run], after: int) -> Nex
     (its start's spread plus the longest run seen)."""
     interval = start.interval_ms
     assert interval
-    every = f"interval {span_text(interval)} logged {iso_ms(start.at_ms)}"
+    every = f"The DataNode logged a scan interval of {span_text(interval)} at {iso_ms(start.at_ms)}"
     longest = max((r.held_ms for r in runs if r.held_ms is not None), default=0)
     how = _how(runs)
     if runs and start.first_run_ms is not None and not start.to_minute:
@@ -188,36 +190,42 @@ def scan_window(host: str, start: ScanStart, runs: list[Run], after: int) -> Nex
         if all(0 <= d < interval // 2 for d in offsets):
             grid = _next_on_grid(start.first_run_ms, interval, after)
             seen = "ending" if all(r.held_ms is None for r in runs) else "starting"
-            basis = (f"{every}, first run scheduled {iso_ms(start.first_run_ms)}; {len(runs)} run(s) seen "
-                     f"({how}), {seen} {span_text(min(offsets))}–{span_text(max(offsets))} after their scheduled "
-                     f"start, last {iso_ms(runs[-1].end_ms)}")
+            spread = span_text(min(offsets)) + ("" if min(offsets) == max(offsets) else f"–{span_text(max(offsets))}")
+            basis = (f"{every}, with the first run scheduled for {iso_ms(start.first_run_ms)}. "
+                     + ("One run was" if len(runs) == 1 else f"{len(runs)} runs were")
+                     + f" seen ({how}), {seen} {spread} after {'its' if len(runs) == 1 else 'their'} scheduled "
+                     f"start; the last ended at {iso_ms(runs[-1].end_ms)}.")
             # a fixed-rate run begins at its scheduled time; the runs seen say how long after it they lasted
             return NextWindow(host, grid, grid, grid + max(offsets) + longest, interval, runs[-1].end_ms, basis)
     if runs:
         anchor = runs[-1].start_ms
         devs = [_deviation(r.start_ms, anchor, interval) for r in runs]
         expected = _next_on_grid(anchor, interval, after)
-        basis = (f"{every}; phase from the last run seen ({how}), begun {iso_ms(anchor)}"
-                 + (f", {len(runs)} runs within {span_text(max(devs) - min(devs))} of that schedule" if len(runs) > 1
-                    else " (one run seen: the spread of its start is not measured)"))
+        basis = (f"{every}. The schedule follows the last run seen, which began at {iso_ms(anchor)} ({how})"
+                 + (f"; {len(runs)} runs fall within {span_text(max(devs) - min(devs))} of it." if len(runs) > 1
+                    else "; with one run seen, the spread of its start is not measured."))
         return NextWindow(host, expected, expected + min(devs), expected + max(devs) + longest, interval,
                           runs[-1].end_ms, basis)
     if start.first_run_ms is not None:
         expected = _next_on_grid(start.first_run_ms, interval, after)
-        scheduled = "scheduled within the minute from" if start.to_minute else "scheduled"
-        basis = f"{every}, first run {scheduled} {iso_ms(start.first_run_ms)}; no run seen yet"
+        scheduled = "scheduled within the minute from" if start.to_minute else "scheduled for"
+        basis = f"{every}, with the first run {scheduled} {iso_ms(start.first_run_ms)}; no run has been seen yet."
         return NextWindow(host, expected, expected, None, interval, None, basis)
     return NextWindow(host, None, None, None, interval, None,
-                      f"{every}, but the first run's time is not machine-readable and no run was seen: next run unknown")
+                      f"{every}, but the first run's time is not machine-readable and no run was seen, so the next run "
+                      "is unknown.")
 
 
 def _how(runs: list[Run]) -> str:
+    """Where the runs' starts come from, in the words of a reader: one run, or several."""
     timed = sum(1 for r in runs if r.held_ms is not None)
+    if len(runs) == 1:
+        return "its start taken from the scanner's lock hold" if timed else "its start taken at its totals line"
     if timed == len(runs):
-        return "starts from the scanner's lock holds"
+        return "their starts taken from the scanner's lock holds"
     if timed == 0:
-        return "starts taken at their totals lines"
-    return f"{timed} start(s) from lock holds, the others at their totals lines"
+        return "their starts taken at their totals lines"
+    return f"{timed} of their starts taken from lock holds, the others at their totals lines"
 
 
 def span_text(ms: int) -> str:

@@ -19,22 +19,22 @@ def _ordinal(n: int) -> str:
 
 
 def window_sentence(kind: str, w: NextWindow) -> str:
-    """``next DirectoryScanner run on dn02 expected ≈ 2020-01-02T15:05:05.024Z (interval 6 h, last …)``."""
+    """``The next DirectoryScanner run on dn02 is expected at about 2020-01-02T15:05:05.024Z (interval 6 h, …).``"""
     what = WHAT.get(kind, kind)
     if w.expected_ms is None:
-        return f"next {what} on {w.host}: not derivable ({w.basis})"
+        return f"The next {what} on {w.host} cannot be predicted. {w.basis}"
     detail = [f"interval {span_text(w.interval_ms)}" if w.interval_ms else None,
               f"last {iso_ms(w.last_ms)}" if w.last_ms is not None else None]
     window = ""
     if w.earliest_ms is not None and w.latest_ms is not None and w.latest_ms > w.earliest_ms:
-        window = f", window {iso_ms(w.earliest_ms)} – {iso_ms(w.latest_ms)}"
-    return (f"next {what} on {w.host} expected ≈ {iso_ms(w.expected_ms)}{window} ("
-            + ", ".join(d for d in detail if d) + ")")
+        window = f", within {iso_ms(w.earliest_ms)} – {iso_ms(w.latest_ms)}"
+    return (f"The next {what} on {w.host} is expected at about {iso_ms(w.expected_ms)}{window} ("
+            + ", ".join(d for d in detail if d) + ").")
 
 
 def outlook_lines(o: Outlook) -> list[str]:
     """One sentence per host, then how each was derived."""
-    return [f"{window_sentence(o.kind, w)}" + (f" — {w.basis}" if w.expected_ms is not None else "")
+    return [f"{window_sentence(o.kind, w)}" + (f" {w.basis}" if w.expected_ms is not None else "")
             for w in o.windows]
 
 
