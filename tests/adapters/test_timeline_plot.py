@@ -7,14 +7,37 @@ from pathlib import Path
 
 import pytest
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
+from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from correlator.adapters.timeline_plot import DEFAULT, draw, render, render_all, style, to_ms
+from correlator.adapters.timeline_plot import (
+    BLACK,
+    BLUE,
+    DEFAULT,
+    GREEN,
+    GREY,
+    GREY_DARK,
+    GREY_LIGHT,
+    ORANGE,
+    PURPLE,
+    SKY,
+    STYLES,
+    VERMILLION,
+    YELLOW,
+    draw,
+    render,
+    render_all,
+    style,
+    to_ms,
+)
 from correlator.core.explain.timeline import build_timeline
 from correlator.core.explain.verdict import EvidenceItem, Verdict
 from correlator.offline.analyze import analyze
 
 SEED = Path(__file__).resolve().parents[1] / "golden" / "scenarios" / "seed"
+OKABE_ITO = (BLACK, ORANGE, SKY, GREEN, YELLOW, BLUE, VERMILLION, PURPLE)
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +115,65 @@ def test_one_drawing_in_both_formats_is_the_same_as_two(seed: Verdict) -> None:
     both = render_all(tl)
     assert both["svg"] == render(tl, "svg")
     assert both["png"][:24] == render(tl, "png")[:24]  # same PNG header: same size in pixels
+
+
+def test_every_kind_has_a_look_of_its_own() -> None:
+    """No two kinds share a (colour, marker) as marks or a (colour, hatch) as bars, every colour is from the
+    palette, and the kinds readers must tell apart differ in colour and in shape."""
+    looks = {**STYLES, "<unknown>": DEFAULT}
+    marks = [(s.color.upper(), s.marker) for s in looks.values()]
+    bars = [(s.color.upper(), s.hatch) for s in looks.values()]
+    assert len(set(marks)) == len(marks), sorted(marks)
+    assert len(set(bars)) == len(bars), sorted(bars)
+    assert {s.color for s in looks.values()} <= set(OKABE_ITO) | {GREY_LIGHT, GREY, GREY_DARK}
+    for group in (("checkpoint_expired", "checkpoint_failed", "checkpoint_declined"),
+                  ("hdfs_client_error", "dn_write_error"), ("checkpoint", "hdfs_client_slow")):
+        assert len({STYLES[k].color for k in group}) == len(group), group
+        assert len({STYLES[k].marker for k in group}) == len(group), group
+
+
+def _hex(color: object) -> str:
+    return to_hex(color).upper()  # type: ignore[arg-type]
+
+
+def test_the_legend_shows_exactly_what_is_drawn(seed: Verdict) -> None:
+    """One entry per kind drawn, in the look it was drawn with; a kind drawn as a bar and as a mark shows both."""
+    t = seed.failure.failed_at_ms
+    v = dataclasses.replace(seed, evidence=seed.evidence + (
+        EvidenceItem("dn_write_error", t, "dn02.example.com", "datanode", "write error", "f:1", t - 3000, t),
+        EvidenceItem("dn_write_error", t, "dn02.example.com", "datanode", "write error", "f:2"),
+    ))
+    ax = draw(build_timeline(v)).axes[0]
+    bars = {p.get_gid().split("-", 2)[2]: (_hex(p.get_facecolor()), p.get_hatch() or "") for p in ax.patches
+            if (p.get_gid() or "").startswith("span-")}
+    marks = {line.get_gid().split("-", 2)[2]: (_hex(line.get_markerfacecolor()), line.get_marker()) for line in ax.lines
+             if (line.get_gid() or "").startswith("mark-")}
+    legend = ax.get_legend()
+    labels = [t.get_text() for t in legend.get_texts()]
+    drawn = set(bars) | set(marks)
+    assert labels[:len(drawn)] == [style(k).label for k in dict.fromkeys([*bars, *marks])]
+    assert labels[len(drawn):] == ["outlined: the root cause", "ranked lower: HDFS_SLOW_PIPELINE 0.10"]
+    legend_bars = {(_hex(r.get_facecolor()), r.get_hatch() or "") for r in legend.findobj(Rectangle)}
+    legend_marks = {(_hex(line.get_markerfacecolor()), line.get_marker()) for line in legend.findobj(Line2D)}
+    assert set(bars.values()) <= legend_bars and set(marks.values()) <= legend_marks
+    assert "dn_write_error" in bars and "dn_write_error" in marks
+
+
+def test_a_long_title_wraps_inside_the_figure(seed: Verdict) -> None:
+    """A title far wider than the figure (with a word wider than a line) wraps onto at most three lines, every
+    glyph inside the figure; one too long for three lines ends in an ellipsis; a short one stays one line."""
+    tl = build_timeline(seed)
+    for title, ellipsis in (("the DataNode dn02.example.com held its lock " * 6 + "x" * 100, False),
+                            ("the DataNode held its lock " * 200, True)):
+        fig = draw(dataclasses.replace(tl, title=title))
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)
+        [head] = [t for t in fig.texts if t.get_gid() == "title"]
+        box = head.get_window_extent(renderer)
+        assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1 and fig.bbox.y0 <= box.y0 and box.y1 <= fig.bbox.y1
+        assert 2 <= head.get_text().count("\n") + 1 <= 3 and head.get_text().endswith("…") == ellipsis
+        axes = fig.axes[0].get_window_extent(renderer)
+        assert axes.y1 <= box.y0, "the plot starts below the title"
+    fig = draw(tl)
+    [head] = [t for t in fig.texts if t.get_gid() == "title"]
+    assert head.get_text() == f"{tl.code}: {tl.title}"

@@ -52,6 +52,7 @@ def test_report_has_an_index_and_a_page_per_verdict(report: Path, evil_seed: Pat
     assert "<script" not in page.lower() and "stylesheet" not in page and "@import" not in page
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page)  # nothing fetched from elsewhere
     assert verdict.root_cause.known_issue in page and all(e.ref in page for e in verdict.evidence)
+    assert page.count("<details") == len(verdict.evidence)  # the raw lines, where the hostile name is escaped too
 
 
 def test_every_field_of_a_hostile_verdict_is_escaped() -> None:

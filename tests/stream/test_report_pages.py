@@ -7,6 +7,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,9 @@ def get(port: int, path: str, timeout_s: float = 60) -> tuple[int, Any, bytes]:
 
 
 def test_a_running_worker_serves_each_verdicts_page(worker: WorkerProcess) -> None:
-    """The seed replayed into a running worker: its verdict's page (timeline inline, 3 lanes), the PNG, the index;
-    a hostile verdict put on the topic by anyone is served escaped under a safe path; unknown ids are 404."""
+    """The seed replayed into a running worker: its verdict's page (timeline inline, 3 lanes, sources without raw
+    lines), the PNG, the index; a hostile verdict put on the topic by anyone is served escaped under a safe path;
+    unknown ids are 404."""
     stack = worker.stack
     stack.replay(SEED)
     [verdict] = stack.read("verdicts", until=1)
@@ -63,6 +65,9 @@ def test_a_running_worker_serves_each_verdicts_page(worker: WorkerProcess) -> No
     page = body.decode()
     assert "HDFS_DIRECTORY_SCAN" in page and "<svg" in page and page.count('id="lane-') == 4
     assert 'href="/verdicts"' in page and f'href="/verdicts/{verdict["verdict_id"]}.png"' in page
+    # the worker keeps no log lines: rows name their source (full ref on hover) and one note says where lines are
+    assert "<details" not in page and 'id="raw-where"' in page
+    assert all(f'title="{escape(e["ref"])}"' in page for e in verdict["evidence"])
 
     status, headers, png = get(worker.port, f"/verdicts/{verdict['verdict_id']}.png")
     assert (status, headers["Content-Type"]) == (200, "image/png") and png.startswith(b"\x89PNG")

@@ -64,3 +64,57 @@ def chromium_page(width: int = 1280, height: int = 900) -> Iterator[Page]:
 def artefact(name: str) -> str:
     os.makedirs(ARTEFACTS, exist_ok=True)
     return os.path.abspath(os.path.join(ARTEFACTS, name))
+
+
+@dataclass(frozen=True)
+class ScreenDiff:
+    """How far a screenshot is from its baseline: the share of pixels that differ by more than the threshold."""
+
+    changed: float
+    size: tuple[int, int]
+    baseline_size: tuple[int, int]
+
+    @property
+    def same_size(self) -> bool:
+        return self.size == self.baseline_size
+
+
+PIXEL_THRESHOLD = 40
+"""A channel difference (0-255) below this is anti-aliasing noise, not a change."""
+MAX_CHANGED = 0.005
+"""A screenshot fails when more than this share of its pixels changed."""
+
+
+def baseline_png(png: bytes) -> bytes:
+    """A screenshot as it is checked in: 256 colours, about a third of the bytes, far below the comparison's
+    threshold from the original."""
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.open(io.BytesIO(png)).convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT).save(
+        out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def screen_diff(png: bytes, baseline: str, diff_path: str) -> ScreenDiff:
+    """Compare ``png`` with the baseline file; the changed pixels are written to ``diff_path`` (changes in red over a
+    faded copy of the new screenshot) whenever there is any."""
+    import io
+
+    from PIL import Image, ImageChops
+
+    now = Image.open(io.BytesIO(png)).convert("RGB")
+    with Image.open(baseline) as opened:
+        before = opened.convert("RGB")
+    if now.size != before.size:
+        now.save(diff_path)
+        return ScreenDiff(1.0, now.size, before.size)
+    delta = ImageChops.difference(now, before).convert("L").point(lambda v: 255 if v >= PIXEL_THRESHOLD else 0)
+    changed = delta.histogram()[255] / (now.size[0] * now.size[1])
+    if changed:
+        faded = Image.blend(now, Image.new("RGB", now.size, "white"), 0.7)
+        faded.paste(Image.new("RGB", now.size, (220, 0, 0)), mask=delta)
+        faded.save(diff_path)
+    return ScreenDiff(changed, now.size, before.size)

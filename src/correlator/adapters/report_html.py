@@ -4,6 +4,10 @@ worker's web server.
 Pages are self-contained (inline CSS, the timeline as inline SVG, no script, no font or CDN) and every piece of text
 that came from a log or a record is escaped: log lines are untrusted. A Content-Security-Policy forbids scripts
 outright, so even a missed escape could not run one.
+
+Each evidence row opens (``<details>``, no script) onto the raw lines it was read from when the caller can look them
+up (the offline report reads its files); this module does no I/O, so the worker's pages, which keep no log files,
+say where each line is instead.
 """
 
 from __future__ import annotations
@@ -28,11 +32,23 @@ color:#1c2833;padding:0 1em}
 h1{font-size:1.3em;margin:.2em 0}h2{font-size:1.05em;margin:1.4em 0 .4em;border-bottom:1px solid #d5d8dc}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25em .5em;border-bottom:1px solid #eaeded;
 vertical-align:top}th{background:#f4f6f7;font-weight:600}td.num{text-align:right;white-space:nowrap}
-code,.ref{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}.ref{word-break:break-all}
+code,.ref,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}
 td:first-child{white-space:nowrap}
 .code{display:inline-block;padding:.1em .5em;border-radius:4px;background:#c0392b;color:#fff;font-weight:600}
 .meta{color:#566573}figure{margin:0}figure svg{width:100%;height:auto}nav a{margin-right:1em}
-.whatif{margin:.2em 0 .4em}.risk-chart{max-width:560px}dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}dt{color:#566573}dd{margin:0}
+.whatif{margin:.2em 0 .4em}.risk-chart{max-width:560px}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}dt{color:#566573}
+dd{margin:0;min-width:0;overflow-wrap:anywhere}
+#evidence{table-layout:fixed}#evidence td{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+#evidence td.sum{white-space:normal;overflow-wrap:anywhere}
+col.at{width:8em}col.span{width:4.5em}col.type{width:14em}col.host{width:20%}col.src{width:16.5%}
+.ref{display:flex;min-width:0}.ref .file{flex:0 1 auto;min-width:0;overflow:hidden;text-overflow:ellipsis;
+white-space:nowrap;direction:rtl}.ref .line{flex:none}
+details.raw summary{cursor:pointer}details.raw p{margin:.3em 0 0}
+details.raw pre{margin:.2em 0 .4em;padding:.4em .5em;background:#f4f6f7;border-left:3px solid #aab7b8;
+white-space:pre-wrap;overflow-wrap:anywhere;max-height:24em;overflow:auto}
+@media (max-width:1000px){#evidence{font-size:.9em}col.at{width:8.2em}col.span{width:4.2em}col.type{width:8.5em}
+col.host{width:9.5em}col.src{width:10em}#evidence td.wrap{white-space:normal}.role{display:block}}
 """
 
 
@@ -54,6 +70,31 @@ class Links:
 
 
 FILE_LINKS = Links(page=lambda vid: f"{vid}.html", png=lambda vid: f"{vid}.png", index="index.html")
+
+
+@dataclass(frozen=True, slots=True)
+class RawLines:
+    """The lines an evidence row was read from, as logged, or why none are shown: an SRE trusts the line itself
+    more than any summary of it."""
+
+    path: str
+    first_line: int
+    lines: tuple[str, ...] = ()
+    cut: bool = False
+    """A line was cut at the reader's bound, or the record went on past the lines shown."""
+    missing: str = ""
+    """Why no line is shown (the file cannot be read, the page's share of lines is spent)."""
+
+
+RawLookup = Callable[[str], RawLines | None]
+"""An evidence ref to its raw lines; ``None`` when the ref names no line of a file."""
+REF = re.compile(r"(?P<path>.+):(?P<line>[1-9][0-9]{0,11})")
+
+
+def file_line(ref: str) -> tuple[str, int] | None:
+    """``path:line`` to its parts; ``None`` for any other reference (a topic record's ``topic/partition@offset``)."""
+    m = REF.fullmatch(ref)
+    return None if m is None else (m["path"], int(m["line"]))
 
 
 def _e(value: object) -> str:
@@ -99,9 +140,11 @@ def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: 
     return _page(heading, f"<h1>{_e(heading)}</h1>{count}{table}{extra}")
 
 
-def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone: str = "UTC") -> str:
+def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone: str = "UTC",
+                 raw: RawLookup | None = None) -> str:
     """One verdict, the fix first: title, explanation, remediation (with its what-if figures), then the timeline,
-    the failure, evidence with refs, alternatives, the outlook of a periodic cause, coverage."""
+    the failure, evidence with refs (opening onto their raw lines when ``raw`` can look them up), alternatives,
+    the outlook of a periodic cause, coverage."""
     f, rc = v.failure, v.root_cause
     nav = f"<nav><a href=\"{_e(links.index)}\">all verdicts</a>"
     nav += f"<a href=\"{_e(links.png(page_key(v.verdict_id)))}\">timeline PNG</a>" if svg is not None else ""
@@ -126,13 +169,7 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
     failure = "<h2>Failure</h2><dl id=\"failure\">" + "".join(
         f"<dt>{_e(k)}</dt><dd>{_e('–' if val is None or val == '' else val)}</dd>" for k, val in facts) + "</dl>"
     explanation = f"<h2>Why</h2><p id=\"explanation\">{_e(rc.explanation)}</p>"
-    evidence = ("<h2>Evidence</h2><table id=\"evidence\"><thead><tr><th>at (UTC)</th><th>span</th><th>type</th>"
-                "<th>host</th><th>summary</th><th>source line</th></tr></thead><tbody>" + "".join(
-                    f"<tr><td>{_e(iso_ms(e.at_ms))}</td><td class=\"num\">"
-                    f"{_e(_ms(e.end_ms - e.start_ms) if e.start_ms is not None and e.end_ms is not None else '')}</td>"
-                    f"<td><code>{_e(e.type)}</code></td><td>{_e(e.host)} ({_e(role_name(e.role))})</td>"
-                    f"<td>{_e(e.summary)}</td><td class=\"ref\">{_e(e.ref)}</td></tr>" for e in v.evidence)
-                + "</tbody></table>")
+    evidence = evidence_table(v, raw)
     alternatives = "" if not v.alternatives else "<h2>Ranked lower</h2><ul id=\"alternatives\">" + "".join(
         f"<li><code>{_e(a.code)}</code> {a.confidence:.2f}</li>" for a in v.alternatives) + "</ul>"
     remediation = "<h2>What to do</h2><ol id=\"remediation\">" + "".join(
@@ -152,3 +189,70 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
                  # the fix first: what failed and why, what to do, then the picture and the evidence behind it
                  nav + head + explanation + remediation + figure + failure + evidence + alternatives + outlook
                  + coverage)
+
+
+def _short(ref: str) -> str:
+    """The source cell: the file's name and line, the full ref on hover (the directory is noise in a table)."""
+    where = file_line(ref)
+    if where is None:
+        return (f"<span class=\"ref\" title=\"{_e(ref)}\"><span class=\"file\"><bdi>{_e(ref or '–')}</bdi></span>"
+                "</span>")
+    path, line = where
+    name = path.replace("\\", "/").rsplit("/", 1)[-1] or path
+    # the name is set apart so a long one is cut at its start, keeping host and line in view
+    return (f"<span class=\"ref\" title=\"{_e(ref)}\"><span class=\"file\"><bdi>{_e(name)}</bdi></span>"
+            f"<span class=\"line\">:{line}</span></span>")
+
+
+def _raw_block(summary: str, found: RawLines | None) -> str:
+    """The summary as the ``<summary>`` of a ``<details>`` holding the raw lines with their file and line."""
+    if found is None or not found.lines:
+        why = found.missing if found is not None and found.missing else "its source is not a line of a file"
+        body = f"<p class=\"meta\">raw line not shown: {_e(why)}</p>"
+    else:
+        last = found.first_line + len(found.lines) - 1
+        lines = f"line {found.first_line}" if last == found.first_line else f"lines {found.first_line}–{last}"
+        body = (f"<p class=\"meta\">{_e(found.path)}, {lines}{' (shortened)' if found.cut else ''}</p>"
+                f"<pre>{_e(chr(10).join(found.lines))}</pre>")
+    return f"<details class=\"raw\"><summary>{_e(summary)}</summary>{body}</details>"
+
+
+def _where_note(refs: Sequence[str]) -> str:
+    """Where the raw lines are, for pages that cannot show them (the worker keeps no log lines)."""
+    places = []
+    if any(file_line(r) is not None for r in refs):
+        places.append("a file and line number on the host that logged it")
+    if any(r and file_line(r) is None for r in refs):
+        places.append("a record of the raw-log topic (topic/partition@offset)")
+    if not places:
+        return ""
+    return (f"<p class=\"meta\" id=\"raw-where\">This page keeps no log lines: each row's source names where its "
+            f"raw line is, {' or '.join(places)}; hover it for the full reference.</p>")
+
+
+EVIDENCE_HEAD = (
+    "<h2>Evidence</h2><table id=\"evidence\"><colgroup><col class=\"at\"><col class=\"span\"><col class=\"type\">"
+    "<col class=\"host\"><col class=\"sum\"><col class=\"src\"></colgroup><thead><tr><th>at (UTC)</th><th>span</th>"
+    "<th>type</th><th>host</th><th>summary</th><th>source line</th></tr></thead><tbody>")
+
+
+def evidence_table(v: Verdict, raw: RawLookup | None) -> str:
+    """The evidence, one row each: time, span, kind, host, summary (opening onto the raw lines when ``raw`` is
+    given) and the source shortened to file name and line. Fixed column widths: a long path or line never widens
+    the page, and only the summary wraps."""
+    day = iso_ms(v.failure.failed_at_ms)[:10]
+    rows = []
+    for e in v.evidence:
+        at = iso_ms(e.at_ms)
+        shown = at[11:23] if at[:10] == day else at  # the day is the failure's unless it says otherwise
+        span = _ms(e.end_ms - e.start_ms) if e.start_ms is not None and e.end_ms is not None else ""
+        kind = "_<wbr>".join(_e(part) for part in e.type.split("_"))  # narrow pages break it at an underscore
+        # as the timeline's lanes: the role first, it is short; a long host name is what gets cut
+        host = f"<span class=\"role\">{_e(role_name(e.role))}</span> {_e(e.host)}"
+        summary = _e(e.summary) if raw is None else _raw_block(e.summary, raw(e.ref))
+        rows.append(f"<tr><td title=\"{_e(at)}\">{_e(shown)}</td><td class=\"num\">{_e(span)}</td>"
+                    f"<td class=\"wrap\" title=\"{_e(e.type)}\"><code>{kind}</code></td>"
+                    f"<td class=\"wrap\" title=\"{_e(role_name(e.role))} {_e(e.host)}\">{host}</td>"
+                    f"<td class=\"sum\">{summary}</td><td>{_short(e.ref)}</td></tr>")
+    note = "" if raw is not None else _where_note([e.ref for e in v.evidence])
+    return EVIDENCE_HEAD + "".join(rows) + "</tbody></table>" + note

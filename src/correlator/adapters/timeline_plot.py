@@ -1,22 +1,29 @@
 """Drawing a :class:`~correlator.core.explain.timeline.Timeline` with matplotlib (Agg, no display): PNG for Slack,
 SVG for pages.
 
-Every drawn element carries an id (``lane-N``, ``span-N-<kind>``, ``mark-N-<kind>``, ``timeout``, ``failed``) that
-survives into the SVG, so tests and people can find what is where. Log-derived text is drawn literally: matplotlib's
-math parsing is switched off for it, so a ``$`` in a host name cannot break or alter the picture.
+Every drawn element carries an id (``lane-N``, ``span-N-<kind>``, ``mark-N-<kind>``, ``timeout``, ``failed``,
+``title``, ``legend``) that survives into the SVG, so tests and people can find what is where. Colours are the
+Okabe–Ito palette plus greys, and no two evidence kinds share a look, as a bar or as a mark: a reader with a
+colour-vision deficiency tells an expiry from a failure by shape as well as hue. Log-derived text is drawn literally:
+matplotlib's math parsing is switched off for it, so a ``$`` in a host name cannot break or alter the picture.
 """
 
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from matplotlib import dates as mdates
 from matplotlib import rc_context
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.legend_handler import HandlerTuple
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.text import Text
@@ -27,39 +34,64 @@ from correlator.core.explain.timeline import Span, Timeline
 
 @dataclass(frozen=True, slots=True)
 class Style:
+    """How one evidence kind is drawn: ``color`` fills its bar or mark, ``marker`` shapes a mark, ``hatch`` patterns
+    a bar (kinds that share a colour differ in hatch as bars and in marker as marks)."""
+
     color: str
     label: str
     marker: str = "o"
+    hatch: str = ""
 
+
+BLACK, ORANGE, SKY, GREEN, YELLOW, BLUE, VERMILLION, PURPLE = (
+    "#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
+"""The Okabe–Ito palette: eight colours told apart with any of the common colour-vision deficiencies."""
+GREY_LIGHT, GREY, GREY_DARK = "#BBBBBB", "#999999", "#5A5A5A"
+"""Greys far enough apart in lightness to read as three, also in greyscale."""
 
 STYLES: dict[str, Style] = {
-    "checkpoint": Style("#9aa5b1", "checkpoint (trigger → failure)"),
-    "write": Style("#f0a202", "checkpoint write"),
-    "dn_lock_held": Style("#c0392b", "DataNode lock held"),
-    "dn_lock_wait": Style("#e67e22", "DataNode lock wait"),
-    "directory_scan_reconcile": Style("#8e44ad", "scanner reconcile", "D"),
-    "directory_scan_stats": Style("#9b59b6", "scanner totals", "s"),
-    "slow_io": Style("#d35400", "slow disk/mirror/ack"),
-    "block_write": Style("#2980b9", "block write", "^"),
-    "block_allocated": Style("#16a085", "block allocated", "^"),
-    "jvm_pause": Style("#27ae60", "JVM pause"),
-    "nn_lock_held": Style("#b03a2e", "NameNode lock held"),
-    "hdfs_client_slow": Style("#5d6d7e", "client slow ack"),
-    "hdfs_client_error": Style("#e74c3c", "client error", "X"),
-    "dn_write_error": Style("#e74c3c", "DataNode write error", "X"),
-    "checkpoint_triggered": Style("#34495e", "checkpoint triggered", ">"),
-    "checkpoint_expired": Style("#c0392b", "checkpoint expired", "x"),
-    "checkpoint_failed": Style("#c0392b", "checkpoint failed", "x"),
-    "checkpoint_declined": Style("#c0392b", "checkpoint declined", "x"),
-    "checkpoint_late_ack": Style("#16a085", "late acknowledgement", "o"),
-    "task_status": Style("#7f8c8d", "task status", "v"),
+    # bars first: each a colour of its own, so a bar is told apart without its hatch
+    "checkpoint": Style(GREY_LIGHT, "checkpoint (trigger → failure)", "s"),
+    "write": Style(ORANGE, "checkpoint write", "s"),
+    "dn_lock_held": Style(VERMILLION, "DataNode lock held", "o"),
+    "dn_lock_wait": Style(YELLOW, "DataNode lock wait", "o"),
+    "directory_scan_reconcile": Style(PURPLE, "scanner reconcile", "D"),
+    "slow_io": Style(SKY, "slow disk/mirror/ack", "o"),
+    "block_write": Style(BLUE, "block write", "^"),
+    "jvm_pause": Style(GREEN, "JVM pause", "o"),
+    "nn_lock_held": Style(BLACK, "NameNode lock held", "o"),
+    "hdfs_client_slow": Style(GREY_DARK, "client slow ack", "o"),
+    "checkpoint_span": Style(GREY_LIGHT, "checkpoint duration", "|", "//"),
+    # moments: a shape and a colour each
+    "checkpoint_triggered": Style(BLACK, "checkpoint triggered", ">", "//"),
+    "checkpoint_completed": Style(GREEN, "checkpoint completed", "P", "//"),
+    "checkpoint_expired": Style(VERMILLION, "checkpoint expired", "X", "//"),
+    "checkpoint_failed": Style(PURPLE, "checkpoint failed", "s", "//"),
+    "checkpoint_declined": Style(ORANGE, "checkpoint declined", "v", "//"),
+    "checkpoint_late_ack": Style(SKY, "late acknowledgement", "<", "//"),
+    "task_status": Style(GREY_DARK, "task status", "v", ".."),
+    "job_status": Style(GREY_DARK, "job status", "^", "xx"),
+    "directory_scan_stats": Style(YELLOW, "scanner totals", "D", "//"),
+    "block_allocated": Style(GREEN, "block allocated", "^", ".."),
+    "hdfs_client_error": Style(BLUE, "client error", "X", "//"),
+    "dn_write_error": Style(VERMILLION, "DataNode write error", "P", ".."),
+    "hdfs_refusal": Style(BLACK, "HDFS refused the write", "X", ".."),
 }
-DEFAULT = Style("#7f8c8d", "other evidence", "o")
+DEFAULT = Style(GREY, "other evidence", "o")
 """Evidence types this table does not know yet are drawn, in a neutral style under their own name."""
+CAUSE_EDGE, TIMEOUT = "#000000", VERMILLION
 
 
 def style(kind: str) -> Style:
-    return STYLES.get(kind) or Style(DEFAULT.color, kind.replace("_", " "), DEFAULT.marker)
+    return STYLES.get(kind) or Style(DEFAULT.color, kind.replace("_", " "), DEFAULT.marker, DEFAULT.hatch)
+
+
+def ink(color: str) -> str:
+    """Black or white, whichever reads on ``color`` (by its relative luminance)."""
+    r, g, b = (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    lum = sum(w * (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4)
+              for w, c in zip((0.2126, 0.7152, 0.0722), (r, g, b)))
+    return "black" if lum > 0.2 else "white"
 
 
 def _num(ms: int) -> float:
@@ -122,28 +154,23 @@ def draw(tl: Timeline) -> Figure:
         st = style(s.kind)
         cause = s.emphasis == "cause"
         width = max(_num(s.end_ms) - _num(s.start_ms), view * 0.004)  # a 100 ms burst stays visible next to 40 s
-        rect = Rectangle((_num(s.start_ms), bottom + 0.05 * height), width,
-                         height * 0.9, facecolor=st.color, alpha=1.0 if cause or s.emphasis == "failure" else 0.55,
-                         edgecolor="black" if cause else st.color, linewidth=2.2 if cause else 0.8,
-                         linestyle="--" if s.emphasis == "alternative" else "-", zorder=3 if cause else 2,
-                         gid=f"span-{i}-{s.kind}")
+        rect = Rectangle((_num(s.start_ms), bottom + 0.05 * height), width, height * 0.9, **_bar(st, s.emphasis),
+                         zorder=3 if cause else 2, gid=f"span-{i}-{s.kind}")
         ax.add_patch(rect)
         if width < view * 0.08:
             continue
         text = f"{s.duration_ms / 1000:.1f} s  {st.label}" + ("  ◀ root cause" if cause else "")
         label = _text(ax, _num(s.start_ms) + view * 0.008, bottom + height / 2, text,
                       fontsize=7.5 if rows == 1 else 6.5, weight="bold" if cause else "normal", va="center",
-                      ha="left", zorder=4, color="white" if cause or s.emphasis == "failure" else "black")
+                      ha="left", zorder=4, color=ink(st.color))
         label.set_clip_path(rect)  # a label never runs over its neighbour
     for j, m in enumerate(tl.marks):
-        st = style(m.kind)
-        ax.add_line(Line2D([_num(m.at_ms)], [y_of[m.lane]], marker=st.marker, markersize=9 if m.emphasis == "cause"
-                           else 7, color=st.color, markeredgecolor="black", linestyle="none", zorder=5,
-                           gid=f"mark-{j}-{m.kind}"))
+        ax.add_line(Line2D([_num(m.at_ms)], [y_of[m.lane]], **_mark(style(m.kind), m.emphasis), linestyle="none",
+                           zorder=5, gid=f"mark-{j}-{m.kind}"))
     if tl.timeout_at_ms is not None:
-        ax.axvline(_num(tl.timeout_at_ms), color="#c0392b", linestyle="--", linewidth=1.5, zorder=6, gid="timeout")
+        ax.axvline(_num(tl.timeout_at_ms), color=TIMEOUT, linestyle="--", linewidth=1.5, zorder=6, gid="timeout")
         _text(ax, _num(tl.timeout_at_ms), n - 0.5, f" timeout {(tl.timeout_ms or 0) / 1000:.1f} s",
-              color="#c0392b", fontsize=8, va="bottom", ha="left")
+              color=TIMEOUT, fontsize=8, va="bottom", ha="left")
     ax.axvline(_num(tl.failed_at_ms), color="black", linestyle=":", linewidth=1.2, zorder=6, gid="failed")
     ax.set_xlim(_num(tl.view_start_ms), _num(tl.view_end_ms))
     ax.set_ylim(-0.5, n - 0.5 + 0.35)
@@ -156,28 +183,119 @@ def draw(tl: Timeline) -> Figure:
     day = datetime.fromtimestamp(tl.view_start_ms / 1000, tz=UTC).strftime("%Y-%m-%d")
     ax.set_xlabel(f"{day}  {axis_label(tl.zone, tl.failed_at_ms)}")
     ax.grid(axis="x", color="#d5d8dc", linewidth=0.6, zorder=1)
-    head = f"{tl.code}: {tl.title}"
-    fig.suptitle(head if len(head) < 140 else head[:139] + "…", fontsize=10, ha="left", x=0.01,
-                 parse_math=False)
     _legend(ax, tl)
+    _title(fig, f"{tl.code}: {tl.title}")
     return fig
 
 
-def _legend(ax: Axes, tl: Timeline) -> None:
-    kinds = list(dict.fromkeys([s.kind for s in tl.spans] + [m.kind for m in tl.marks]))
-    handles: list[Patch | Line2D] = []
-    for kind in kinds:
-        st = style(kind)
-        if any(s.kind == kind for s in tl.spans):
-            handles.append(Patch(facecolor=st.color, label=st.label))
+def _bar(st: Style, emphasis: str) -> dict[str, Any]:
+    """A bar's look, shared by the drawing and its legend entry: the cause outlined in black, a lower-ranked cause's
+    evidence dashed."""
+    cause = emphasis == "cause"
+    return {"facecolor": st.color, "hatch": st.hatch or None, "hatchcolor": "white" if ink(st.color) == "white"
+            else "#333333", "edgecolor": CAUSE_EDGE if cause else st.color, "linewidth": 2.2 if cause else 0.8,
+            "linestyle": "--" if emphasis == "alternative" else "-"}
+
+
+def _mark(st: Style, emphasis: str) -> dict[str, Any]:
+    """A mark's look, shared by the drawing and its legend entry."""
+    return {"marker": st.marker, "markersize": 9 if emphasis == "cause" else 7, "color": st.color,
+            "markerfacecolor": st.color, "markeredgecolor": "black", "markeredgewidth": 0.8}
+
+
+TITLE_SIZES = (10.0, 9.0, 8.0)
+TITLE_LINES = 3
+TITLE_WIDTH = 0.98
+TITLE_CHARS = 800
+"""The title wraps onto up to three lines, shrinking a step at a time, within this share of the figure's width;
+three lines hold fewer characters than ``TITLE_CHARS`` at any size, so no more of a title is measured."""
+
+
+def _title(fig: Figure, head: str) -> Text:
+    """The figure's title, wrapped (and if need be shrunk) to lie within the figure: a cut title hides the cause.
+
+    Widths are measured with the renderer, not guessed from a character count, so wide glyphs and long host names
+    wrap in time. A title too long even for three lines at the smallest size ends in "…" inside the figure."""
+    title = fig.suptitle(head, fontsize=TITLE_SIZES[0], ha="left", x=(1 - TITLE_WIDTH) / 2, parse_math=False,
+                         gid="title")
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    limit = fig.bbox.width * TITLE_WIDTH
+
+    def fits(text: str) -> bool:
+        title.set_text(text)
+        return bool(title.get_window_extent(renderer).width <= limit)
+
+    if fits(head):
+        return title
+    lines: list[str] = []
+    overflow = True
+    for size in TITLE_SIZES:
+        title.set_fontsize(size)
+        lines, overflow = _wrap(head[:TITLE_CHARS], fits, TITLE_LINES)
+        overflow = overflow or len(head) > TITLE_CHARS
+        if not overflow:
+            break
+    if overflow:
+        last = lines[-1]
+        lines[-1] = last[:_most(len(last), lambda n: fits(last[:n] + " …"))].rstrip() + " …"
+    title.set_text("\n".join(lines))
+    return title
+
+
+def _wrap(text: str, fits: Callable[[str], bool], max_lines: int) -> tuple[list[str], bool]:
+    """Up to ``max_lines`` lines, each holding as many words as fit (found by bisection: a few measurements a line),
+    a word wider than a line broken where it must be; and whether text was left over."""
+    words = text.split()
+    lines: list[str] = []
+    while words and len(lines) < max_lines:
+        n = _most(len(words), lambda k: fits(" ".join(words[:k])))
+        if n == 0:
+            cut = max(1, _most(len(words[0]), lambda k: fits(words[0][:k])))
+            lines.append(words[0][:cut])
+            words[0] = words[0][cut:]
+            continue
+        lines.append(" ".join(words[:n]))
+        words = words[n:]
+    return lines, bool(words)
+
+
+def _most(n: int, fits: Callable[[int], bool]) -> int:
+    """The largest ``k`` in 0..n with ``fits(k)`` (``fits`` holds up to some k and not beyond)."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
         else:
-            handles.append(Line2D([], [], marker=st.marker, color=st.color, linestyle="none", label=st.label))
+            hi = mid - 1
+    return lo
+
+
+def _legend(ax: Axes, tl: Timeline) -> None:
+    """One entry per kind drawn, in the look it was drawn with: a bar, a mark, or both when the kind is drawn as
+    both; then the outline of the root cause and the lower-ranked causes when there are any."""
+    barred = {s.kind for s in tl.spans}
+    marked = {m.kind for m in tl.marks}
+    handles: list[Artist | tuple[Artist, ...]] = []
+    labels: list[str] = []
+    for kind in dict.fromkeys([s.kind for s in tl.spans] + [m.kind for m in tl.marks]):
+        st = style(kind)
+        drawn: list[Artist] = []
+        if kind in barred:
+            drawn.append(Patch(**_bar(st, "context")))
+        if kind in marked:
+            drawn.append(Line2D([], [], linestyle="none", **_mark(st, "context")))
+        handles.append(drawn[0] if len(drawn) == 1 else tuple(drawn))
+        labels.append(st.label)
     if any(s.emphasis == "cause" for s in tl.spans) or any(m.emphasis == "cause" for m in tl.marks):
-        handles.append(Patch(facecolor="white", edgecolor="black", linewidth=2.2, label="outlined: the root cause"))
+        handles.append(Patch(facecolor="white", edgecolor=CAUSE_EDGE, linewidth=2.2))
+        labels.append("outlined: the root cause")
     if tl.alternatives:
-        ranked = ", ".join(f"{code} {conf:.2f}" for code, conf in tl.alternatives)
-        handles.append(Patch(facecolor="white", edgecolor="grey", linestyle="--", label=f"ranked lower: {ranked}"))
-    legend = ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=7, frameon=False)
+        handles.append(Patch(facecolor="white", edgecolor="grey", linestyle="--"))
+        labels.append("ranked lower: " + ", ".join(f"{code} {conf:.2f}" for code, conf in tl.alternatives))
+    legend = ax.legend(handles=handles, labels=labels, loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=7,
+                       frameon=False, handler_map={tuple: HandlerTuple(ndivide=None)})
+    legend.set_gid("legend")
     for text in legend.get_texts():
         text.set_parse_math(False)
 

@@ -4,6 +4,9 @@
 The pages are fed from the verdict topic itself (every partition, ``read_committed``, no consumer group), not from
 what this worker published: any replica behind a load balancer shows every recent verdict. Drawing runs in one worker
 thread, off the event loop, and each verdict's picture is drawn once.
+
+Evidence rows do not open onto raw lines here, unlike the offline report's: the worker keeps no log lines (they passed
+through the raw topic and its retention), so each row names its source and the page says where the lines are.
 """
 
 from __future__ import annotations
@@ -171,6 +174,6 @@ def register(app: Any, settings: Settings, recent: RecentVerdicts | None = None)
             return web.bytes(body, content_type="image/png" if ext == "png" else "image/svg+xml",
                              headers=dict(HEADERS))
         svg = await picture(key, verdict, "svg")
-        return web.html(verdict_page(verdict, svg, LINKS, zone=settings.tz), headers=dict(HEADERS))
+        return web.html(verdict_page(verdict, svg, LINKS, zone=settings.tz, raw=None), headers=dict(HEADERS))
 
     return recent
