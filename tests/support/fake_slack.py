@@ -1,6 +1,7 @@
 """A local Slack Web API on 127.0.0.1: chat.postMessage, chat.update, conversations.history/replies, auth.test and the
 external file upload (files.getUploadURLExternal, the upload URL itself, files.completeUploadExternal), recording every
-request and every file shared.
+request and every file shared; and Socket Mode: apps.connections.open (app-level token) hands out a websocket
+(``fake_slack_socket``) through which ``click`` delivers a button's ``block_actions`` envelope.
 
 Failures are scripted per method: ``fail_next("chat.postMessage", 429, retry_after=1)`` or ``fail_next(..., 500)``
 answer the next matching request(s) with that status instead of handling them.
@@ -11,12 +12,15 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
+
+from tests.support.fake_slack_socket import SocketModeServer, block_actions
 
 
 @dataclass
@@ -64,8 +68,11 @@ class SharedFile:
 
 
 class FakeSlack:
-    def __init__(self, token: str = "xoxb-test-token") -> None:
+    def __init__(self, token: str = "xoxb-test-token", app_token: str = "xapp-1-test-app-token") -> None:
         self.token = token
+        self.app_token = app_token
+        self.socket_mode = SocketModeServer()
+        """Started by the first apps.connections.open."""
         self.requests: list[Request] = []
         self.messages: dict[str, Posted] = {}
         self._failures: dict[str, deque[tuple[int, int | None]]] = {}
@@ -123,6 +130,23 @@ class FakeSlack:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+        self.socket_mode.stop()
+
+    def click(self, message: Posted, label: str, user: dict[str, Any], *, times: int = 1,
+              action_ts: str | None = None, value: str | None = None) -> str:
+        """``user`` ({id, username, name}) clicks the button captioned ``label`` on ``message`` as it is now: one
+        envelope, delivered ``times`` times over the Socket Mode connection. Returns the envelope id."""
+        for block in (b for b in message.blocks if b.get("type") == "actions"):
+            for element in block.get("elements") or []:
+                if element.get("type") == "button" and element["text"]["text"] == label:
+                    envelope_id = str(uuid.uuid4())
+                    envelope = {"envelope_id": envelope_id, "type": "interactive",
+                                "payload": block_actions(message, element, block.get("block_id", ""), user,
+                                                         action_ts, value),
+                                "accepts_response_payload": False}
+                    self.socket_mode.send(envelope, times)
+                    return envelope_id
+        raise AssertionError(f"no button {label!r} on message {message.ts}")
 
     def fail_next(self, method: str, status: int, *, retry_after: int | None = None, times: int = 1) -> None:
         with self._lock:
@@ -166,6 +190,8 @@ class FakeSlack:
                 headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
                 return status, headers, {"ok": False, "error": "ratelimited" if status == 429 else "internal_error"}
             self.requests.append(Request(method, body, authorization, 200))
+            if method == "apps.connections.open":
+                return 200, {}, self._connections_open(authorization)
             if authorization != f"Bearer {self.token}":
                 return 200, {}, {"ok": False, "error": "invalid_auth"}
             if method == "auth.test":
@@ -184,6 +210,16 @@ class FakeSlack:
             if method == "files.completeUploadExternal":
                 return 200, {}, self._complete(body)
             return 404, {}, {"ok": False, "error": "unknown_method"}
+
+    def _connections_open(self, authorization: str) -> dict[str, Any]:
+        """Socket Mode's websocket URL, for the app-level token only (a bot token is the wrong type)."""
+        if authorization == f"Bearer {self.token}":
+            return {"ok": False, "error": "not_allowed_token_type"}
+        if authorization != f"Bearer {self.app_token}":
+            return {"ok": False, "error": "invalid_auth"}
+        if not self.socket_mode.started:
+            self.socket_mode.start()
+        return {"ok": True, "url": self.socket_mode.issue_url()}
 
     def _upload_url(self, body: dict[str, Any]) -> dict[str, Any]:
         if not body.get("filename") or not str(body.get("length") or "").isdigit():

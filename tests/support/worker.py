@@ -42,6 +42,7 @@ class Stack:
             "CORRELATOR_TOPIC_EVENTS": f"correlator.events.{self.suffix}",
             "CORRELATOR_TOPIC_VERDICTS": f"correlator.verdicts.{self.suffix}",
             "CORRELATOR_TOPIC_RISKS": f"correlator.risks.{self.suffix}",
+            "CORRELATOR_TOPIC_FEEDBACK": f"correlator.feedback.{self.suffix}",
             "CORRELATOR_TOPIC_DEADLETTER": f"correlator.deadletter.{self.suffix}",
             "CORRELATOR_TOPICS_DIR": str(ROOT / "topics"),
             "CORRELATOR_WORKER_ID": f"correlator-{self.suffix}",

@@ -3,7 +3,9 @@
 Each verdict is handled under a per-incident lease: ``begin`` (Lua, atomic) reports a known duplicate, a lease held by
 another replica, or hands out the incident's state and thread; ``finish`` (Lua, atomic) records the verdict as done,
 stores the new state and thread and drops the lease. Two replicas therefore never post for the same verdict, and
-replies wait until the parent's thread exists. Keys live under one namespace and all carry TTLs.
+replies wait until the parent's thread exists. The answers people give on verdicts (feedback buttons) are kept here
+too, one per verdict and person, so a click delivered twice is recorded once. Keys live under one namespace and all
+carry TTLs.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 import redis
@@ -33,6 +35,28 @@ def redis_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)
     except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError, OSError) as exc:
         raise StoreUnavailable(f"redis: {type(exc).__name__}: {exc}") from exc
+
+
+class FeedbackStatus(StrEnum):
+    NEW = "new"
+    """The person's first answer on this verdict."""
+    CHANGED = "changed"
+    """A different answer than the person's earlier one, given later: it replaces it."""
+    REPEATED = "repeated"
+    """The answer the person already gave (the same click delivered again, or the same button clicked again)."""
+    STALE = "stale"
+    """An older click than the answer kept (a late redelivery): the later answer stands."""
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackClaim:
+    status: FeedbackStatus
+    previous: str
+    """The answer kept before (``<label> <action µs>``), to put back if the record cannot be published."""
+
+    @property
+    def recorded(self) -> bool:
+        return self.status in (FeedbackStatus.NEW, FeedbackStatus.CHANGED)
 
 
 class BeginStatus(Enum):
@@ -92,6 +116,26 @@ redis.call('DEL', KEYS[5])
 return 1
 """
 
+_FEEDBACK = """
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if cur then
+  local sep = string.find(cur, ' ', 1, true)
+  if string.sub(cur, 1, sep - 1) == ARGV[2] then return {'repeated', cur} end
+  if tonumber(string.sub(cur, sep + 1)) >= tonumber(ARGV[3]) then return {'stale', cur} end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+if cur then return {'changed', cur} end
+return {'new', ''}
+"""
+
+_FEEDBACK_UNDO = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[3] == '' then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+"""
+
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -123,6 +167,8 @@ class RedisIncidentStore:
         self._begin = self._client.register_script(_BEGIN)
         self._finish = self._client.register_script(_FINISH)
         self._release = self._client.register_script(_RELEASE)
+        self._feedback = self._client.register_script(_FEEDBACK)
+        self._feedback_undo = self._client.register_script(_FEEDBACK_UNDO)
 
     def __repr__(self) -> str:
         return f"RedisIncidentStore(namespace={self._ns!r})"
@@ -234,6 +280,26 @@ class RedisIncidentStore:
         pipe.expire(key, self.incident_ttl_s)
         self._call(pipe.execute)
 
+    # --- feedback: one answer per verdict and person, the latest different one wins ------------------------------
+    def _answers(self, verdict_id: str) -> str:
+        return f"{self._ns}:feedback:{verdict_id}"
+
+    def claim_feedback(self, verdict_id: str, user_id: str, label: str, at_us: int) -> FeedbackClaim:
+        """Keep ``label`` as ``user_id``'s answer on ``verdict_id`` unless it repeats the answer kept or is older than
+        it (atomic: two deliveries of one click racing each other record it once)."""
+        reply = self._call(self._feedback, keys=[self._answers(verdict_id)],
+                           args=[user_id, label, at_us, self.verdict_ttl_s])
+        return FeedbackClaim(FeedbackStatus(reply[0]), str(reply[1]))
+
+    def undo_feedback(self, verdict_id: str, user_id: str, label: str, at_us: int, previous: str) -> None:
+        """Put the earlier answer back, unless a later click replaced this one meanwhile."""
+        self._call(self._feedback_undo, keys=[self._answers(verdict_id)], args=[user_id, f"{label} {at_us}", previous])
+
+    def feedback_of(self, verdict_id: str) -> dict[str, tuple[str, int]]:
+        """Each person's kept answer on a verdict: user id -> (label, click time in µs)."""
+        raw: dict[str, str] = self._call(self._client.hgetall, self._answers(verdict_id))
+        return {user: (value.split(" ")[0], int(value.split(" ")[1])) for user, value in raw.items()}
+
     def _call(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         return redis_call(fn, *args, **kwargs)
 
@@ -256,4 +322,5 @@ def _begun(reply: list[str]) -> Begun:
     )
 
 
-__all__ = ["OPEN", "BeginStatus", "Begun", "RedisIncidentStore", "StoreUnavailable", "Thread"]
+__all__ = ["OPEN", "BeginStatus", "Begun", "FeedbackClaim", "FeedbackStatus", "RedisIncidentStore", "StoreUnavailable",
+           "Thread"]

@@ -1,13 +1,16 @@
-"""Posting to Slack through slack_sdk's Web API client, with its own retry handlers for 429 and 5xx.
+"""Posting to Slack through slack_sdk's Web API client, with its own retry handlers for 429 and 5xx; and Slack's Socket
+Mode (slack_sdk's builtin client), through which button clicks reach the bot without a public URL.
 
-The token is held only by the client inside; this object's repr and its errors never show it (slack_sdk itself redacts
-the Authorization header in its debug logs).
+The tokens are held only by the clients inside; these objects' reprs and errors never show them (slack_sdk itself
+redacts the Authorization header in its debug logs).
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import socket
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.error import URLError
@@ -22,6 +25,9 @@ from slack_sdk.http_retry import (
 from slack_sdk.http_retry.builtin_handlers import ServerErrorRetryHandler
 from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
 from slack_sdk.http_retry.jitter import Jitter
+from slack_sdk.socket_mode.builtin import SocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.socket_mode.response import SocketModeResponse
 
 from correlator.adapters.slack_blocks import Message
 
@@ -38,6 +44,7 @@ FATAL_ERRORS = frozenset(
         "not_in_channel",
         "is_archived",
         "restricted_action",
+        "not_allowed_token_type",
     }
 )
 """Errors no retry can cure: the bot stops with the reason instead of retrying forever."""
@@ -157,6 +164,22 @@ class SlackPoster:
                 newest = (float(message["ts"]), Posted(channel, str(message["ts"])), payload)
         return None if newest is None else (newest[1], newest[2])
 
+    def post_text(self, channel: str, text: str, thread_ts: str | None = None) -> Posted:
+        """A plain-text message (no mrkdwn, no link or name parsing): for sentences carrying user-supplied words, which
+        the caller escapes as well."""
+        response = self._send(
+            self._client.chat_postMessage,
+            channel=channel,
+            text=text,
+            thread_ts=thread_ts,
+            mrkdwn=False,
+            parse="none",
+            link_names=False,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        return Posted(str(response["channel"]), str(response["ts"]))
+
     def update(self, channel: str, ts: str, message: Message) -> None:
         self._send(
             self._client.chat_update,
@@ -183,3 +206,83 @@ class SlackPoster:
             raise SlackUnavailable(f"slack error: {error} (HTTP {exc.response.status_code})") from None
         except (SlackClientError, URLError, OSError) as exc:
             raise SlackUnavailable(f"slack unreachable: {type(exc).__name__}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One Socket Mode envelope: its id (what the ack names), its type (``interactive``, ``events_api``...) and
+    payload."""
+
+    envelope_id: str
+    type: str
+    payload: Mapping[str, Any]
+
+
+class SlackSocket:
+    """A Socket Mode connection: ``apps.connections.open`` with the app-level token on the Web API at ``base_url``,
+    then a websocket whose envelopes go to ``on_envelope`` (on the client's worker threads) and whose acks go back
+    through ``ack``. The client reconnects by itself when Slack asks it to or the connection goes stale."""
+
+    def __init__(
+        self,
+        base_url: str,
+        app_token: str,
+        on_envelope: Callable[[Envelope], None],
+        policy: RetryPolicy = RetryPolicy(),
+        logger: logging.Logger | None = None,
+        ping_interval_s: float = 5.0,
+    ) -> None:
+        self._on_envelope = on_envelope
+        logger = logger or logging.getLogger("correlator.slack.socket")
+        web = WebClient(base_url=base_url if base_url.endswith("/") else base_url + "/", timeout=policy.timeout_s,
+                        logger=logger)
+        self._client = SocketModeClient(app_token=app_token, web_client=web, logger=logger,
+                                        ping_interval=ping_interval_s)
+        self._client.socket_mode_request_listeners.append(self._on_request)
+
+    def __repr__(self) -> str:
+        return f"SlackSocket(connected={self.connected})"
+
+    @property
+    def connected(self) -> bool:
+        return bool(self._client.is_connected())
+
+    def connect(self) -> None:
+        """Open a connection; ``SlackRejected`` when the app token is refused, ``SlackUnavailable`` when Slack cannot
+        be reached or the websocket did not open."""
+        try:
+            self._client.connect()
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or f"HTTP {exc.response.status_code}")
+            if error in FATAL_ERRORS:
+                raise SlackRejected(f"slack refused the app token: {error}") from None
+            raise SlackUnavailable(f"slack error: {error} (HTTP {exc.response.status_code})") from None
+        except (SlackClientError, URLError, OSError) as exc:
+            raise SlackUnavailable(f"slack unreachable: {type(exc).__name__}") from None
+        if not self.connected:
+            raise SlackUnavailable("the Socket Mode websocket did not open")
+
+    def ack(self, envelope_id: str) -> None:
+        """Tell Slack the envelope arrived (Slack delivers it again when no ack comes within a few seconds)."""
+        try:
+            self._client.send_socket_mode_response(SocketModeResponse(envelope_id=envelope_id))
+        except (SlackClientError, OSError) as exc:
+            raise SlackUnavailable(f"ack not sent: {type(exc).__name__}") from None
+
+    def close(self) -> None:
+        """Stop receiving and every thread of the client. The socket is shut first: a receive blocked on it would
+        otherwise hold the client's close until its read timeout."""
+        self._client.auto_reconnect_enabled = False
+        self._client.closed = True
+        session = self._client.current_session
+        sock = getattr(session, "sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._client.message_queue.put(None)  # wakes the message processor, which waits on the queue otherwise
+        self._client.close()
+
+    def _on_request(self, _client: Any, request: SocketModeRequest) -> None:
+        self._on_envelope(Envelope(str(request.envelope_id), str(request.type), request.payload or {}))

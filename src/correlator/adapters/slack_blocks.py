@@ -3,18 +3,27 @@
 Every string that may come from a log line (operator names, paths, hosts, summaries, titles) passes ``escape`` before it
 enters mrkdwn, so ``<!channel>`` or ``<http://x|click>`` inside a log renders as text, never as a ping or a link. Every
 field is cut to fit Slack's limits instead of having the post rejected.
+
+Feedback buttons ("Right cause", "Wrong cause", "Not a problem") go on every message that shows one verdict's
+explanation, named by the button's value: each thread reply (its own recurrence, which stays) and the parent (the
+verdict it shows now: the first one until the incident recurs, then the latest). Clicks on a parent that was updated
+meanwhile credit the verdict the reader saw, because Slack sends back the value of the button as rendered. A revision's
+earlier message loses its buttons: that claim is withdrawn, the revision carries its own.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from correlator.core.events import iso_ms
 from correlator.core.explain.verdict import outlook_from_dict
 from correlator.core.explain.verdict_text import window_sentence
+from correlator.core.feedback import FeedbackShapeError, Label, VerdictRef, verdict_ref
 from correlator.core.incidents import (
     RESOLVED,
     Incident,
@@ -36,6 +45,30 @@ OUTLOOK_SHOWN = 6
 KNOWN_ISSUE = re.compile(r"^(HDFS|HADOOP|FLINK|YARN|ZOOKEEPER)-\d{1,7}$")
 JIRA_BROWSE = "https://issues.apache.org/jira/browse/"
 METADATA_EVENT = "correlator_verdict"
+BUTTON_VALUE_MAX = 2000
+BUTTON_TEXT_MAX = 75
+FEEDBACK_BLOCK = "correlator_feedback"
+NAME_MAX = 80
+
+
+class FeedbackButton(StrEnum):
+    """The action ids of the feedback buttons: Slack sends one back with each click, read here into its label once."""
+
+    RIGHT_CAUSE = "correlator_feedback_right_cause"
+    WRONG_CAUSE = "correlator_feedback_wrong_cause"
+    NOT_A_PROBLEM = "correlator_feedback_not_a_problem"
+
+    @property
+    def label(self) -> Label:
+        return _BUTTON_LABELS[self]
+
+
+_BUTTON_LABELS = {
+    FeedbackButton.RIGHT_CAUSE: Label.RIGHT_CAUSE,
+    FeedbackButton.WRONG_CAUSE: Label.WRONG_CAUSE,
+    FeedbackButton.NOT_A_PROBLEM: Label.NOT_A_PROBLEM,
+}
+_BUTTON_STYLES = {FeedbackButton.RIGHT_CAUSE: "primary", FeedbackButton.WRONG_CAUSE: "danger"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +232,9 @@ def _revised(verdict: Mapping[str, Any]) -> str:
     return f"*Revised* (revision {revision} of verdict {code(verdict.get('verdict_id'))}): {escape(str(reason))}"
 
 
-def parent_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
-    """The incident's top-level message: the latest verdict's explanation plus the recurrence so far."""
+def parent_message(verdict: Mapping[str, Any], incident: Incident, buttons: bool = False) -> Message:
+    """The incident's top-level message: the latest verdict's explanation plus the recurrence so far; with ``buttons``,
+    the feedback buttons for that verdict."""
     cause = verdict.get("root_cause") or {}
     resolved = incident.status == RESOLVED
     title = cause.get("title") or cause.get("code") or "Checkpoint failure"
@@ -233,12 +267,14 @@ def parent_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
     if incident.hosts:
         context.append(mrkdwn("hosts involved: " + escape(", ".join(incident.hosts)), FIELD_MAX))
     blocks.append({"type": "context", "elements": context[:CONTEXT_ELEMENTS_MAX]})
+    _with_buttons(blocks, verdict, buttons)
     prefix = "Resolved: " if resolved else "Revised: " if revised else ""
     return Message(_fallback(prefix, verdict), _cap(blocks), _metadata(verdict, incident))
 
 
-def reply_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
-    """A thread reply for a recurrence: what is new in this occurrence, short."""
+def reply_message(verdict: Mapping[str, Any], incident: Incident, buttons: bool = False) -> Message:
+    """A thread reply for a recurrence: what is new in this occurrence, short; with ``buttons``, its feedback
+    buttons."""
     failure = verdict.get("failure") or {}
     cause = verdict.get("root_cause") or {}
     checkpoint = verdict.get("checkpoint_id")
@@ -256,6 +292,7 @@ def reply_message(verdict: Mapping[str, Any], incident: Incident) -> Message:
     if evidence:
         blocks.append(section("\n".join(evidence)))
     blocks.append({"type": "context", "elements": [mrkdwn(f"verdict {code(verdict.get('verdict_id'))}")]})
+    _with_buttons(blocks, verdict, buttons)
     return Message(_fallback(f"Again ({incident.count}×): ", verdict), _cap(blocks), _metadata(verdict, incident))
 
 
@@ -274,3 +311,62 @@ def superseded_message(verdict: Mapping[str, Any], incident_id: str | None) -> M
     if incident_id:
         payload["incident_id"] = incident_id
     return Message(_fallback("Revised: ", verdict), blocks, {"event_type": METADATA_EVENT, "event_payload": payload})
+
+
+def feedback_value(ref: VerdictRef) -> str:
+    """A button's value: the delivery id, code and cluster as compact JSON (any character survives the round trip)."""
+    return json.dumps({"v": ref.verdict_id, "c": ref.code, "k": ref.cluster}, separators=(",", ":"),
+                      ensure_ascii=False)
+
+
+def read_feedback_value(value: object) -> VerdictRef:
+    """The verdict a clicked button names; ``FeedbackShapeError`` for a value this module did not write."""
+    if not isinstance(value, str) or len(value) > BUTTON_VALUE_MAX:
+        raise FeedbackShapeError("a button value is a string of at most 2000 characters")
+    try:
+        data = json.loads(value)
+    except ValueError:
+        raise FeedbackShapeError("a button value is JSON") from None
+    if not isinstance(data, dict):
+        raise FeedbackShapeError("a button value is a JSON object")
+    return VerdictRef(data.get("v"), data.get("c"), data.get("k"))  # type: ignore[arg-type]  # checked there
+
+
+def feedback_actions(verdict: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The actions block of a verdict's three feedback buttons; None when the verdict cannot be named in a button
+    (no id or code, or a reference longer than Slack keeps): no button is better than one that names nothing."""
+    try:
+        value = feedback_value(verdict_ref(verdict))
+    except ValueError:  # VerdictShapeError
+        return None
+    if len(value) > BUTTON_VALUE_MAX:
+        return None
+    elements = []
+    for button in FeedbackButton:
+        element: dict[str, Any] = {"type": "button", "action_id": button.value,
+                                   "text": plain(button.label.text, BUTTON_TEXT_MAX), "value": value}
+        if button in _BUTTON_STYLES:
+            element["style"] = _BUTTON_STYLES[button]
+        elements.append(element)
+    return {"type": "actions", "block_id": FEEDBACK_BLOCK, "elements": elements}
+
+
+def _with_buttons(blocks: list[dict[str, Any]], verdict: Mapping[str, Any], buttons: bool) -> None:
+    """The buttons close the message; kept within the block limit by taking the place of the last block before."""
+    actions = feedback_actions(verdict) if buttons else None
+    if actions is not None:
+        del blocks[BLOCKS_MAX - 1:]
+        blocks.append(actions)
+
+
+def display_name(name: object, fallback: str) -> str:
+    """A user-supplied name fit for a plain-text sentence: control characters dropped, cut short, never empty."""
+    clean = re.sub(r"[\x00-\x1f\x7f]+", " ", str(name or "")).strip()
+    return truncate(clean, NAME_MAX) if clean else fallback
+
+
+def feedback_ack_text(name: str, label: Label, changed: bool = False) -> str:
+    """The thread's acknowledgement of a recorded answer. Posted as plain text (no mrkdwn), and escaped as well: a name
+    such as ``<!channel>`` stays text, never a ping."""
+    verb = "now says" if changed else "says"
+    return escape(f"Feedback recorded: {name} {verb} {label.text.lower()}.")

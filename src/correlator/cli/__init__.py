@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "verdicts": "correlator.cli.verdicts:verdicts",
     "slack": "correlator.cli.slack:slack",
     "alerts": "correlator.cli.alerts:alerts",
+    "accuracy": "correlator.cli.accuracy:accuracy",
     "topics": "correlator.cli.topics:topics",
     "bench": "correlator.cli.bench:bench",
     "schema": "correlator.cli.schema:schema",

@@ -1,4 +1,5 @@
-"""``correlator slack``: the Slack bot, reading the verdict topic (or a JSONL file) and threading incidents."""
+"""``correlator slack``: the Slack bot, reading the verdict topic (or a JSONL file) and threading incidents; with an
+app-level token, also the feedback buttons' listener (Socket Mode)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ SETTINGS = (
     "slack_retry_backoff_s",
     "slack_timelines",
     "report_base_url",
+    "slack_app_token",
+    "topic_feedback",
     "tz",
     "log_level",
 )
@@ -44,7 +47,8 @@ def slack(
     once: bool,
 ) -> None:
     """Post verdicts to Slack: one message per incident, recurrences as replies in its thread; early warnings as a
-    quieter message per warning, its later states as replies."""
+    quieter message per warning, its later states as replies. With an app-level token, each verdict's message gets
+    feedback buttons, whose clicks are recorded in Redis and on the feedback topic."""
     from correlator.adapters.redis_incidents import RedisIncidentStore
     from correlator.adapters.slack import RetryPolicy, SlackPoster, SlackRejected
     from correlator.cli.feeds import feed_verdicts
@@ -67,14 +71,19 @@ def slack(
     poster = SlackPoster(settings.slack_api_url, token, settings.slack_channel,
                          RetryPolicy(backoff_factor_s=settings.slack_retry_backoff_s))
     config = BotConfig(
-        quiet_ms=settings.slack_resolve_after_min * 60_000, backoff_initial_s=settings.slack_retry_backoff_s
+        quiet_ms=settings.slack_resolve_after_min * 60_000, backoff_initial_s=settings.slack_retry_backoff_s,
+        feedback_buttons=settings.slack_app_token is not None,
     )
     bot = SlackBot(store, poster, config, timelines=_timelines(settings, poster))
+    feedback = None
     try:
+        feedback = _feedback(settings, store, poster)
         stats = feed_verdicts(bot, settings, verdicts_file, group=settings.slack_group, follow=not once, risks=True)
     except SlackRejected as exc:
         raise RuntimeFailure(str(exc)) from None
     finally:
+        if feedback is not None:
+            feedback.close()
         store.close()
     click.echo(f"posted {stats.posted}, duplicates {stats.duplicates}, skipped {stats.skipped}", err=True)
 
@@ -89,3 +98,22 @@ def _timelines(settings: Settings, poster: Any) -> Any:
     ledger = FileLedger(settings.redis_url.get_secret_value(), settings.slack_namespace)
     return TimelineFiles(ledger, poster, owner=default_owner(), zone=settings.tz,
                          report_base_url=settings.report_base_url)
+
+
+def _feedback(settings: Settings, store: Any, poster: Any) -> Any:
+    """The feedback buttons' listener, connected, sharing the bot's Redis and Slack client (None without an app-level
+    token). A refused app token raises ``SlackRejected``, like a refused bot token."""
+    if settings.slack_app_token is None:
+        return None
+    from correlator.adapters.slack import SlackSocket
+    from correlator.stream.slack_feedback import FeedbackConfig, FeedbackListener, FeedbackTopic
+
+    topic = FeedbackTopic(settings.kafka_client(), settings.topic_feedback)
+    listener = FeedbackListener(store, poster, topic, FeedbackConfig(backoff_initial_s=settings.slack_retry_backoff_s))
+    socket = SlackSocket(settings.slack_api_url, settings.slack_app_token.get_secret_value(), listener.on_envelope)
+    try:
+        listener.start(socket)
+    except BaseException:
+        listener.close()
+        raise
+    return listener

@@ -68,6 +68,9 @@ class BotConfig:
     cold_lookback_ms: int = 7 * 86_400_000
     """With no Redis record of a verdict's incident (Redis cold or its data lost), how far back the channel is
     searched for the incident's thread before a new one is opened."""
+    feedback_buttons: bool = False
+    """Feedback buttons on each verdict's message: only when a Socket Mode listener takes their clicks (a button
+    nobody answers shows the clicker an error)."""
 
 
 @dataclass(slots=True)
@@ -230,10 +233,11 @@ class SlackBot:
                 earlier = self._earlier_post(occ.verdict_id, begun.thread if reply else None, begun.attempted_ms)
             if reply and begun.thread is not None:
                 if earlier is None:
-                    self.poster.post(reply_message(verdict, incident), thread_ts=begun.thread.ts)
+                    self.poster.post(reply_message(verdict, incident, self.config.feedback_buttons),
+                                     thread_ts=begun.thread.ts)
                 thread = begun.thread
             else:
-                posted = earlier or self.poster.post(parent_message(verdict, incident))
+                posted = earlier or self.poster.post(parent_message(verdict, incident, self.config.feedback_buttons))
                 thread = Thread(posted.channel, posted.ts)
         except BaseException:
             self._release_quietly(occ.key)
@@ -343,7 +347,8 @@ class SlackBot:
     def _update_parent(self, thread: Thread, verdict: Mapping[str, Any], incident: Incident) -> None:
         """Refresh the parent (count, last seen, resolved). Best effort: the next update carries the same facts."""
         try:
-            self.poster.update(thread.channel, thread.ts, parent_message(verdict, incident))
+            self.poster.update(thread.channel, thread.ts,
+                               parent_message(verdict, incident, self.config.feedback_buttons))
         except SlackUnavailable as exc:
             log.warning("could not update incident %s's parent message: %s", incident.key.id, exc)
 
