@@ -59,12 +59,29 @@ class Settings(BaseSettings):
     report_base_url: str | None = Field(
         None, description="public URL of the worker's web server; Slack then links each verdict's page under it"
     )
+    slack_app_token: SecretStr | None = Field(
+        None, description="Slack app-level token (xapp-…, connections:write) for Socket Mode: the verdict buttons' "
+        "clicks reach the bot without a public URL (never printed)")
+    topic_feedback: str = Field("correlator.feedback", description="topic of verdict feedback (clicks), keyed by verdict")
 
     # --- Alertmanager ------------------------------------------------------------------------------------------
     alertmanager_url: str | None = Field(
         None, description="Alertmanager base URL (e.g. http://alertmanager:9093) that `correlator alerts` posts to")
     alerts_group: str = Field("correlator-alerts", description="Kafka consumer group of `correlator alerts`")
-    alert_hold_min: int = Field(60, ge=1, description="minutes an alert stays firing after its verdict is delivered")
+    alert_hold_min: int = Field(60, ge=1, description="minutes an Alertmanager alert stays firing after its "
+                                "verdict is delivered, unless its incident resolves sooner")
+    alert_resolve_after_min: float = Field(120.0, gt=0, description="quiet minutes after which an incident is resolved "
+                                         "in every alert sink")
+    alerts_namespace: str = Field("correlator", description="prefix of `correlator alerts`' Redis keys")
+    webhook_url: str | None = Field(None, description="URL that receives each incident's trigger and resolve as JSON")
+    webhook_secret: SecretStr | None = Field(
+        None, description="key of the webhook's HMAC-SHA256 signature header (never printed)")
+    pagerduty_url: str = Field("https://events.pagerduty.com", description="PagerDuty Events API v2 base URL")
+    pagerduty_routing_key: SecretStr | None = Field(
+        None, description="PagerDuty integration (routing) key; set, incidents page PagerDuty (never printed)")
+    opsgenie_url: str = Field("https://api.opsgenie.com", description="Opsgenie Alert API base URL (EU: api.eu.opsgenie.com)")
+    opsgenie_api_key: SecretStr | None = Field(
+        None, description="Opsgenie API integration key; set, incidents open Opsgenie alerts (never printed)")
 
     # --- Interpretation ----------------------------------------------------------------------------------------
     tz: str = Field("UTC", description="time zone of log timestamps that carry none")

@@ -9,6 +9,7 @@ resolves the earlier revision's alert. The Alertmanager process is started with 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import threading
@@ -21,6 +22,12 @@ from typing import Any
 
 import pytest
 
+from correlator.adapters.alertmanager import AlertmanagerClient
+from correlator.adapters.pagers import AlertmanagerTarget
+from correlator.adapters.redis_incidents import RedisIncidentStore
+from correlator.stream.alert_forwarder import AlertForwarder
+from correlator.stream.pager import Lane, Pager, PagerConfig, Sinks
+from correlator.stream.slackbot import Outcome
 from tests.support.services import ROOT, free_port
 from tests.support.worker import CLI
 
@@ -91,9 +98,15 @@ def _alerts(url: str, *, active: bool = True) -> list[dict[str, Any]]:
     return found
 
 
-def _forward(url: str, verdicts: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, "alerts", "--alertmanager-url", url,
-                           "--verdicts-file", str(verdicts)], capture_output=True, text=True, timeout=120, check=False)
+@pytest.fixture
+def env(redis_url: str, unique: str) -> dict[str, str]:
+    """The incident store the alert sinks keep their incidents in."""
+    return {**os.environ, "CORRELATOR_REDIS_URL": redis_url, "CORRELATOR_ALERTS_NAMESPACE": unique}
+
+
+def _forward(url: str, verdicts: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, "alerts", "--alertmanager-url", url, "--verdicts-file", str(verdicts)],
+                          capture_output=True, text=True, timeout=120, check=False, env=env)
 
 
 def _until(check: Any, timeout_s: float = 30) -> Any:
@@ -103,14 +116,15 @@ def _until(check: Any, timeout_s: float = 30) -> Any:
     return found
 
 
-def test_verdicts_become_alerts_and_notifications(alertmanager: tuple[str, Webhook], tmp_path: Path) -> None:
+def test_verdicts_become_alerts_and_notifications(alertmanager: tuple[str, Webhook], tmp_path: Path,
+                                                  env: dict[str, str]) -> None:
     url, hook = alertmanager
     verdicts = [json.loads(line) for line in VERDICTS.read_text().splitlines() if line.startswith("{")]
     twice = tmp_path / "twice.jsonl"
     twice.write_text("".join(json.dumps(v) + "\n" for v in verdicts + verdicts[:2]))  # at least once: duplicates
-    done = _forward(url, twice)
+    done = _forward(url, twice, env)
     assert done.returncode == 0, done.stderr
-    assert f"alerts posted {len(verdicts) + 2}" in done.stderr
+    assert f"alerts posted {len(verdicts) + 2}" in done.stderr  # Alertmanager folds a repeat into its alert
     active = _alerts(url)
     assert {a["labels"]["verdict_id"] for a in active} == {v["verdict_id"] for v in verdicts}
     assert len(active) == len(verdicts), "a verdict delivered twice is one alert"
@@ -126,17 +140,17 @@ def test_verdicts_become_alerts_and_notifications(alertmanager: tuple[str, Webho
 
 
 def test_a_revision_with_another_code_or_host_resolves_the_earlier_alert(alertmanager: tuple[str, Webhook],
-                                                                   tmp_path: Path) -> None:
+                                                                   tmp_path: Path, env: dict[str, str]) -> None:
     url, hook = alertmanager
     first = json.loads(next(line for line in VERDICTS.read_text().splitlines() if line.startswith("{")))
     early = {**first, "root_cause": {**first["root_cause"], "code": "INSUFFICIENT_DATA", "title": "Too little"}}
     revised = {**first, "revision": 1, "revision_reason": "HDFS logs arrived late"}
     path = tmp_path / "revised.jsonl"
     path.write_text(json.dumps(early) + "\n")
-    assert _forward(url, path).returncode == 0
+    assert _forward(url, path, env).returncode == 0
     assert _until(lambda: hook.alerts("firing"))
     path.write_text(json.dumps(revised) + "\n")
-    assert _forward(url, path).returncode == 0
+    assert _forward(url, path, env).returncode == 0
     active = _until(lambda: [a for a in _alerts(url) if a["labels"]["code"] == first["root_cause"]["code"]])
     assert [a["labels"]["code"] for a in _alerts(url)] == [first["root_cause"]["code"]]
     assert active[0]["annotations"]["revision"] == "revision 1: HDFS logs arrived late"
@@ -144,18 +158,18 @@ def test_a_revision_with_another_code_or_host_resolves_the_earlier_alert(alertma
     assert [a["labels"]["code"] for a in resolved] == ["INSUFFICIENT_DATA"]
     moved = {**revised, "revision": 2, "root_cause": {**first["root_cause"], "hosts": ["dn-3.example.com"]}}
     path.write_text(json.dumps(moved) + "\n")  # the same code on another host: the revision-1 alert ends too
-    assert _forward(url, path).returncode == 0
+    assert _forward(url, path, env).returncode == 0
     assert _until(lambda: [a["labels"]["hosts"] for a in _alerts(url)] == ["dn-3.example.com"])
 
 
-def test_an_alertmanager_that_is_down_is_waited_for_not_skipped(tmp_path: Path) -> None:
+def test_an_alertmanager_that_is_down_is_waited_for_not_skipped(tmp_path: Path, env: dict[str, str]) -> None:
     """Nothing listens: the forwarder retries (it would commit nothing on the topic) until it is stopped."""
     port = free_port()
     path = tmp_path / "one.jsonl"
     path.write_text(next(line for line in VERDICTS.read_text().splitlines() if line.startswith("{")) + "\n")
     process = subprocess.Popen([*CLI, "alerts", "--alertmanager-url",
                                 f"http://127.0.0.1:{port}", "--verdicts-file", str(path)],
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, env=env)
     try:
         time.sleep(4)
         assert process.poll() is None, "gave up on a verdict while Alertmanager was down"
@@ -163,3 +177,26 @@ def test_an_alertmanager_that_is_down_is_waited_for_not_skipped(tmp_path: Path) 
         process.terminate()
         _, err = process.communicate(timeout=30)
     assert "alerts posted 0" in err and "retries" in err
+
+
+def test_an_incident_that_goes_quiet_ends_its_alerts(alertmanager: tuple[str, Webhook], redis_url: str,
+                                                     unique: str) -> None:
+    """Alerts fire out their hold unless their incident ends first: the sweep ends them all, and Alertmanager
+    notifies the receiver that they resolved."""
+    url, hook = alertmanager
+    verdicts = [json.loads(line) for line in VERDICTS.read_text().splitlines() if line.startswith("{")][:3]
+    client = AlertmanagerClient(url)
+    now = [1_700_000_000_000]
+    pager = Pager([Lane(AlertmanagerTarget(client), RedisIncidentStore(redis_url, f"{unique}:alertmanager"))],
+                  PagerConfig(quiet_ms=3_600_000), clock_ms=lambda: now[0])
+    sinks = Sinks([AlertForwarder(client), pager])
+    stop = threading.Event()
+    assert [sinks.deliver(v, stop) for v in verdicts] == [Outcome.POSTED] * 3
+    assert len(_alerts(url)) == 3 and _until(lambda: hook.alerts("firing"))
+    assert sinks.sweep() == 0
+    now[0] += 3_600_001
+    assert sinks.sweep() == 1
+    assert _until(lambda: not _alerts(url)), "the incident's alerts still fire"
+    ended = _until(lambda: {a["labels"]["verdict_id"] for a in hook.alerts("resolved")} == {
+        v["verdict_id"] for v in verdicts})
+    assert ended, hook.alerts("resolved")

@@ -7,7 +7,7 @@ gathers a job's recurring failures of one cause into one notification, as the Sl
 annotations carry what the verdict says: title, explanation, remediation, hosts, the failed checkpoint.
 
 A verdict is an event, not a condition Alertmanager could watch: the alert starts when it is delivered and ends
-``hold_s`` later. A revision whose code or hosts changed resolves the earlier revision's alert (found by asking
+``hold_s`` later, or sooner when its incident goes quiet (``pagers.AlertmanagerTarget``). A revision whose code or hosts changed resolves the earlier revision's alert (found by asking
 Alertmanager for the verdict's active alerts), so on-call is never left with the cause that turned out wrong.
 
 Log text reaches the annotations: it is cut to a bounded length with control characters removed; receivers render
@@ -17,13 +17,12 @@ annotations through their own templates. Delivery and its retries are ``stream/a
 from __future__ import annotations
 
 import json
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from correlator.adapters.http_call import ServiceRejected, ServiceUnavailable, send
 from correlator.adapters.report_html import page_key
 from correlator.core.incidents import incident_key
 
@@ -32,20 +31,16 @@ ANNOTATION_CHARS = 2_000
 """Longest annotation kept: a cause chain pasted into an explanation must not make an alert megabytes long."""
 
 
-class AlertmanagerUnavailable(Exception):
-    """Alertmanager did not answer, or answered 5xx: worth trying again."""
+AlertmanagerUnavailable = ServiceUnavailable
+AlertRejected = ServiceRejected
 
 
-class AlertRejected(Exception):
-    """Alertmanager refused the alerts (4xx): trying again cannot help."""
-
-
-def _clean(text: object, limit: int = ANNOTATION_CHARS) -> str:
+def clean(text: object, limit: int = ANNOTATION_CHARS) -> str:
     kept = "".join(c if c.isprintable() or c == "\n" else " " for c in str(text))
     return kept if len(kept) <= limit else kept[:limit - 1] + "…"
 
 
-def _iso(epoch_s: float) -> str:
+def iso(epoch_s: float) -> str:
     return datetime.fromtimestamp(epoch_s, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -55,11 +50,11 @@ def labels_of(verdict: Mapping[str, Any]) -> dict[str, str]:
     key = incident_key(verdict)
     return {
         "alertname": ALERTNAME,
-        "cluster": _clean(key.cluster, 200),
-        "job_id": _clean(key.job_id or "unknown", 200),
-        "code": _clean(key.cause, 100),
-        "hosts": _clean(",".join(sorted(verdict["root_cause"].get("hosts") or ())), 500),
-        "verdict_id": _clean(verdict["verdict_id"], 200),
+        "cluster": clean(key.cluster, 200),
+        "job_id": clean(key.job_id or "unknown", 200),
+        "code": clean(key.cause, 100),
+        "hosts": clean(",".join(sorted(verdict["root_cause"].get("hosts") or ())), 500),
+        "verdict_id": clean(verdict["verdict_id"], 200),
     }
 
 
@@ -82,9 +77,9 @@ def alert_of(verdict: Mapping[str, Any], *, now_s: float, hold_s: float,
         annotations["revision"] = f"revision {verdict['revision']}: {verdict.get('revision_reason') or ''}".strip()
     alert: dict[str, Any] = {
         "labels": labels_of(verdict),
-        "annotations": {k: _clean(v) for k, v in annotations.items() if v},
-        "startsAt": _iso(now_s),
-        "endsAt": _iso(now_s + hold_s),
+        "annotations": {k: clean(v) for k, v in annotations.items() if v},
+        "startsAt": iso(now_s),
+        "endsAt": iso(now_s + hold_s),
     }
     if report_base_url:
         alert["generatorURL"] = f"{report_base_url.rstrip('/')}/verdicts/{page_key(str(verdict['verdict_id']))}"
@@ -108,15 +103,4 @@ class AlertmanagerClient:
         return [a for a in found if isinstance(a, dict)]
 
     def _call(self, method: str, path: str, body: bytes | None = None) -> bytes:
-        request = urllib.request.Request(self.url + path, data=body, method=method,
-                                         headers={"Content-Type": "application/json"} if body else {})
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                return bytes(response.read())
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace")
-            if exc.code >= 500 or exc.code == 429:
-                raise AlertmanagerUnavailable(f"{method} {path}: HTTP {exc.code} {detail}") from None
-            raise AlertRejected(f"{method} {path}: HTTP {exc.code} {detail}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            raise AlertmanagerUnavailable(f"{method} {path}: {exc}") from None
+        return send(self.url + path, body, {"Content-Type": "application/json"} if body else {}, self.timeout_s, method)

@@ -1,9 +1,11 @@
-"""``correlator alerts``: verdicts as Alertmanager alerts, read from the verdict topic (or a JSONL file)."""
+"""``correlator alerts``: verdicts to where on-call lives — Alertmanager, a signed webhook, PagerDuty, Opsgenie — read
+from the verdict topic (or a JSONL file)."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -11,8 +13,11 @@ from correlator.cli import RuntimeFailure
 from correlator.cli.options import KAFKA, settings_options
 from correlator.config import Settings
 
-SETTINGS = (*KAFKA, "topic_verdicts", "alertmanager_url", "alerts_group", "alert_hold_min", "report_base_url",
-            "log_level")
+SETTINGS = (*KAFKA, "topic_verdicts", "redis_url", "alertmanager_url", "alerts_group", "alert_hold_min",
+            "alert_resolve_after_min", "alerts_namespace", "webhook_url", "pagerduty_url", "opsgenie_url",
+            "report_base_url", "log_level")
+"""Keys and secrets (CORRELATOR_WEBHOOK_SECRET, CORRELATOR_PAGERDUTY_ROUTING_KEY, CORRELATOR_OPSGENIE_API_KEY) are read
+from the environment only: an option would show them in the process list."""
 
 
 @click.command("alerts")
@@ -22,22 +27,61 @@ SETTINGS = (*KAFKA, "topic_verdicts", "alertmanager_url", "alerts_group", "alert
 @click.option("--once/--follow", default=False, show_default=True,
               help="stop at the end of the topic (tests, catch-up runs) or keep following it; a file is read to its end")
 def alerts(settings: Settings, verdicts_file: Path | None, once: bool) -> None:
-    """Post each verdict to Alertmanager as an alert (labels: cluster, job_id, code, verdict_id), where on-call's
-    routes take it to PagerDuty, Opsgenie, e-mail or a webhook."""
+    """Send verdicts where on-call lives. Each configured target is optional: Alertmanager gets one alert per
+    verdict (labels: cluster, job_id, code, hosts, verdict_id); the webhook, PagerDuty and Opsgenie get one alert
+    per incident (a job failing for one cause) and one resolve once it stays quiet for --alert-resolve-after-min, as
+    does Alertmanager. Incidents are kept in Redis, so a restart neither pages twice nor forgets to resolve.
+
+    Keys come from the environment only: CORRELATOR_WEBHOOK_SECRET (HMAC-SHA256 signature),
+    CORRELATOR_PAGERDUTY_ROUTING_KEY, CORRELATOR_OPSGENIE_API_KEY."""
     from correlator.adapters import logs
-    from correlator.adapters.alertmanager import AlertmanagerClient, AlertRejected
     from correlator.cli.feeds import feed_verdicts
-    from correlator.stream.alert_forwarder import AlertForwarder, ForwarderConfig
 
     if not logging.getLogger().handlers:
         logs.configure(settings.log_level)
-    if not settings.alertmanager_url:
-        raise click.UsageError("an Alertmanager is required: --alertmanager-url or CORRELATOR_ALERTMANAGER_URL")
-    forwarder = AlertForwarder(AlertmanagerClient(settings.alertmanager_url),
-                               ForwarderConfig(hold_s=settings.alert_hold_min * 60.0,
-                                               report_base_url=settings.report_base_url))
+    sink = build_sinks(settings)
     try:
-        stats = feed_verdicts(forwarder, settings, verdicts_file, group=settings.alerts_group, follow=not once)
-    except AlertRejected as exc:
-        raise RuntimeFailure(f"Alertmanager refused the alerts: {exc}") from None
-    click.echo(f"alerts posted {stats.posted}, skipped {stats.skipped}, retries {stats.retries}", err=True)
+        stats = feed_verdicts(sink, settings, verdicts_file, group=settings.alerts_group, follow=not once)
+    finally:
+        for lane in getattr(sink.parts[-1], "lanes", ()):
+            lane.store.close()
+    retries = sum(part.stats.retries for part in sink.parts)
+    click.echo(f"alerts posted {stats.posted}, duplicates {stats.duplicates}, skipped {stats.skipped}, "
+               f"retries {retries}", err=True)
+
+
+def build_sinks(settings: Settings) -> Any:
+    """The configured targets, each behind its own incident record; a usage error when none is."""
+    from correlator.adapters.alertmanager import AlertmanagerClient
+    from correlator.adapters.pagers import AlertmanagerTarget, OpsgenieTarget, PagerDutyTarget, Target, WebhookTarget
+    from correlator.adapters.redis_incidents import RedisIncidentStore, StoreUnavailable
+    from correlator.stream.alert_forwarder import AlertForwarder, ForwarderConfig
+    from correlator.stream.pager import Lane, Pager, PagerConfig, Sinks
+
+    targets: list[Target] = []
+    parts: list[Any] = []
+    if settings.alertmanager_url:
+        client = AlertmanagerClient(settings.alertmanager_url)
+        parts.append(AlertForwarder(client, ForwarderConfig(hold_s=settings.alert_hold_min * 60.0,
+                                                            report_base_url=settings.report_base_url)))
+        targets.append(AlertmanagerTarget(client))
+    if settings.webhook_url:
+        secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
+        targets.append(WebhookTarget(settings.webhook_url, secret))
+    if settings.pagerduty_routing_key is not None:
+        targets.append(PagerDutyTarget(settings.pagerduty_url, settings.pagerduty_routing_key.get_secret_value()))
+    if settings.opsgenie_api_key is not None:
+        targets.append(OpsgenieTarget(settings.opsgenie_url, settings.opsgenie_api_key.get_secret_value()))
+    if not targets:
+        raise click.UsageError("no alert target: set --alertmanager-url, --webhook-url, CORRELATOR_PAGERDUTY_ROUTING_KEY "
+                               "or CORRELATOR_OPSGENIE_API_KEY")
+    lanes = [Lane(t, RedisIncidentStore(settings.redis_url.get_secret_value(), f"{settings.alerts_namespace}:{t.name}"))
+             for t in targets]
+    try:
+        lanes[0].store.ping()
+    except StoreUnavailable as exc:
+        raise RuntimeFailure(f"the incident store is unreachable (CORRELATOR_REDIS_URL): {exc}") from None
+    quiet_s = settings.alert_resolve_after_min * 60.0
+    parts.append(Pager(lanes, PagerConfig(quiet_ms=int(quiet_s * 1000), sweep_every_s=min(60.0, quiet_s / 4),
+                                          report_base_url=settings.report_base_url)))
+    return Sinks(parts)

@@ -50,7 +50,8 @@ def settings_options(*names: str) -> Callable[[F], F]:
             default = info.default
             option_type: Any = click.Path(path_type=Path) if isinstance(default, Path) or "Path" in str(
                 info.annotation
-            ) else (int if isinstance(default, int) and not isinstance(default, bool) else str)
+            ) else (int if isinstance(default, int) and not isinstance(default, bool) else
+                  float if isinstance(default, float) else str)
             shown = None if name in SECRET_FIELDS or default is None else str(default)
             flag = "--" + name.replace("_", "-")
             if isinstance(default, bool):  # a switch pair, not a TEXT option that takes "True"

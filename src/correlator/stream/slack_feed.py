@@ -79,7 +79,8 @@ def run_kafka(
     idle_exit_s: float = 30.0,
 ) -> Stats:
     """Consume ``topic`` with manual commits. Without ``follow``, return once every assigned partition is at its end
-    (or nothing was assigned for ``idle_exit_s``)."""
+    (or nothing was assigned for ``idle_exit_s``). Following, the sink's resolution sweep runs only while every
+    assigned partition is read to its end."""
     from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
     stop = stop or threading.Event()
@@ -108,7 +109,8 @@ def run_kafka(
     try:
         while not stop.is_set():
             message = consumer.poll(poll_s)
-            if follow and time.monotonic() >= next_sweep:
+            if follow and assigned and at_end >= assigned and time.monotonic() >= next_sweep:
+                # only when caught up: an incident whose next verdicts still wait in the topic is not quiet
                 next_sweep = time.monotonic() + bot.config.sweep_every_s
                 _sweep_quietly(bot)
             if message is None:
