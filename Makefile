@@ -14,10 +14,13 @@ setup: $(STAMP) kafka-jars redis-server
 
 $(STAMP): pyproject.toml setup.py requirements.lock src/correlator/adapters/_write_lines.c
 	@command -v $(PYTHON) >/dev/null || { echo "setup: $(PYTHON) is required" >&2; exit 1; }
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements.lock
-	$(PY) -m pip install -q --no-deps -e .
+	@test -x $(PY) || { echo "setup: creating the virtualenv $(VENV)"; $(PYTHON) -m venv $(VENV); }
+	@echo "setup: 1/3 upgrading pip"
+	@$(PY) -m pip install -q --upgrade pip
+	@echo "setup: 2/3 installing the locked dependencies (requirements.lock; a few minutes on a fresh machine)"
+	@$(PY) -m pip install -q -r requirements.lock
+	@echo "setup: 3/3 installing correlator itself (builds the native block-write reader)"
+	@$(PY) -m pip install -q --no-deps -e .
 	@touch $@
 
 .PHONY: kafka-jars redis-server

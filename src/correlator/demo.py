@@ -101,7 +101,7 @@ def run(stack: ExitStack, workdir: Path) -> None:
 
     worker_log = stack.enter_context((workdir / "worker.log").open("wb"))
     worker = subprocess.Popen([*CLI, "worker"], env=env, stdout=worker_log, stderr=worker_log)
-    stack.callback(_stop, worker)
+    stack.callback(_stop, worker, "worker")
     _wait_ready(worker, web_port, workdir / "worker.log")
     say("worker ready; replaying the incident into the raw topics")
     say(cli("replay", str(logs)).strip().splitlines()[-1])
@@ -110,7 +110,7 @@ def run(stack: ExitStack, workdir: Path) -> None:
     reader = subprocess.Popen(
         [*CLI, "verdicts", "--from-beginning", "--follow"], env=env, stdout=subprocess.PIPE, text=True
     )
-    stack.callback(_stop, reader)
+    stack.callback(_stop, reader, "verdict reader")
     _await_expected(reader)
 
 
@@ -171,7 +171,7 @@ def _quietly(step: object, *args: object) -> None:
         print(f"demo: clean-up: {exc}", file=sys.stderr)
 
 
-def _stop(process: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
+def _stop(process: subprocess.Popen[bytes] | subprocess.Popen[str], name: str) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
@@ -179,6 +179,7 @@ def _stop(process: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+    say(f"{name} (pid {process.pid}) stopped")
 
 
 def main() -> int:

@@ -24,7 +24,7 @@ from correlator.core.explain.causes import CAUSES, Code
 from correlator.core.explain.knowledge import HDFS_14476, HDFS_15415, remediation
 from correlator.core.explain.risk import Risk, RiskWatch
 from correlator.core.explain.verdict import Verdict
-from correlator.core.explain.verdict_text import verdict_text, window_sentence
+from correlator.core.explain.verdict_text import failure_time_sentence, unpredicted_sentence, verdict_text, window_sentence
 from correlator.offline.analyze import ordered_events, run_analysis
 from tests.support.sentences import Kind, finite_verbs, fragments, jargon, sentences
 
@@ -76,6 +76,8 @@ def verdict_texts(v: Verdict) -> list[Text]:
     if v.outlook is not None:
         out += [("outlook", "statement", window_sentence(v.outlook.kind, w)) for w in v.outlook.windows]
         out += [("outlook basis", "statement", w.basis) for w in v.outlook.windows]
+        out += [("outlook, unpredicted hosts", "statement", t) for t in [unpredicted_sentence(v.outlook)] if t]
+    out += [("failure time", "statement", t) for t in [failure_time_sentence(v)] if t]
     return out
 
 

@@ -21,7 +21,7 @@ from html import escape
 from correlator.core.events import iso_ms
 from correlator.core.explain.timeline import role_name
 from correlator.core.explain.verdict import Verdict
-from correlator.core.explain.verdict_text import window_sentence
+from correlator.core.explain.verdict_text import failure_time_sentence, unpredicted_sentence, window_sentence
 
 CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -168,6 +168,8 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
                                     f"{_ms(r.typical_interval_ms)}"))
     failure = "<h2>Failure</h2><dl id=\"failure\">" + "".join(
         f"<dt>{_e(k)}</dt><dd>{_e('–' if val is None or val == '' else val)}</dd>" for k, val in facts) + "</dl>"
+    when = failure_time_sentence(v)
+    failure += f"<p id=\"failure-time\">{_e(when)}</p>" if when else ""
     explanation = f"<h2>Why</h2><p id=\"explanation\">{_e(rc.explanation)}</p>"
     evidence = evidence_table(v, raw)
     alternatives = "" if not v.alternatives else "<h2>Ranked lower</h2><ul id=\"alternatives\">" + "".join(
@@ -176,10 +178,10 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
         f"<li>{_e(step.text)}" + "".join(f"<p class=\"whatif\">what if: {_e(w.text)} <span class=\"meta\">(assumes "
                                     f"{_e(w.assumes)})</span></p>" for w in v.whatif if w.remediation == i)
         + "</li>" for i, step in enumerate(v.remediation)) + "</ol>"
+    rest = None if v.outlook is None else unpredicted_sentence(v.outlook)
     outlook = "" if v.outlook is None else "<h2>Outlook</h2><ul id=\"outlook\">" + "".join(
-        f"<li>{_e(window_sentence(v.outlook.kind, w))}"
-        + (f"<br><span class=\"meta\">{_e(w.basis)}</span>" if w.expected_ms is not None else "") + "</li>"
-        for w in v.outlook.windows) + "</ul>"
+        f"<li>{_e(window_sentence(v.outlook.kind, w))}<br><span class=\"meta\">{_e(w.basis)}</span></li>"
+        for w in v.outlook.windows if w.expected_ms is not None) + (f"<li>{_e(rest)}</li>" if rest else "") + "</ul>"
     covered = ", ".join(f"{c.host} ({role_name(c.role)})" for c in v.covered) or "–"
     missing = "".join(f"<li>{_e(m.host)} ({_e(role_name(m.role))}){': ' + _e(m.why) if m.why else ''}</li>"
                       for m in v.missing)

@@ -22,7 +22,7 @@ from typing import Any
 
 from correlator.core.events import iso_ms
 from correlator.core.explain.verdict import outlook_from_dict
-from correlator.core.explain.verdict_text import window_sentence
+from correlator.core.explain.verdict_text import unpredicted_sentence, window_sentence
 from correlator.core.feedback import FeedbackShapeError, Label, VerdictRef, verdict_ref
 from correlator.core.incidents import (
     RESOLVED,
@@ -184,9 +184,11 @@ def _outlook_lines(verdict: Mapping[str, Any]) -> list[str]:
         return []
     if outlook is None:
         return []
-    lines = [f"• {escape(window_sentence(outlook.kind, w))}" for w in outlook.windows[:OUTLOOK_SHOWN]]
-    more = len(outlook.windows) - OUTLOOK_SHOWN
-    return lines + ([f"_…and {more} more hosts_"] if more > 0 else [])
+    said = [w for w in outlook.windows if w.expected_ms is not None]
+    lines = [f"• {escape(window_sentence(outlook.kind, w))}" for w in said[:OUTLOOK_SHOWN]]
+    more = len(said) - OUTLOOK_SHOWN
+    rest = unpredicted_sentence(outlook)
+    return lines + ([f"_…and {more} more hosts_"] if more > 0 else []) + ([f"• {escape(rest)}"] if rest else [])
 
 
 def _status_line(incident: Incident) -> str:

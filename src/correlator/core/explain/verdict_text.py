@@ -32,10 +32,44 @@ def window_sentence(kind: str, w: NextWindow) -> str:
             + ", ".join(d for d in detail if d) + ").")
 
 
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def unpredicted_sentence(o: Outlook) -> str | None:
+    """The hosts whose next run cannot be said, in one sentence: a reader should not skip a line per host to find the
+    ones that can (how each was judged stays in the outlook's JSON)."""
+    hosts = [w.host for w in o.windows if w.expected_ms is None]
+    if not hosts:
+        return None
+    what = WHAT.get(o.kind, o.kind)
+    if len(hosts) == len(o.windows):
+        return f"The logs give no schedule from which to predict the next {what} on {_and(hosts)}."
+    return f"The logs of {_and(hosts)} give no schedule from which to predict their next {what}."
+
+
 def outlook_lines(o: Outlook) -> list[str]:
-    """One sentence per host, then how each was derived."""
-    return [f"{window_sentence(o.kind, w)}" + (f" {w.basis}" if w.expected_ms is not None else "")
-            for w in o.windows]
+    """One sentence per host whose next run can be said, with how it was derived; the others in one sentence."""
+    said = [f"{window_sentence(o.kind, w)} {w.basis}" for w in o.windows if w.expected_ms is not None]
+    rest = unpredicted_sentence(o)
+    return said + ([rest] if rest else [])
+
+
+def failure_time_sentence(v: Verdict) -> str | None:
+    """Which time is the failure when the JobManager's expiry and the task's own report differ: the timeout runs out
+    first, and the task reports its failure (say, ``async_materialize``) only once its stuck write returns."""
+    f = v.failure
+    expired = [e.at_ms for e in v.evidence if e.type == "checkpoint_expired"]
+    reported = sorted(e.at_ms for e in v.evidence if e.type in ("checkpoint_failed", "checkpoint_declined"))
+    if not expired or f.failed_at_ms not in expired:
+        return None
+    timeout = f"its {_s(f.timeout_ms)} timeout" if f.timeout_ms is not None else "its timeout"
+    text = f"The failure time is when the JobManager expired the checkpoint because {timeout} ran out."
+    later = [at for at in reported if at > f.failed_at_ms]
+    if later and f.kind != "expired":
+        text += (f" The task reported its own failure ({f.kind.replace('_', ' ')}) {_s(later[0] - f.failed_at_ms)} "
+                 f"later, at {iso_ms(later[0])}, when its write returned.")
+    return text
 
 
 def verdict_text(v: Verdict) -> str:
@@ -45,6 +79,7 @@ def verdict_text(v: Verdict) -> str:
     lines = [
         f"{chk} of job {job} failed at {iso_ms(f.failed_at_ms)} ({f.kind}; ran {_s(f.duration_ms)}, "
         f"timeout {_s(f.timeout_ms)})",
+        *([f"  when: {when}"] if (when := failure_time_sentence(v)) else []),
         f"  cause: {rc.code} (confidence {rc.confidence:.2f})" + (f" on {', '.join(rc.hosts)}" if rc.hosts else "")
         + (f" — known issue {rc.known_issue}" if rc.known_issue else ""),
         f"  {rc.title}",
