@@ -44,7 +44,7 @@ demo: setup
 	$(PY) -m correlator.demo
 
 test: setup chromium prometheus
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)  # the slowest tests named: CI keeps to its time budget
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)

@@ -101,7 +101,7 @@ def test_kcat_without_key_or_headers_never_guesses_a_host(
     assert "name no host" in worker.log_path.read_text()
 
 
-RUNS = 3
+RUNS = 2
 
 
 @pytest.mark.parametrize("first", ["flink", "hdfs"])
