@@ -82,6 +82,8 @@ class Scenario:
     """An early warning (a `risk` record) must come before the first failure."""
     traces: bool = False
     """Flink's Slf4jTraceReporter on: each checkpoint's span (its phases' sums and maxima) in the JobManager's log."""
+    flink_conf: tuple[tuple[str, object], ...] = ()
+    """Flink settings of this scenario only (a heartbeat timeout shorter than the fault)."""
 
     def flink_hdfs(self) -> dict[str, object]:
         return {"dfs.replication": 2} if self.scan_outside_writes else {}
@@ -94,7 +96,7 @@ class Scenario:
             out[key] = 1000
         if self.traces and traces:
             out["traces.reporter.slf4j.factory.class"] = "org.apache.flink.traces.slf4j.Slf4jTraceReporterFactory"
-        return out
+        return {**out, **dict(self.flink_conf)}
 
 
 def _lock_code(hadoop: str) -> str:
@@ -121,6 +123,11 @@ SCENARIOS = {s.name: s for s in (
              job_args=("--grow", str(GROW_BYTES)), warns=True),
     Scenario("backpressure", "backpressure", None, lambda _h: "FLINK_BACKPRESSURE", job_args=("--slow-ms", "5"),
              traces=True),
+    # the stopped TaskManager answers no heartbeat: after 15 s the JobManager lets it go and fails its tasks, which
+    # aborts the checkpoint (its own timeout, 60 s here, would come later, as Flink's 10 min default does)
+    Scenario("taskmanager-lost", "sigstop", "lab-tm", lambda _h: "FLINK_TASKMANAGER_LOST",
+             flink_conf=(("heartbeat.timeout", 15000), ("heartbeat.interval", 2000),
+                         ("execution.checkpointing.timeout", "60s"))),
     Scenario("scanner-differences", "block-files-removed", "lab-dn3", lambda _h: None, retain_checkpoints=True),
     Scenario("directory-scan", "directory-scan", "lab-dn2", _scan_code, scan_host="lab-dn2"),
     Scenario("directory-scan-harmless", "sigstop", "lab-dn1", lambda _h: "DATANODE_JVM_PAUSE", scan_host="lab-dn2",

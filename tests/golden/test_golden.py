@@ -34,6 +34,7 @@ EXPECTED: dict[str, list[tuple[str, int, str, str, tuple[str, ...], str | None]]
     "datanode-gc": [(JOB, 60, "async_materialize", "DATANODE_JVM_PAUSE", ("dn04.example.com",), None)],
     "namenode-lock": [(JOB, 60, "expired", "NAMENODE_SLOW", ("nn01.example.com",), None)],
     "taskmanager-gc": [(JOB, 60, "expired", "TASKMANAGER_JVM_PAUSE", ("tm01.example.com",), None)],
+    "taskmanager-lost": [(JOB, 60, "task_failure", "FLINK_TASKMANAGER_LOST", ("tm01.example.com",), None)],
     "unexplained": [(JOB, 60, "expired", "UNEXPLAINED",
                      ("dn02.example.com", "dn03.example.com", "dn04.example.com"), None)],
     "insufficient-data": [(JOB, 60, "async_materialize", "INSUFFICIENT_DATA",

@@ -76,6 +76,7 @@ STYLES: dict[str, Style] = {
     "hdfs_client_error": Style(BLUE, "client error", "X", "//"),
     "dn_write_error": Style(VERMILLION, "DataNode write error", "P", ".."),
     "hdfs_refusal": Style(BLACK, "HDFS refused the write", "X", ".."),
+    "taskmanager_lost": Style(ORANGE, "TaskManager lost", "X", "xx"),
 }
 DEFAULT = Style(GREY, "other evidence", "o")
 """Evidence types this table does not know yet are drawn, in a neutral style under their own name."""

@@ -35,6 +35,7 @@ from correlator.core.events import (
     NameNodeLockHeld,
     SlowIo,
     SourceProgress,
+    TaskManagerLost,
     TaskStatus,
 )
 
@@ -67,6 +68,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         JvmPause,
         DaemonStart,
         FlinkSetting,
+        TaskManagerLost,
         CheckpointSpan,
     )
 }

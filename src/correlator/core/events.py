@@ -147,6 +147,17 @@ class TaskStatus(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TaskManagerLost(Event):
+    """The JobManager heard no heartbeat from a TaskManager for ``heartbeat.timeout`` and let it go (its tasks fail,
+    the job fails over). Logged when the timeout ran out, so the TaskManager was silent for that long before it."""
+
+    type: ClassVar[str] = "taskmanager_lost"
+    taskmanager_id: str
+    taskmanager_host: str | None = None
+    """The TaskManager's host where its id names one (``host:port-suffix``, a container's ``(host:port)``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HdfsClientSlow(Event):
     """The HDFS client inside a Flink process waited long for a DataNode (slow ack, slow read of an ack)."""
 

@@ -52,7 +52,8 @@ class Failure:
     at_ms: int
     write_ms: int
     outcome: str
-    """``fail`` (1.7/1.8 task failure), ``late`` (late ack), ``cancel`` (1.14.5+ failover), ``decline``."""
+    """``fail`` (1.7/1.8 task failure), ``late`` (late ack), ``cancel`` (1.14.5+ failover), ``decline``, ``lost`` (the
+    TaskManager falls silent and the JobManager loses its heartbeat ``write_ms`` after the trigger)."""
     pipeline: tuple[str, ...] = ("dn02", "dn03", "dn04")
     error: str = ""
 

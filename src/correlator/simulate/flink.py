@@ -136,6 +136,24 @@ class JobManagerLog(FlinkLog):
             self.line(ts_ms + 6, "INFO", JOBMASTER, "2 tasks will be restarted to recover from a global failure.")
         self.job_status(ts_ms + 1_020, name, job, "RESTARTING", "RUNNING")
 
+    def taskmanager_lost(self, ts_ms: int, chk: int, job: str, task: str, attempt: str, location: str,
+                         tm_id: str) -> None:
+        """The JobManager gives up on a silent TaskManager (1.14+ wording: the JobMaster and the ResourceManager each
+        log it); the task fails with the timeout as its cause and the checkpoint it had not acknowledged is aborted."""
+        said = f"Heartbeat of TaskManager with id {tm_id} timed out."
+        timeout = f"java.util.concurrent.TimeoutException: {said}"
+        frame = self.frame("org.apache.flink.runtime.jobmaster.JobMaster$TaskManagerHeartbeatListener."
+                           "notifyHeartbeatTimeout(JobMaster.java:1560)")
+        self.line(ts_ms, "INFO", JOBMASTER, said)
+        self.line(ts_ms + 2, "INFO", "org.apache.flink.runtime.resourcemanager.StandaloneResourceManager",
+                  f"The heartbeat of TaskManager with id {tm_id} timed out.")
+        self.task_status(ts_ms + 5, task, attempt, "RUNNING", "FAILED", location, timeout, frame)
+        self.failure_manager(ts_ms + 9, chk, job, "org.apache.flink.runtime.checkpoint.CheckpointException: "
+                             "Task has failed.", self.frame("org.apache.flink.runtime.checkpoint.CheckpointCoordinator."
+                                                            "lambda$failUnacknowledgedPendingCheckpointsFor$27"
+                                                            "(CheckpointCoordinator.java:2259)"),
+                             f"Caused by: {timeout}", frame)
+
     def decline(self, ts_ms: int, chk: int, job: str, task: str, attempt: str, location: str, *stack: str) -> None:
         at = f" at {location}" if self.v >= (1, 9, 0) else ""
         self.line(ts_ms, "INFO", CC, f"Decline checkpoint {chk} by task {attempt} of job {job}{at}.", *stack)

@@ -73,6 +73,15 @@ def taskmanager_gc(seed: int, scale: int) -> Cluster:
     return c
 
 
+def taskmanager_lost(seed: int, scale: int) -> Cluster:
+    """The TaskManager falls silent 1.5 s after a trigger and logs nothing (no GC log): 50 s later, Flink's default
+    heartbeat timeout, the JobManager lets it go and the checkpoint is aborted. Flink 1.20.1's wording, from its
+    sources, not a captured log."""
+    c = Cluster(Spec(flink="1.20.1", start_ms=T_2024), seed, scale)
+    c.fail(Failure(JOB, c.spec.start_ms + FAIL_AT, 51_500, "lost"))
+    return c
+
+
 def unexplained(seed: int, scale: int) -> Cluster:
     c = Cluster(Spec(), seed, scale)
     c.fail(Failure(JOB, c.spec.start_ms + FAIL_AT, 12_950, "late"))
@@ -188,6 +197,8 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("datanode-gc", "a 31 s GC pause on a pipeline DataNode", datanode_gc),
         Scenario("namenode-lock", "the NameNode write lock held 24 s while the checkpoint file closes", namenode_lock),
         Scenario("taskmanager-gc", "a 28 s full GC in the TaskManager (JDK 11 GC log)", taskmanager_gc),
+        Scenario("taskmanager-lost", "the TaskManager falls silent; the JobManager loses its heartbeat (Flink 1.20.1)",
+                 taskmanager_lost),
         Scenario("unexplained", "a slow checkpoint while every HDFS log stays quiet", unexplained),
         Scenario("insufficient-data", "Flink and NameNode logs only, no DataNode logs", insufficient_data),
         Scenario("scanner-far", "negative control: scans far in time or off the pipeline", scanner_far),

@@ -94,12 +94,13 @@ class Traffic:
         block_id, gs = c.ids.block()
         block = full_block(block_id, gs)
         write_end = at + f.write_ms
-        if f.outcome != "decline":
+        writes = f.outcome not in ("decline", "lost")  # a declined snapshot and a frozen TaskManager write nothing
+        if writes:
             self.write(at + 250, c.tm_node.ip, pipeline, path, 8_761, end_ms=write_end - 23, block=(block_id, gs))
         uri = "hdfs:" + path
-        if f.outcome != "decline":
+        if writes:
             c.jm.expired(at + timeout + 6, chk, job)
-        if f.write_ms >= 30_000 and f.outcome != "decline":
+        if f.write_ms >= 30_000 and writes:
             c.tm.slow_read_ack(write_end - 40, f.write_ms - 290, block, pipeline)
             c.tm.slow_ack(write_end - 17, f.write_ms - 267, path, block, pipeline)
         if f.outcome == "fail":
@@ -109,6 +110,9 @@ class Traffic:
         if f.outcome == "late":
             c.jm.late_ack(write_end + 5, chk, job, attempt, location)
             return at + c.spec.interval_ms * (1 + f.write_ms // c.spec.interval_ms)
+        if f.outcome == "lost":
+            c.jm.taskmanager_lost(write_end, chk, job, task, attempt, location, location.split(" @ ")[0])
+            return write_end + RESTART_MS + c.spec.interval_ms
         if f.outcome == "cancel":
             c.jm.global_failover(at + timeout + 9, job, name, "Checkpoint expired before completing.")
             c.tm.cancelled_upload(at + timeout + 15, chk, tm_task, attempt)

@@ -78,9 +78,13 @@ def is_consequence(event: Event) -> bool:
     return bool(lowered) and any(c in lowered for c in CONSEQUENCES)
 
 
-def case_key_of(event: Event) -> CaseKey | None:
-    """The case an event belongs to, or ``None`` when it is not about a failed checkpoint (or only a consequence)."""
-    if is_consequence(event):
+def case_key_of(event: Event, *, after_loss: bool = False) -> CaseKey | None:
+    """The case an event belongs to, or ``None`` when it is not about a failed checkpoint (or only a consequence).
+
+    ``after_loss``: the JobManager had just lost a TaskManager, so a checkpoint aborted by the restart that followed
+    is a failure to explain: the loss is the cause of that restart, and no other line fails the checkpoint.
+    """
+    if is_consequence(event) and not (after_loss and isinstance(event, CheckpointFailed)):
         return None
     if isinstance(event, CheckpointFailed | CheckpointDeclined | CheckpointExpired | CheckpointLateAck):
         job = event.job_id

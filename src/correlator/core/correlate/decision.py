@@ -10,6 +10,7 @@ from correlator.core.correlate.cases import CaseSummary
 from correlator.core.correlate.evidence import Interval, interval_of, logged_span, reconcile_bursts, slow_runs, touches
 from correlator.core.correlate.explanation import explanation, title
 from correlator.core.correlate.growth import Growth, state_growth
+from correlator.core.correlate.lost import Lost, lost_taskmanager
 from correlator.core.correlate.pipeline import (
     Pipeline,
     Stall,
@@ -57,6 +58,9 @@ SPAN_PHASES = (("maxStartDelayMs", "start delay"), ("maxAlignmentMs", "alignment
                ("maxAsyncMs", "async part"))
 GROWTH_SCORE = 0.6
 """State growth's and backpressure's score, given only when no storage cause reached the confidence floor."""
+LOST_SCORE = 0.9
+"""A lost TaskManager's score, on the same condition: the JobManager states the failover that aborted the
+checkpoint, a stronger word than a cause chain that merely names no storage."""
 SCANNER_POINTS = ("scan_stats", "scan_reconcile")
 LOCK_REPORT_KINDS = ("scanner_lock", "lock_held", "scanner_wait", "lock_wait")
 SUPPORTING_HOLD_MS = 1_000
@@ -238,9 +242,10 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     stalled = any(c.score >= ctx.min_confidence for c in candidates)
     user = _user_error(s.refs)
     task_hosts = s.hosts or _sole_taskmanager(ctx)
+    lost = lost_taskmanager(s, window, ctx.evidence, ctx.skew_ms, ctx.sources) if user is None else None
     if user is not None:
         candidates.append(Candidate("FLINK_TASK_ERROR", USER_ERROR_SCORE, task_hosts, ()))
-    elif not s.storage_related:
+    elif not s.storage_related and lost is None:  # a lost TaskManager's failover is no error inside Flink
         candidates.append(Candidate("FLINK_TASK_ERROR", FLINK_ERROR_SCORE, task_hosts, ()))
     # Flink-side causes only where no storage cause is strong enough on its own: a stall the logs show always wins
     growth = state_growth(ctx.completions, s.timeout_ms) if user is None and not stalled else None
@@ -250,6 +255,8 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                                        ctx.skew_ms) if user is None and growth is None and not stalled else None
     if before_upload is not None:
         candidates.append(Candidate("FLINK_BACKPRESSURE", GROWTH_SCORE, (), ()))
+    if lost is not None and not stalled:
+        candidates.append(Candidate("FLINK_TASKMANAGER_LOST", LOST_SCORE, (lost.where,), ()))
     candidates.sort(key=lambda c: (-c.score, c.code))
     covered, missing = coverage(ctx, window, pipe.hosts)
     best = candidates[0] if candidates and candidates[0].score >= ctx.min_confidence else None
@@ -281,11 +288,13 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     victims.sort(key=lambda iv: (iv.kind != "scanner_wait", iv.start_ms))
     growth = growth if code == Code.FLINK_STATE_GROWTH else None
     before_upload = before_upload if code == Code.FLINK_BACKPRESSURE else None
+    lost = lost if code == Code.FLINK_TASKMANAGER_LOST or (
+        code == Code.TASKMANAGER_JVM_PAUSE and lost is not None and lost.pause is not None) else None
     evidence = _evidence_items(ctx, s, best, client, [st for st in pipe.stalls if st.receiving.host in hosts], pipe,
-                               victims[:2], growth, before_upload)
+                               victims[:2], growth, before_upload, lost)
     text = explanation(best, others, window, pipe.how, code, texts=s.texts, growth=growth, held=before_upload,
                        traits=traits_of(hosts[0]) if hosts else None, stopper=pipe.stopper, victims=victims[:2],
-                       user=user, named_by_client=_client_note(pipe, hosts, addresses))
+                       user=user, named_by_client=_client_note(pipe, hosts, addresses), lost=lost)
     if issue is not None:
         text += f" It matches known issue {issue.key}: {issue.summary}."
     if "unknown" in hosts:
@@ -344,7 +353,8 @@ def _span_line(span: CheckpointSpan) -> str:
 
 def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client: list[HdfsClientSlow],
                     stalls: list[Stall], pipe: Pipeline, victims: list[Interval],
-                    growth: Growth | None = None, held: HeldBeforeUpload | None = None) -> tuple[EvidenceItem, ...]:
+                    growth: Growth | None = None, held: HeldBeforeUpload | None = None,
+                    lost: Lost | None = None) -> tuple[EvidenceItem, ...]:
     items: list[EvidenceItem] = []
     for traced in (e for e in s.refs if isinstance(e, CheckpointSpan)):  # the anatomy, whichever cause it confirms
         items.append(_item(traced, _span_line(traced)))
@@ -354,6 +364,9 @@ def _evidence_items(ctx: Context, s: CaseSummary, best: Candidate | None, client
                                      f"{(done.size_bytes or 0) / 1048576:.1f} MiB in {(done.duration_ms or 0) / 1000:.1f} s"))
     for e in s.refs[:4]:
         items.append(_item(e, _case_line(e)))
+    if lost is not None:
+        items.append(_item(lost.event, f"the JobManager lost TaskManager {lost.event.taskmanager_id}: "
+                                       "its heartbeat timed out"))
     for c in client[:2]:
         items.append(_item(c, f"HDFS client {c.op} took {c.duration_ms} ms"))
     for a in pipe.allocations[:2]:

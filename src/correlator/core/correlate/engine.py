@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from correlator.core.correlate.cases import CaseKey, case_key_of, failure_at, is_failure_signal, summarize
+from correlator.core.correlate.lost import aborted_after_loss
 from correlator.core.correlate.decision import Context, decide
 from correlator.core.correlate.growth import Completions
 from correlator.core.correlate.packing import pack, unpack
@@ -35,6 +36,7 @@ from correlator.core.events import (
     NameNodeLockHeld,
     SlowIo,
     SourceProgress,
+    TaskManagerLost,
 )
 from correlator.core.explain.recurrence import History
 from correlator.core.explain.verdict import Recurrence, Verdict, verdict_from_dict, verdict_to_dict
@@ -51,6 +53,7 @@ EVIDENCE_TYPES = (
     HdfsClientError,
     DnWriteError,
     HdfsRefusal,
+    TaskManagerLost,
     BlockAllocated,
     BlockWrite,
 )
@@ -163,7 +166,7 @@ class Engine:
                 self._counts["late_evidence"] += 1
             self._evidence.append(event)
             return
-        case = case_key_of(event)
+        case = case_key_of(event, after_loss=aborted_after_loss(event, self._evidence))
         if case is None:
             return
         if case in self._decided:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from correlator.core.correlate.anatomy import HeldBeforeUpload
 from correlator.core.correlate.evidence import Interval
 from correlator.core.correlate.growth import Growth
+from correlator.core.correlate.lost import Lost
 from correlator.core.correlate.pipeline import Stopper
 from correlator.core.correlate.ranking import Candidate, Window
 from correlator.core.events import iso_ms
@@ -66,6 +67,19 @@ def _short(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def _lost_sentence(lost: Lost) -> str:
+    said = (f"The JobManager logged at {iso_ms(lost.event.ts_ms)} that the heartbeat of TaskManager "
+            f"{lost.event.taskmanager_id} timed out: it had heard nothing from it for the heartbeat timeout (50 s "
+            "unless set otherwise), so it failed the TaskManager's tasks, which aborted this checkpoint; no storage "
+            "log shows a stall that explains it.")
+    if lost.pause is not None:
+        return said + (f" A JVM pause of {seconds(lost.pause.pause_ms)} was logged on {lost.where}, too short to "
+                       "explain the silence on its own.")
+    return said + (f" No log that was read shows why {lost.where} went silent, and no JVM pause was logged on it. A "
+                   "stopped or killed process, exhausted memory, or trouble with the host or its network can each "
+                   "cause such a silence.")
+
+
 def _scanner_points(top: Interval, window: Window, traits: DatanodeTraits | None) -> str:
     said = (f"While the stuck write of {seconds(window.end_ms - window.start_ms)} ran, "
             f"{_role(top.role, top.host)} logged at {iso_ms(top.end_ms)}: {top.summary}.")
@@ -98,9 +112,11 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
                 texts: tuple[str, ...] = (), traits: DatanodeTraits | None = None, stopper: Stopper | None = None,
                 victims: list[Interval] | None = None, user: tuple[str, str] | None = None,
                 named_by_client: str | None = None, growth: Growth | None = None,
-                held: HeldBeforeUpload | None = None) -> str:
+                held: HeldBeforeUpload | None = None, lost: Lost | None = None) -> str:
     parts = []
-    if held is not None:
+    if lost is not None and code == "FLINK_TASKMANAGER_LOST":
+        parts.append(_lost_sentence(lost))
+    elif held is not None:
         earlier = _and(str(c) for c in held.earlier)
         before = f", while it did for checkpoint{'s' if len(held.earlier) > 1 else ''} {earlier} of the job" \
             if held.earlier else ""
@@ -153,14 +169,19 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
         if symptoms:
             said = _and(SYMPTOM_WORDS.get(k, "other slow operations") for k in symptoms)
             parts.append(f"It also explains the {said} logged on the same host.")
+    if lost is not None and code == "TASKMANAGER_JVM_PAUSE":
+        parts.append(f"The pause silenced the TaskManager: the JobManager lost its heartbeat at "
+                     f"{iso_ms(lost.event.ts_ms)} and failed its tasks, so the lost TaskManager is the pause's "
+                     "effect, not a cause of its own.")
     for v in victims or []:
         parts.append(f"On {v.host}, {v.summary}.")
     if named_by_client:
         parts.append(named_by_client)
     namenode = best is not None and bool(best.scored) and best.scored[0].interval.role == "namenode"
-    if how and code != "FLINK_TASK_ERROR":
+    if how and code not in ("FLINK_TASK_ERROR", "FLINK_TASKMANAGER_LOST"):
         parts.append(f"The DataNodes of the write are known from {how}.")
-    elif code != "FLINK_TASK_ERROR" and not namenode and held is None:  # the NameNode is one host; no write began
+    elif code not in ("FLINK_TASK_ERROR", "FLINK_TASKMANAGER_LOST") and not namenode and held is None:
+        # the NameNode is one host; no write began
         parts.append("No identifier linked the write to DataNodes, so they were matched by time across the cluster.")
     if others:
         parts.append("Other causes have lower confidence: "

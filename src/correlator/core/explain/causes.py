@@ -34,6 +34,7 @@ class Code(StrEnum):
     FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
     FLINK_STATE_GROWTH = "FLINK_STATE_GROWTH"
     FLINK_BACKPRESSURE = "FLINK_BACKPRESSURE"
+    FLINK_TASKMANAGER_LOST = "FLINK_TASKMANAGER_LOST"
     UNEXPLAINED = "UNEXPLAINED"
     INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
 
@@ -342,6 +343,26 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "taskmanager.network.memory.buffer-debloat.enabled", "true"),
         ),
         timeline_types=frozenset({"checkpoint_span"}),
+    ),
+    Cause(
+        Code.FLINK_TASKMANAGER_LOST,
+        "the JobManager lost a TaskManager of the job (`Heartbeat of TaskManager with id … timed out`) while the "
+        "checkpoint ran, and the failover aborted it; no storage stall explains it (a logged JVM pause that covers "
+        "the silence is `TASKMANAGER_JVM_PAUSE`)",
+        "TaskManager {where} stopped answering: the JobManager lost its heartbeat" + _DURING,
+        (
+            Step("Find out why TaskManager {where} went silent: its GC log and heap (a long full GC), its memory (a "
+                 "container killed for exceeding its limit, the kernel's out-of-memory killer), or the host itself"),
+            Step("Raise heartbeat.timeout (default 50 s) only when the TaskManager is known to come back from such "
+                 "silences: a longer timeout also delays the failover from a TaskManager that is gone",
+                 "heartbeat.timeout"),
+            Step("Let the job come back by itself after a lost TaskManager: a restart strategy with room for such "
+                 "failures (restart-strategy.type: exponential-delay, or fixed-delay with enough "
+                 "restart-strategy.fixed-delay.attempts; restart-strategy on older versions)",
+                 "restart-strategy.type", "exponential-delay"),
+        ),
+        timeline_types=frozenset({"taskmanager_lost", "jvm_pause"}),
+        checkpoint_steps="none",
     ),
     Cause(
         Code.UNEXPLAINED,

@@ -51,6 +51,8 @@ EXAMPLES: dict[str, tuple[str, str]] = {
     "Could not complete snapshot ": ("org.apache.flink.streaming.runtime.tasks.StreamTask",
                                      "Could not complete snapshot 61 for operator Map (1/4)#0. Failure reason: "
                                      f"Checkpoint was declined.\n{FLUSH}"),
+    "eartbeat of TaskManager with id ": ("org.apache.flink.runtime.jobmaster.JobMaster",
+                                         "Heartbeat of TaskManager with id 10.20.30.41:39217-7a1b2c timed out."),
     " switched from state ": ("org.apache.flink.runtime.executiongraph.ExecutionGraph",
                               f"Job wordcount ({JOB}) switched from state RUNNING to RESTARTING."),
     ") switched from ": (TASK, f"Map (1/4)#0 ({ATTEMPT}) switched from RUNNING to FAILED with failure cause: "
@@ -160,3 +162,69 @@ def test_a_checkpoint_span_as_flink_1_20_logs_it() -> None:
     assert span.phases == (("MaxAlignmentDurationMs", 9100),)
     other = real.replace("name=Checkpoint,", "name=JobInitialization,")
     assert not [e for e in run([other]) if isinstance(e, CheckpointSpan)]
+
+
+TM_ID = "tm01.example.com:39217-7a1b2c"
+TM_CHAIN = (f"Map (1/1)#0 ({ATTEMPT}) switched from RUNNING to FAILED on {TM_ID} @ tm01.example.com "
+            f"(dataPort=40211).\njava.util.concurrent.TimeoutException: Heartbeat of TaskManager with id {TM_ID} timed "
+            "out.\n\tat org.apache.flink.runtime.jobmaster.JobMaster$TaskManagerHeartbeatListener."
+            "notifyHeartbeatTimeout(JobMaster.java:1557) ~[flink-dist-1.20.1.jar:1.20.1]")
+
+
+@pytest.mark.parametrize(("line", "tm_id", "host"), [
+    # the JobMaster's own line (1.14+ names the id with its metadata, when it has any)
+    (f"2020-01-02 09:05:30,001 INFO  org.apache.flink.runtime.jobmaster.JobMaster [] - Heartbeat of TaskManager with "
+     f"id {TM_ID} timed out.", TM_ID, "tm01.example.com"),
+    ("2020-01-02 09:05:30,001 INFO  org.apache.flink.runtime.jobmaster.JobMaster  - Heartbeat of TaskManager with id "
+     "10.20.30.41:39217-7a1b2c timed out.", "10.20.30.41:39217-7a1b2c", "10.20.30.41"),
+    # the ResourceManager's line (every version): a YARN container's id carries its node as metadata
+    ("2020-01-02 09:05:30,001 INFO  org.apache.flink.runtime.resourcemanager.active.ActiveResourceManager [] - The "
+     "heartbeat of TaskManager with id container_e05_1599000000000_0001_01_000002(worker-3.example.com:8041) timed "
+     "out.",
+     "container_e05_1599000000000_0001_01_000002(worker-3.example.com:8041)", "worker-3.example.com"),
+    ("2020-01-02 09:05:30,001 INFO  org.apache.flink.yarn.YarnResourceManager  - The heartbeat of TaskManager with id "
+     "container_1599000000000_0001_01_000002 timed out.", "container_1599000000000_0001_01_000002", None),
+    # a pod name or a random id names no host that can be told from the text
+    ("2020-01-02 09:05:30,001 INFO  org.apache.flink.runtime.resourcemanager.StandaloneResourceManager [] - The "
+     "heartbeat of TaskManager with id flink-taskmanager-7d9f8-x2k4q timed out.", "flink-taskmanager-7d9f8-x2k4q",
+     None),
+    # the failed task's cause chain (every version; the only place where the JobMaster writes no line of its own)
+    (f"2020-01-02 09:05:30,001 INFO  org.apache.flink.runtime.executiongraph.ExecutionGraph [] - {TM_CHAIN}", TM_ID,
+     "tm01.example.com"),
+])
+def test_a_lost_taskmanager_in_each_wording(line: str, tm_id: str, host: str | None) -> None:
+    from correlator.core.events import TaskManagerLost
+
+    [lost] = [e for e in run(line.split("\n")) if isinstance(e, TaskManagerLost)]
+    assert (lost.taskmanager_id, lost.taskmanager_host) == (tm_id, host)
+
+
+def test_a_lost_taskmanager_in_a_job_failover_and_not_in_other_heartbeats() -> None:
+    from correlator.core.events import JobStatus, TaskManagerLost
+
+    record = (f"2020-01-02 09:05:30,001 INFO  org.apache.flink.runtime.executiongraph.ExecutionGraph [] - Job "
+              f"wordcount ({JOB}) switched from state RUNNING to RESTARTING.\norg.apache.flink.runtime."
+              "JobException: Recovery is suppressed by NoRestartBackoffTimeStrategy\nCaused by: "
+              f"java.util.concurrent.TimeoutException: The heartbeat of TaskManager with id {TM_ID}  timed out.")
+    events = run(record.split("\n"))
+    assert [type(e) for e in events if isinstance(e, JobStatus | TaskManagerLost)] == [JobStatus, TaskManagerLost]
+    jm = ("2020-01-02 09:05:30,001 INFO  org.apache.flink.runtime.taskexecutor.TaskExecutor [] - The heartbeat of "
+          "JobManager with id 6a1c0e4b2d9f8a7e5c3b1d0f9e8a7c6b timed out.")
+    assert not [e for e in run([jm]) if isinstance(e, TaskManagerLost)]
+
+
+def test_a_lost_taskmanager_as_flink_1_20_1_logged_it() -> None:
+    """The real JobManager log of the lab's taskmanager-lost run (the TaskManager stopped with ``kill -STOP`` past a
+    15 s heartbeat timeout): the ResourceManager's line, its closing of the connection, the failed task's cause chain
+    and the JobMaster's disconnect each name the lost TaskManager."""
+    from pathlib import Path
+
+    from correlator.core.events import TaskManagerLost
+
+    log = (Path(__file__).resolve().parents[3] / "data" / "lab" / "3.3.6-1.20.1" / "taskmanager-lost"
+           / "flink-root-standalonesession-0-lab-jm.log").read_text(encoding="utf-8").split("\n")
+    lost = [e for e in run(log) if isinstance(e, TaskManagerLost)]
+    assert [(e.at, e.taskmanager_id, e.taskmanager_host) for e in lost] == [
+        (at, "127.0.0.1:41225-3d9136", "127.0.0.1") for at in (
+            "2026-12-04T05:26:04.406Z", "2026-12-04T05:26:04.407Z", "2026-12-04T05:26:04.420Z",
+            "2026-12-04T05:26:04.500Z")]

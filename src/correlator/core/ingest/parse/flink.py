@@ -20,12 +20,13 @@ from correlator.core.events import (
     DaemonStart,
     FlinkSetting,
     JobStatus,
+    TaskManagerLost,
     TaskStatus,
 )
 from correlator.core.ingest.parse import hdfs_client
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.header import Header
-from correlator.core.ingest.parse.identifiers import JOB_ID, job_and_checkpoint_from_path
+from correlator.core.ingest.parse.identifiers import JOB_ID, job_and_checkpoint_from_path, taskmanager_host
 from correlator.core.ingest.parse.reasons import kind_of_reason
 from correlator.core.ingest.parse.stacks import first_exception
 from correlator.core.ingest.parse.wording import Rule, first_rule
@@ -51,6 +52,9 @@ _TASK_STATUS = re.compile(
     re.DOTALL,
 )
 _JOB_STATUS = re.compile(rf"Job (?P<name>.*) \((?P<job>{JOB_ID})\) switched from state (?P<from>[A-Z]+) to (?P<to>[A-Z]+)\.")
+_HEARTBEAT = re.compile(r"(?:The h|H)eartbeat of TaskManager with id (\S+)\s+timed out\.")
+"""The JobManager's (JobMaster, ResourceManager) word for a TaskManager it lost; its cause chains carry it as a
+``TimeoutException``."""
 _BANNER = re.compile(r"\s*Starting (?P<component>.+?) \(Version: (?P<version>[^,)]+)[,)]")
 
 _MATERIALIZE = re.compile(r"Could not materialize checkpoint (\d+) for operator (.*?)\.(?:\}|$|\s)", re.MULTILINE)
@@ -238,10 +242,22 @@ def _snapshot(msg: str, _lines: Sequence[str], text: str, emit: Emit) -> None:
              operator=m[2], path=path, message=msg)
 
 
-def _job_status(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
+def _job_status(msg: str, _lines: Sequence[str], text: str, emit: Emit) -> None:
     m = _JOB_STATUS.match(msg)
     if m:
         emit(JobStatus, job_id=m["job"], job_name=m["name"], from_state=m["from"], to_state=m["to"])
+        _lost(text, emit)
+
+
+def _lost(text: str, emit: Emit) -> None:
+    """A lost TaskManager named in the record (its message or a failure's cause chain), once per record."""
+    m = _HEARTBEAT.search(text)
+    if m:
+        emit(TaskManagerLost, taskmanager_id=m[1], taskmanager_host=taskmanager_host(m[1]))
+
+
+def _heartbeat(_msg: str, _lines: Sequence[str], text: str, emit: Emit) -> None:
+    _lost(text, emit)
 
 
 def _task_status(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
@@ -253,6 +269,7 @@ def _task_status(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
              to_state=m["to"], cause=cause)
         if m["to"] == "FAILED":
             _stack_failure(emit, text, job_id=job_id, attempt_id=m["attempt"], message=cause or msg)
+            _lost(text, emit)
 
 
 def _banner(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
@@ -299,6 +316,7 @@ RULES: tuple[Rule, ...] = (
     Rule("Failed to trigger", _failure_manager),
     Rule("Triggering Checkpoint ", _trigger_failed),
     Rule("Could not complete snapshot ", _snapshot),
+    Rule("eartbeat of TaskManager with id ", _heartbeat, "message"),
     Rule(" switched from state ", _job_status, "message", prefix="Job "),
     Rule(") switched from ", _task_status, "message"),
     Rule("(Version: ", _banner, "message"),

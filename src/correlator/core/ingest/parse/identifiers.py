@@ -24,3 +24,13 @@ def datanodes(text: str) -> tuple[str, ...]:
     if not found:
         found = _HOST_PORT.findall(text)
     return tuple(found)
+
+
+_TM_HOST = re.compile(r"[^\s()]*\((?P<meta>[^\s():]+):\d+\)|(?P<addr>[^\s():]+):\d+-[0-9a-f]{6}")
+
+
+def taskmanager_host(resource_id: str) -> str | None:
+    """The host a TaskManager's resource id names: standalone ids are ``host:port-suffix``, YARN's carry the node as
+    ``container_…(host:port)``; other ids (a pod name, a random id) name none that can be told from the text."""
+    m = _TM_HOST.fullmatch(resource_id)
+    return None if m is None else m["meta"] or m["addr"]
