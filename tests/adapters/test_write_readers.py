@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from correlator.adapters.scanners import available_scanners, fastest_scanner
 from correlator.adapters.write_readers import NativeWriteReader
 from correlator.core.ingest.ingest import Ingest, IngestConfig
+from correlator.core.ingest.burst_lines import Held, HeldBursts
 from correlator.core.ingest.write_lines import StdlibWriteReader
 from tests.core.ingest.test_write_batch import _AWAY_FROM_THE_THRESHOLD, _decided, _log, _stamp
 from tests.core.ingest.test_writes import HINT, finished, receiving, responder
@@ -119,3 +120,73 @@ def test_with_the_native_reader_blocks_decide_writes_as_lines_do_out_of_stamp_or
     ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
     blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
     assert _decided(lines, blocks, fastest_scanner()) == _decided(lines, None)
+
+
+_STORM = [
+    b"WARN DataNode: Slow BlockReceiver write data to disk cost:%dms (threshold=300ms), volume=file:/d/1, blockId=7",
+    b"WARN DataNode: Slow flushOrSync took %dms (threshold=300ms), isSync:true, blockId=7",
+    b"WARN FsDatasetImpl: Removed block 7 from memory with missing block file on the disk %d",
+    b"WARN DataNode: Slow PacketResponder send ack to upstream took  %dms (threshold=300ms)",
+    b"INFO DataNode: noise %d ms (threshold=",
+]
+
+
+@st.composite
+def _storm(draw: st.DrawFn) -> tuple[bytes, list[tuple[int, int]], int, HeldBursts]:
+    """A block of storm lines (stamps in two seconds, some broken, continuation lines), hits at its phrases and
+    anywhere, and held bursts with limits near the lines' values."""
+    lines = []
+    for _ in range(draw(st.integers(0, 14))):
+        second = draw(st.sampled_from([b"07", b"08", b"7x"]))
+        millis = draw(st.sampled_from([b"%03d" % draw(st.integers(0, 999)), b"1x3", b"12"]))
+        sep = draw(st.sampled_from([b",", b",", b".", b":"]))
+        body = draw(st.sampled_from(_STORM)) % draw(st.sampled_from([0, 300, 999, 1200, 10 ** 17]))
+        lines.append(draw(st.sampled_from([b"2020-01-02 08:00:" + second + sep + millis + b" " + body,
+                                           b"\tat continuation", body])))
+    block = b"\n".join(lines) + draw(st.sampled_from([b"\n", b""]))
+    hits = sorted({(at, i % 5) for i, phrase in enumerate((b"Slow", b"Removed", b"noise")) for at in
+                   _all(block, phrase)} | set(draw(st.lists(st.tuples(st.integers(-3, len(block) + 3),
+                                                                    st.integers(-1, 7)), max_size=4))))
+    held = tuple(Held(draw(st.integers(T - 2000, T + 1500)), draw(st.integers(T - 12_000, T + 500)),
+                      draw(st.sampled_from([-1, 0, 999, 1200, 5000])), draw(st.sampled_from([1500, 5000])),
+                      draw(st.booleans())) for _ in range(draw(st.integers(0, 3))))
+    kinds = bytes(draw(st.lists(st.integers(0, 4), min_size=0, max_size=7)))
+    bursts = HeldBursts(held, kinds, draw(st.sampled_from([b"2020-01-02 08:00:07", b"2020-01-02 08:00:0", b""])),
+                        T, draw(st.sampled_from([10_000, 500])), draw(st.sampled_from([T + 600, 1 << 62])),
+                        draw(st.integers(-1, len(block) + 1)), draw(st.integers(0, len(block))),
+                        draw(st.integers(0, 7)))
+    return block, hits, draw(st.integers(-1, len(hits))), bursts
+
+
+T = 1_577_952_007_000
+
+
+def _all(block: bytes, phrase: bytes) -> list[int]:
+    found, at = [], block.find(phrase)
+    while at >= 0:
+        found.append(at)
+        at = block.find(phrase, at + 1)
+    return found
+
+
+@settings(max_examples=600, deadline=None)
+@given(_storm())
+def test_native_reader_runs_bursts_as_the_stdlib_reader_does(case: tuple[bytes, list[tuple[int, int]], int,
+                                                                         HeldBursts]) -> None:
+    block, hits, first, bursts = case
+    assert NATIVE.burst_run(block, hits, first, bursts) == STDLIB.burst_run(block, hits, first, bursts)
+
+
+def test_a_storm_second_is_one_run_until_a_line_it_cannot_vouch_for() -> None:
+    stamp = b"2020-01-02 08:00:07,%03d "
+    lines = [stamp % 1 + _STORM[0] % 400, stamp % 2 + _STORM[1] % 900, stamp % 3 + _STORM[0] % 350,
+             stamp % 4 + _STORM[0] % 2000,  # longer than the held burst's longest: its event's sample changes
+             stamp % 5 + _STORM[0] % 310]
+    block = b"\n".join(lines) + b"\n"
+    hits = [(block.index(b"Slow", block.index(line)), 0 if b"disk" in line else 1) for line in lines]
+    bursts = HeldBursts((Held(T, T - 500, 1000, 1500, True), Held(T, T - 100, 1000, 1500, True)), b"\x01\x02",
+                        b"2020-01-02 08:00:07", T, 10_000, 1 << 62, len(block), 0, 5)
+    for reader in (NATIVE, STDLIB):
+        run = reader.burst_run(block, hits, 0, bursts)
+        assert run.next_hit == 3 and run.decided_until == block.index(lines[3])
+        assert run.extended == ((2, T + 3, T - 500), (1, T + 2, T + 2 - 900))

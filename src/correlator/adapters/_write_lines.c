@@ -190,11 +190,143 @@ static PyObject *in_second(PyObject *self, PyObject *args) {
     return PyBool_FromLong(same);
 }
 
+/* ``[ :](\d+)ms \(threshold=`` searched in ``[line, end)``: the first "ms (threshold=" preceded by digits and a space
+ * or colon is the leftmost match (each match ends at its own phrase). Its digits' span, or 0 when none. */
+static int slow_ms(const char *line, const char *end, const char **digits_at, const char **digits_end) {
+    static const char phrase[] = "ms (threshold=";
+    const size_t size = sizeof(phrase) - 1;
+    const char *p = line;
+    while ((size_t)(end - p) >= size && (p = memchr(p, 'm', (size_t)(end - p))) != NULL) {
+        if ((size_t)(end - p) < size) break;
+        if (memcmp(p, phrase, size) == 0) {
+            const char *d = p;
+            while (d > line && d[-1] >= '0' && d[-1] <= '9') d--;
+            if (d < p && d > line && (d[-1] == ' ' || d[-1] == ':')) {
+                *digits_at = d;
+                *digits_end = p;
+                return 1;
+            }
+        }
+        p++;
+    }
+    return 0;
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* ``\d{4}-\d\d-\d\d[ T]\d\d:\d\d`` at ``p``. */
+static int stamped(const char *p, const char *end) {
+    static const char shape[] = "dddd-dd-dd?dd:dd";
+    if (end - p < 16) return 0;
+    for (int i = 0; i < 16; i++) {
+        char s = shape[i], c = p[i];
+        if (s == 'd' ? !is_digit(c) : s == '?' ? (c != ' ' && c != 'T') : c != s) return 0;
+    }
+    return 1;
+}
+
+#define MAX_HELD 8
+
+/* ``burst_lines.burst_run``'s twin (its docstrings are the contract): the hits from ``first`` on whose lines extend
+ * the held bursts, walked while every check passes. ``held``: a list of (last_ts_ms, start_ms, longest_ms, gap_ms,
+ * timed) tuples. */
+static PyObject *burst_run(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view, kinds, prefix;
+    PyObject *hits, *held;
+    Py_ssize_t first, step_at, decided_until, write_from;
+    long long second_ms, max_span, until_ts;
+    if (!PyArg_ParseTuple(args, "y*O!nO!y*y*LLLnnn", &view, &PyList_Type, &hits, &first, &PyTuple_Type, &held, &kinds,
+                          &prefix, &second_ms, &max_span, &until_ts, &step_at, &decided_until, &write_from)) {
+        return NULL;
+    }
+    long long last[MAX_HELD], start[MAX_HELD], longest[MAX_HELD], gap[MAX_HELD];
+    int timed[MAX_HELD];
+    Py_ssize_t counts[MAX_HELD] = {0};
+    const Py_ssize_t slots = PyTuple_GET_SIZE(held);
+    const char *problem = slots > MAX_HELD ? "too many held bursts" : NULL;
+    for (Py_ssize_t j = 0; problem == NULL && j < slots; j++) {
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(held, j), "LLLLp", &last[j], &start[j], &longest[j], &gap[j],
+                              &timed[j])) {
+            problem = "";
+        }
+    }
+    const char *data = view.buf, *end_of_data = data + view.len;
+    const unsigned char *kind = kinds.buf;
+    const Py_ssize_t n = view.len, count_hits = PyList_GET_SIZE(hits);
+    Py_ssize_t i = first < 0 ? 0 : first, until = decided_until;
+    for (; problem == NULL && i < count_hits; i++) {
+        PyObject *pair = PyList_GET_ITEM(hits, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            problem = "hits must be (offset, index) pairs";
+            break;
+        }
+        Py_ssize_t hit = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0));
+        Py_ssize_t index = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 1));
+        if ((hit == -1 || index == -1) && PyErr_Occurred()) {
+            problem = "";
+            break;
+        }
+        if (hit < until && index < write_from) continue;
+        Py_ssize_t slot = index >= 0 && index < kinds.len ? (Py_ssize_t)kind[index] - 1 : -1;
+        if (slot < 0 || slot >= slots || hit < 0 || hit > n) break;
+        const char *line = line_start(data, hit);
+        Py_ssize_t at = line - data;
+        if (at > step_at || prefix.len != 19 || n - at < 23 || memcmp(line, prefix.buf, 19) != 0
+            || (line[19] != ',' && line[19] != '.') || !is_digit(line[20]) || !is_digit(line[21])
+            || !is_digit(line[22])) {
+            break;
+        }
+        long long ts = second_ms + (line[20] - '0') * 100 + (line[21] - '0') * 10 + (line[22] - '0');
+        const char *newline = memchr(data + hit, '\n', (size_t)(n - hit));
+        const char *end = newline ? newline + 1 : end_of_data;
+        if (end < end_of_data && !stamped(end, end_of_data)) break;
+        long long duration = 0;
+        if (timed[slot]) {
+            const char *d, *d_end;
+            if (!slow_ms(line, end, &d, &d_end) || d_end - d > 15) break;
+            for (; d < d_end; d++) duration = duration * 10 + (*d - '0');
+        }
+        if (ts - last[slot] > gap[slot] || ts - start[slot] > max_span || ts > until_ts
+            || (longest[slot] >= 0 && duration > longest[slot])) {
+            break;
+        }
+        int passes_another = 0;
+        for (Py_ssize_t j = 0; j < slots; j++) passes_another |= j != slot && ts - last[j] > gap[j];
+        if (passes_another) break;
+        counts[slot]++;
+        if (ts > last[slot]) last[slot] = ts;
+        if (ts - duration < start[slot]) start[slot] = ts - duration;
+        until = end - data;
+    }
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&kinds);
+    PyBuffer_Release(&prefix);
+    if (problem != NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, problem);
+        return NULL;
+    }
+    PyObject *extended = PyTuple_New(slots);
+    if (extended == NULL) return NULL;
+    for (Py_ssize_t j = 0; j < slots; j++) {
+        PyObject *one = Py_BuildValue("(nLL)", counts[j], last[j], start[j]);
+        if (one == NULL) {
+            Py_DECREF(extended);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(extended, j, one);
+    }
+    return Py_BuildValue("(nnN)", i, until, extended);
+}
+
 static PyMethodDef methods[] = {
     {"find_write_lines", find_write_lines, METH_O,
      "find_write_lines(block) -> (opens, open_ids, closes, close_ids, durations)"},
     {"in_second", in_second, METH_VARARGS,
      "in_second(block, first, offsets) -> whether each offset's line begins with the stamp of the line at first"},
+    {"burst_run", burst_run, METH_VARARGS,
+     "burst_run(block, hits, first, held, kinds, prefix, second_ms, max_span_ms, until_ts_ms, step_at, "
+     "decided_until, write_from) -> (next_hit, decided_until, ((count, last_ts_ms, start_ms), ...))"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,6 +7,7 @@ and ``correlator bench parse`` says so.
 
 from __future__ import annotations
 
+from correlator.core.ingest.burst_lines import BurstRun, HeldBursts
 from correlator.core.ingest.write_lines import StdlibWriteReader, WriteLines, WriteReader
 
 
@@ -21,12 +22,19 @@ class NativeWriteReader:
 
         self._find = _write_lines.find_write_lines
         self._in_second = _write_lines.in_second
+        self._burst_run = _write_lines.burst_run
 
     def find(self, block: bytes) -> WriteLines:
         return WriteLines(*self._find(block))
 
     def in_second(self, block: bytes, first: int, offsets: list[int]) -> bool:
         return bool(self._in_second(block, first, offsets))
+
+    def burst_run(self, block: bytes, hits: list[tuple[int, int]], first: int, bursts: HeldBursts) -> BurstRun:
+        b = bursts
+        held = tuple((h.last_ts_ms, h.start_ms, h.longest_ms, h.gap_ms, h.timed) for h in b.held)
+        return BurstRun(*self._burst_run(block, hits, first, held, b.kinds, b.prefix, b.second_ms, b.max_span_ms,
+                                         b.until_ts_ms, b.step_at, b.decided_until, b.write_from))
 
 
 def fastest_write_reader() -> WriteReader:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from correlator.core.events import JvmPause, SlowIo
+from correlator.core.ingest.burst_lines import BurstRun
 from correlator.core.ingest.bursts import Bursts
 from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
 
@@ -98,10 +99,12 @@ def test_a_scanners_reconcile_warnings_become_one_burst_its_interval_counts_them
         [(b.start_ms, b.end_ms, b.magnitude_ms, b.summary) for b in reconcile_bursts(many)]
 
 
-def test_bursts_read_from_bytes_equal_the_parsers_path(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("native", [False, True], ids=["stdlib reader", "native reader"])
+def test_bursts_read_from_bytes_equal_the_parsers_path(monkeypatch: pytest.MonkeyPatch, native: bool) -> None:
     """A bad day's DataNode log (slow-IO storms, reconcile bursts, a clock step back) gives the same events when
-    its blocks take the fast path (held bursts extended from their lines' bytes) as line by line through the
-    parsers: the same bursts, counts, spans and worst lines."""
+    its blocks take the fast path (held bursts extended from their lines' bytes, runs of them by the write reader)
+    as line by line through the parsers: the same bursts, counts, spans and worst lines."""
+    from correlator.adapters.scanners import fastest_scanner
     from correlator.bench import incident
     from correlator.core.event_dicts import event_to_dict
     from correlator.core.events import Event
@@ -116,7 +119,12 @@ def test_bursts_read_from_bytes_equal_the_parsers_path(monkeypatch: pytest.Monke
         return sorted(repr(sorted((k, v) for k, v in event_to_dict(o).items() if k != "ref"))
                       for o in out if isinstance(o, Event) and o.type != "source_progress")
 
-    fast = Ingest(IngestConfig())
+    scanner = fastest_scanner() if native else None
+    runs: list[BurstRun] = []
+    if scanner is not None:
+        take = scanner.write_reader.burst_run
+        monkeypatch.setattr(scanner.write_reader, "burst_run", lambda *a: runs.append(run := take(*a)) or run)
+    fast = Ingest(IngestConfig(), scanner)
     data = ("\n".join(lines) + "\n").encode()
     out: list[object] = []
     at, line = 0, 1
@@ -129,5 +137,6 @@ def test_bursts_read_from_bytes_equal_the_parsers_path(monkeypatch: pytest.Monke
     slow = Ingest(IngestConfig())
     reference = [o for i, ln in enumerate(lines) for o in slow.feed_line(ln, ref=f"f:{i + 1}", hint=hint)]
     reference += slow.flush_all()
-    assert sum(getattr(o, "count", 0) for o in out if isinstance(o, SlowIo)) > 1_000
     assert shape(out) == shape(reference)
+    assert sum(getattr(o, "count", 0) for o in out if isinstance(o, SlowIo)) > 1_000
+    assert not native or sum(count for run in runs for count, _, _ in run.extended) > 300  # runs were taken

@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from correlator.core.ingest.burst_lines import BurstRun, HeldBursts
 from correlator.core.ingest.bursts import FAST_PHRASES
 from correlator.core.ingest.multiline import RECORD_START_BYTES
 from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits
@@ -21,6 +22,8 @@ from correlator.core.ingest.writes import Line, block_at, duration_at
 
 FAST_BURSTS = {PHRASES.index(p): kind for p, kind in FAST_PHRASES.items()}
 BURST_BYTES = tuple(p.encode() for p in FAST_PHRASES)
+KIND_INDEXES = {kind: [i for i, its in FAST_BURSTS.items() if its == kind] for kind in set(FAST_BURSTS.values())}
+"""Per burst kind, the phrase indexes of its lines."""
 _SLOW_MS = re.compile(rb"[ :](\d+)ms \(threshold=")
 ANCHOR_BYTES = 64 * 1024
 """Line-number anchors' spacing: a look back counts at most this many bytes."""
@@ -98,7 +101,10 @@ class BlockReader:
         block, n = self.block, len(self.block)
         steps = plan.steps if plan is not None else []
         step = 0
-        for hit, index in hits:
+        i = 0
+        while i < len(hits):
+            hit, index = hits[i]
+            i += 1
             if hit < self.pos:
                 continue
             if index >= WRITE_FROM:
@@ -115,6 +121,7 @@ class BlockReader:
                     self._step(steps[step])
                     step += 1
                 if self._burst_fast(hit, index, line):
+                    i = self._burst_run(hits, i, FAST_BURSTS[index], line, steps[step].at if step < len(steps) else n)
                     continue
             start = self._record_start(hit)
             while step < len(steps) and steps[step].at < start:
@@ -207,6 +214,27 @@ class BlockReader:
             self.ingest._emit(emitted, self.out)
         self.decided_until = end
         return True
+
+    def _burst_run(self, hits: list[tuple[int, int]], i: int, kind: str, line: int, step_at: int) -> int:
+        """After a line that extended its burst (at ``line``): the hits from ``i`` on that extend the source's held
+        bursts too, read by the write reader in one go (``burst_lines``) as ``_burst_fast`` would take them one by
+        one. The next hit to walk."""
+        of = self.ingest.bursts.held_of(self.key, kind)
+        second = self.ingest.writes.second_ms_at(self.block, line)
+        if of is None or second is None or i >= len(hits):
+            return i
+        kinds, held, until_ts = of
+        mask = bytearray(len(PHRASES))
+        for slot, its_kind in enumerate(kinds):
+            for index in KIND_INDEXES[its_kind]:
+                mask[index] = slot + 1
+        bursts = HeldBursts(tuple(held), bytes(mask), self.block[line:line + 19], second,
+                            self.ingest.bursts.max_span_ms, until_ts, step_at, self.decided_until, WRITE_FROM)
+        run: BurstRun = self.ingest.scanner.write_reader.burst_run(self.block, hits, i, bursts)
+        if run.decided_until != self.decided_until:
+            self.ingest.bursts.extended(self.key, kinds, run)
+            self.decided_until = run.decided_until
+        return run.next_hit
 
     def _ref(self, line_no: int) -> str:
         if self.offsets is None:

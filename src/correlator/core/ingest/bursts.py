@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from correlator.core.ingest.burst_lines import BurstRun, Held
 from correlator.core.event_dicts import event_from_dict, event_to_dict
 from correlator.core.events import DirectoryScanReconcile, Event, SlowIo, SourceProgress
 from correlator.core.ingest.parse.hdfs import RULES as HDFS_RULES
@@ -48,6 +49,9 @@ class _Burst:
 
 def _key(e: Burstable) -> tuple[str, str, str, str]:
     return (e.cluster, e.host, e.role, _kind(e))
+
+
+NEVER_MS = 1 << 62
 
 
 def _kind(e: Burstable) -> str:
@@ -130,6 +134,34 @@ class Bursts:
         held.start_ms = min(held.start_ms, ts_ms - duration_ms)
         held.touched_ms = None
         return True
+
+    def held_of(self, source: str, kind: str) -> tuple[list[str], list[Held], int] | None:
+        """What lines of ``source`` may do to its held bursts (that of ``kind`` and the others of its host) and still
+        extend them as :meth:`extend` does: their kinds, a ``burst_lines.Held`` each, and the time past which a line
+        would end a burst of the host held for another source. ``None`` when no burst of ``kind`` is held."""
+        key = self._of_source.get((source, kind))
+        if key is None or key not in self._open:
+            return None
+        kinds, held, mine = [], [], set()
+        for (of, its_kind), its_key in self._of_source.items():
+            burst = self._open.get(its_key)
+            if of == source and burst is not None and its_key[:2] == key[:2] and its_key not in mine:
+                mine.add(its_key)
+                kinds.append(its_kind)
+                longest = burst.longest.duration_ms if isinstance(burst.longest, SlowIo) else -1
+                held.append(Held(burst.last_ts_ms, burst.start_ms, longest, GAPS[burst.first.__class__],
+                                 isinstance(burst.first, SlowIo)))
+        until = min((other.last_ts_ms + GAPS[other.first.__class__] for other_key, other in self._open.items()
+                     if other_key not in mine and other_key[:2] == key[:2]), default=NEVER_MS)
+        return kinds, held, until
+
+    def extended(self, source: str, kinds: list[str], run: BurstRun) -> None:
+        """A run (``burst_lines.burst_run``) extended ``source``'s held bursts of ``kinds`` (as ``held_of`` gave)."""
+        for kind, (count, last_ts_ms, start_ms) in zip(kinds, run.extended):
+            if count:
+                held = self._open[self._of_source[(source, kind)]]
+                held.count += count
+                held.last_ts_ms, held.start_ms, held.touched_ms = last_ts_ms, start_ms, None
 
     def _close_passed(self, e: Event, out: list[Event]) -> None:
         for key, held in list(self._open.items()):

@@ -13,6 +13,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Protocol
 
+from correlator.core.ingest.burst_lines import BurstRun, HeldBursts, burst_run
 from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
 
 OPEN_BYTES = OPEN_PHRASE.encode()
@@ -88,6 +89,9 @@ class StdlibWriteReader:
         if len(second) < STAMP_TO_THE_SECOND or b"\n" in second:
             return False
         return all(0 <= at <= len(block) and block.startswith(second, block.rfind(b"\n", 0, at) + 1) for at in offsets)
+
+    def burst_run(self, block: bytes, hits: list[tuple[int, int]], first: int, bursts: HeldBursts) -> BurstRun:
+        return burst_run(block, hits, first, bursts)
 
 
 def _read(block: bytes, phrase: bytes, pattern: re.Pattern[bytes]) -> tuple[list[int], list[tuple[bytes, ...] | None]]:

@@ -244,6 +244,16 @@ class WriteTracker:
             return None
         return base + seconds * 1000 + millis
 
+    def second_ms_at(self, data: bytes, at: int) -> int | None:
+        """When the second of the line at ``at`` began, if its minute's time is already known for sure (read before,
+        not in a repeated DST hour): every line that begins with the same 19 bytes is ``stamp_at`` that plus its
+        milliseconds, whatever the clock learns in between."""
+        base = self._byte_minutes.get(data[at:at + 16])
+        seconds = data[at + 17:at + 19]
+        if base is None or len(seconds) != 2 or not seconds.isdigit():
+            return None
+        return base + int(seconds) * 1000
+
     def _emit_oldest(self, source: _Source, out: list[Line], materialise: Materialise | None = None) -> None:
         block, (start, text, ref, at) = next(iter(source.open.items()))
         del source.open[block]
