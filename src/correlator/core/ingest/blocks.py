@@ -6,6 +6,7 @@ one source joined by newlines. Noise lines between hits are counted, never decod
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +28,16 @@ KIND_INDEXES = {kind: [i for i, its in FAST_BURSTS.items() if its == kind] for k
 _SLOW_MS = re.compile(rb"[ :](\d+)ms \(threshold=")
 ANCHOR_BYTES = 64 * 1024
 """Line-number anchors' spacing: a look back counts at most this many bytes."""
+
+
+@functools.cache
+def _mask(kinds: tuple[str, ...]) -> bytes:
+    """A ``HeldBursts``' ``kinds`` for bursts of these kinds, in this order."""
+    mask = bytearray(len(PHRASES))
+    for slot, kind in enumerate(kinds):
+        for index in KIND_INDEXES[kind]:
+            mask[index] = slot + 1
+    return bytes(mask)
 
 
 class BlockReader:
@@ -120,8 +131,14 @@ class BlockReader:
                 while step < len(steps) and steps[step].at < line:  # the plan's steps keep their place in line order
                     self._step(steps[step])
                     step += 1
+                step_at = steps[step].at if step < len(steps) else n
+                if not self._open_is_candidate():
+                    after = self._burst_run(hits, i - 1, FAST_BURSTS[index], line, step_at)  # from this line on
+                    if after >= i:
+                        i = after
+                        continue
                 if self._burst_fast(hit, index, line):
-                    i = self._burst_run(hits, i, FAST_BURSTS[index], line, steps[step].at if step < len(steps) else n)
+                    i = self._burst_run(hits, i, FAST_BURSTS[index], line, step_at)
                     continue
             start = self._record_start(hit)
             while step < len(steps) and steps[step].at < start:
@@ -224,11 +241,7 @@ class BlockReader:
         if of is None or second is None or i >= len(hits):
             return i
         kinds, held, until_ts = of
-        mask = bytearray(len(PHRASES))
-        for slot, its_kind in enumerate(kinds):
-            for index in KIND_INDEXES[its_kind]:
-                mask[index] = slot + 1
-        bursts = HeldBursts(tuple(held), bytes(mask), self.block[line:line + 19], second,
+        bursts = HeldBursts(tuple(held), _mask(tuple(kinds)), self.block[line:line + 19], second,
                             self.ingest.bursts.max_span_ms, until_ts, step_at, self.decided_until, WRITE_FROM)
         run: BurstRun = self.ingest.scanner.write_reader.burst_run(self.block, hits, i, bursts)
         if run.decided_until != self.decided_until:
