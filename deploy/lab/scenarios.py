@@ -2,8 +2,9 @@
 
 A fault is a real mechanism: `kill -STOP` of a daemon, a DataNode wrapper switch (dataset lock, slow disk, slow
 pipeline), a trigger file that makes user code throw in `snapshotState`, block files removed behind a DataNode's
-back, or the NameNode put in safe mode with Hadoop's own `DFSAdmin`. Which checkpoints failed is read from the JobManager's log, never assumed: a fault does not always fail one, so
-a fault that failed none is repeated once.
+back, the NameNode put in safe mode or a space quota set on the checkpoints with Hadoop's own `DFSAdmin`. Which
+checkpoints failed is read from the JobManager's log, never assumed: a fault does not always fail one, so a fault that
+failed none is repeated once.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ checkpoint, never one slow-write warning), so that it is the state's growth that
 GROW_BYTES = 100
 """state-growth: bytes each record adds to its key's state (2000 records/s: about 12 MB a minute)."""
 GROWTH_TIMEOUT = 600.0
+CHECKPOINTS = "/flink/checkpoints"
+"""The lab's checkpoint directory (``cluster``'s ``state.checkpoints.dir``)."""
+QUOTA = "1m"
+"""space-quota: far below one block (128 MiB) times the replication, which each file being written reserves."""
 
 TRIGGERED = re.compile(r"Triggering checkpoint (\d+) .*for job ([0-9a-f]{32})")
 TRIGGER_AT = re.compile(r"Triggering checkpoint (\d+) .*@ (\d+) for job ([0-9a-f]{32})")
@@ -119,6 +124,7 @@ SCENARIOS = {s.name: s for s in (
     Scenario("slow-pipeline", "slow-pipeline", "lab-dn2", lambda _h: "HDFS_SLOW_PIPELINE"),
     Scenario("task-error", "user-exception", None, lambda _h: "FLINK_TASK_ERROR"),
     Scenario("safe-mode", "safe-mode", "lab-nn", lambda _h: "NAMENODE_SAFE_MODE"),
+    Scenario("space-quota", "space-quota", "lab-nn", lambda _h: "HDFS_QUOTA_EXCEEDED"),
     Scenario("state-growth", "state-growth", None, lambda _h: "FLINK_STATE_GROWTH",
              job_args=("--grow", str(GROW_BYTES)), warns=True),
     Scenario("backpressure", "backpressure", None, lambda _h: "FLINK_BACKPRESSURE", job_args=("--slow-ms", "5"),
@@ -285,6 +291,8 @@ class Fault:
             self.held, self.scan_at = None, self.target_proc().log.stat().st_size
         elif kind == "safe-mode":  # an operator's `hdfs dfsadmin -safemode enter`: the NameNode refuses every write
             self.cluster.dfsadmin("-safemode", "enter")
+        elif kind == "space-quota":  # an operator's space quota on the checkpoints: below a block times the replication
+            self.cluster.dfsadmin("-setSpaceQuota", QUOTA, CHECKPOINTS)
         elif kind == "backpressure":  # every record now takes 5 ms in the keyed operator: 200 a second, not 2000
             self.trigger.with_name("slow-trigger").write_text("slow\n")
         elif kind == "state-growth":  # the job's state grows from its start; the disks become steady and modest
@@ -320,6 +328,8 @@ class Fault:
             self.trigger.unlink(missing_ok=True)
         elif kind == "safe-mode":
             self.cluster.dfsadmin("-safemode", "leave")
+        elif kind == "space-quota":
+            self.cluster.dfsadmin("-clrSpaceQuota", CHECKPOINTS)
         elif kind == "backpressure":
             self.trigger.with_name("slow-trigger").unlink(missing_ok=True)
         elif kind == "state-growth":

@@ -284,7 +284,8 @@ class HdfsRefusal(Event):
 
     type: ClassVar[str] = "hdfs_refusal"
     kind: str
-    """xceiver_limit, no_datanodes, pipeline_exhausted, safe_mode, directory_items, disk_full, token_expired."""
+    """xceiver_limit, no_datanodes, pipeline_exhausted, safe_mode, directory_items, space_quota, namespace_quota,
+    disk_full, token_expired."""
     limit: int | None = None
     """The limit the message names (transfer threads, directory items, minReplication)."""
     value: int | None = None

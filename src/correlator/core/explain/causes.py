@@ -30,6 +30,7 @@ class Code(StrEnum):
     HDFS_NO_DATANODES = "HDFS_NO_DATANODES"
     NAMENODE_SAFE_MODE = "NAMENODE_SAFE_MODE"
     NAMENODE_LIMIT = "NAMENODE_LIMIT"
+    HDFS_QUOTA_EXCEEDED = "HDFS_QUOTA_EXCEEDED"
     HDFS_TOKEN_EXPIRED = "HDFS_TOKEN_EXPIRED"
     FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
     FLINK_STATE_GROWTH = "FLINK_STATE_GROWTH"
@@ -286,6 +287,31 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "directories", "state.checkpoints.num-retained"),
         ),
         "refused_directory_items",
+    ),
+    Cause(
+        Code.HDFS_QUOTA_EXCEEDED,
+        "a quota of the checkpoints' directory refused their files: its space quota (`The DiskSpace quota of … is "
+        "exceeded`; a block being written counts in full, times its replication) or its namespace quota (`The "
+        "NameSpace quota (directories and files) of directory … is exceeded`)",
+        "HDFS refused the write of {chk}: the space quota of its directory was exceeded (logged on {where})",
+        (
+            Step("Raise or clear the quota of the checkpoints' directory (hdfs dfs -count -q shows it; hdfs dfsadmin "
+                 "-setSpaceQuota or -clrSpaceQuota, -setQuota or -clrQuota): a space quota must leave room for a "
+                 "whole block (dfs.blocksize) times the replication for each checkpoint file being written, however "
+                 "small the file"),
+            Step("Lower the checkpoints kept (state.checkpoints.num-retained) and clean up orphaned checkpoint "
+                 "directories", "state.checkpoints.num-retained"),
+        ),
+        {"refused_space_quota": 1.0, "refused_namespace_quota": 1.0},
+        root=True,
+        checkpoint_steps="restarts",
+        points=frozenset({"refused_space_quota", "refused_namespace_quota"}),
+        stated=True,
+        titles_by_kind={
+            "refused_namespace_quota": "HDFS refused the write of {chk}: the namespace quota{of_limit} of its "
+                                       "directory was exceeded (logged on {where})",
+        },
+        timeline_types=frozenset({"hdfs_refusal", "hdfs_client_error"}),
     ),
     _refusal(
         Code.HDFS_TOKEN_EXPIRED,

@@ -143,6 +143,20 @@ REFUSAL_EXAMPLES: dict[str, tuple[str, str, dict[str, object]]] = {
         "org.apache.hadoop.ipc.Server: IPC Server handler 2 on 8020, call mkdirs\norg.apache.hadoop.hdfs.protocol."
         "FSLimitException$MaxDirectoryItemsExceededException: The directory item limit of /flink is exceeded: "
         "limit=64 items=64", "directory_items", {"limit": 64, "value": 64, "path": "/flink"}),
+    "The DiskSpace quota of ": (
+        "org.apache.hadoop.ipc.Server: IPC Server handler 4 on 8020, call Call#31 Retry#0 "
+        "org.apache.hadoop.hdfs.protocol.ClientProtocol.addBlock from 127.0.0.1:40412\norg.apache.hadoop.hdfs.protocol."
+        "DSQuotaExceededException: The DiskSpace quota of /flink/checkpoints is exceeded: quota = 1048576 B = 1 MB but "
+        "diskspace consumed = 402653184 B = 384 MB", "space_quota",
+        {"limit": 1048576, "value": 402653184, "path": "/flink/checkpoints"}),
+    "Quota by storage type : ": (
+        "org.apache.hadoop.ipc.Server: IPC Server handler 4 on 8020, call addBlock\norg.apache.hadoop.hdfs.protocol."
+        "QuotaByStorageTypeExceededException: Quota by storage type : DISK on path : /flink/checkpoints is exceeded. "
+        "quota = 1 MB but space consumed = 384 MB", "space_quota", {"path": "/flink/checkpoints"}),
+    "The NameSpace quota (directories and files)": (
+        "org.apache.hadoop.ipc.Server: IPC Server handler 4 on 8020, call mkdirs\norg.apache.hadoop.hdfs.protocol."
+        "NSQuotaExceededException: The NameSpace quota (directories and files) of directory /flink/checkpoints is "
+        "exceeded: quota=5 file count=6", "namespace_quota", {"limit": 5, "value": 6, "path": "/flink/checkpoints"}),
     "No space left on device": (
         f"{DN}.DataNode: 127.0.0.1:9866:DataXceiver error processing WRITE_BLOCK operation  src: /127.0.0.1:40412 "
         "dst: /127.0.0.1:9866\njava.io.IOException: No space left on device", "disk_full", {}),

@@ -4,8 +4,9 @@ transfer-thread limit, a NameNode's IPC handler) or inside a client's cause chai
 One row per wording: the fixed phrase (a prefilter trigger, searched in the whole record since the sentence is often
 an exception's line under the header), the refusal kind, and the regex that reads the limit, the count and the path
 where the wording gives them. Wordings from the Hadoop 2.7-3.4 sources (DataXceiverServer, BlockManager /
-BlockPlacementPolicy via FSNamesystem.addBlock, DataStreamer, FSNamesystem safe mode, FSDirectory's item limit,
-the delegation-token secret manager); kinds with no DataNode or NameNode line of their own are seen only in clients.
+BlockPlacementPolicy via FSNamesystem.addBlock, DataStreamer, FSNamesystem safe mode, FSDirectory's item limit, the
+quota exceptions, the delegation-token secret manager); kinds with no DataNode or NameNode line of their own are seen
+only in clients.
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal("The directory item limit of ", "directory_items",
             re.compile(r"The directory item limit of (?P<path>\S+) is exceeded: limit=(?P<limit>\d+) "
                        r"items=(?P<value>\d+)")),
+    Refusal("The DiskSpace quota of ", "space_quota",
+            re.compile(r"The DiskSpace quota of (?P<path>\S+) is exceeded: quota = (?P<limit>\d+) B = .*? but "
+                       r"diskspace consumed = (?P<value>\d+) B")),
+    Refusal("Quota by storage type : ", "space_quota",
+            re.compile(r"Quota by storage type : \w+ on path : (?P<path>\S+) is exceeded")),
+    Refusal("The NameSpace quota (directories and files)", "namespace_quota",
+            re.compile(r"The NameSpace quota \(directories and files\) of directory (?P<path>\S+) is exceeded: "
+                       r"quota=(?P<limit>\d+) file count=(?P<value>\d+)")),
     Refusal("No space left on device", "disk_full"),
     Refusal("DiskOutOfSpaceException", "disk_full"),
     Refusal("(HDFS_DELEGATION_TOKEN token ", "token_expired",
