@@ -227,7 +227,10 @@ class Cluster:
         return proc
 
     def start_hdfs(self) -> None:
-        nn_conf = self._hadoop_conf("lab-nn", {"dfs.namenode.name.dir": self.run_dir / "data" / "lab-nn" / "name"})
+        self.excludes.parent.mkdir(parents=True, exist_ok=True)
+        self.excludes.write_text("")  # read by `dfsadmin -refreshNodes`: the decommission scenario's hosts
+        nn_conf = self._hadoop_conf("lab-nn", {"dfs.namenode.name.dir": self.run_dir / "data" / "lab-nn" / "name",
+                                               "dfs.hosts.exclude": self.excludes})
         fmt = self._hadoop_java(nn_conf, "namenode-format.log", "org.apache.hadoop.hdfs.server.namenode.NameNode",
                                 ["-format", "-nonInteractive", "-force"], "256m")
         with (self.logs / "namenode-format.out").open("wb") as out:
@@ -275,6 +278,11 @@ class Cluster:
         with (self.logs / "dfsadmin.out").open("ab") as out:
             if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.run_dir, timeout=120).returncode:
                 raise LabError(f"dfsadmin {' '.join(args)} failed (see {self.logs}/dfsadmin.out)")
+
+    @property
+    def excludes(self) -> Path:
+        """The NameNode's ``dfs.hosts.exclude`` file: hosts listed there are decommissioned on ``-refreshNodes``."""
+        return self.run_dir / "conf" / "excludes"
 
     def namenode(self) -> Proc:
         return next(p for p in self.procs if p.name == "namenode")

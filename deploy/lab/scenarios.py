@@ -2,9 +2,9 @@
 
 A fault is a real mechanism: `kill -STOP` of a daemon, a DataNode wrapper switch (dataset lock, slow disk, slow
 pipeline), a trigger file that makes user code throw in `snapshotState`, block files removed behind a DataNode's
-back, the NameNode put in safe mode or a space quota set on the checkpoints with Hadoop's own `DFSAdmin`. Which
-checkpoints failed is read from the JobManager's log, never assumed: a fault does not always fail one, so a fault that
-failed none is repeated once.
+back, the NameNode put in safe mode, a space quota set on the checkpoints or every DataNode decommissioned with
+Hadoop's own `DFSAdmin`. Which checkpoints failed is read from the JobManager's log, never assumed: a fault does not
+always fail one, so a fault that failed none is repeated once.
 """
 
 from __future__ import annotations
@@ -125,6 +125,9 @@ SCENARIOS = {s.name: s for s in (
     Scenario("task-error", "user-exception", None, lambda _h: "FLINK_TASK_ERROR"),
     Scenario("safe-mode", "safe-mode", "lab-nn", lambda _h: "NAMENODE_SAFE_MODE"),
     Scenario("space-quota", "space-quota", "lab-nn", lambda _h: "HDFS_QUOTA_EXCEEDED"),
+    # every DataNode decommissioning: the NameNode places no new block on one ("could only be written to 0 of the 1
+    # minReplication nodes"), while the writes already in a pipeline go on
+    Scenario("decommission", "decommission", "lab-nn", lambda _h: "HDFS_NO_DATANODES"),
     Scenario("state-growth", "state-growth", None, lambda _h: "FLINK_STATE_GROWTH",
              job_args=("--grow", str(GROW_BYTES)), warns=True),
     Scenario("backpressure", "backpressure", None, lambda _h: "FLINK_BACKPRESSURE", job_args=("--slow-ms", "5"),
@@ -293,6 +296,9 @@ class Fault:
             self.cluster.dfsadmin("-safemode", "enter")
         elif kind == "space-quota":  # an operator's space quota on the checkpoints: below a block times the replication
             self.cluster.dfsadmin("-setSpaceQuota", QUOTA, CHECKPOINTS)
+        elif kind == "decommission":  # an operator lists every DataNode's host in the exclude file
+            self.cluster.excludes.write_text("127.0.0.1\n")
+            self.cluster.dfsadmin("-refreshNodes")
         elif kind == "backpressure":  # every record now takes 5 ms in the keyed operator: 200 a second, not 2000
             self.trigger.with_name("slow-trigger").write_text("slow\n")
         elif kind == "state-growth":  # the job's state grows from its start; the disks become steady and modest
@@ -330,6 +336,9 @@ class Fault:
             self.cluster.dfsadmin("-safemode", "leave")
         elif kind == "space-quota":
             self.cluster.dfsadmin("-clrSpaceQuota", CHECKPOINTS)
+        elif kind == "decommission":
+            self.cluster.excludes.write_text("")
+            self.cluster.dfsadmin("-refreshNodes")
         elif kind == "backpressure":
             self.trigger.with_name("slow-trigger").unlink(missing_ok=True)
         elif kind == "state-growth":

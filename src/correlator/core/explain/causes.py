@@ -255,8 +255,9 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         "nodes`), or the client ran out of DataNodes to replace a failed one in its pipeline",
         "HDFS refused the write of {chk}: no DataNode was left to write it to (logged on {where})",
         (
-            Step("Find out why the DataNodes were excluded or dead (their logs at that time: full disks, "
-                 "transfer-thread limits, stopped processes) and bring them back"),
+            Step("Find out why the DataNodes were excluded, dead or being decommissioned (their logs at that time: "
+                 "full disks, transfer-thread limits, stopped processes; the NameNode's: Starting decommission) and "
+                 "bring them back"),
             Step("On small clusters (3 DataNodes or fewer) let the client keep writing with fewer replicas: "
                  "dfs.client.block.write.replace-datanode-on-failure.best-effort = true",
                  "dfs.client.block.write.replace-datanode-on-failure.best-effort", "true"),
