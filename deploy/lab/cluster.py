@@ -182,6 +182,8 @@ class Cluster:
         self.ports = dict(zip(names, free_ports(len(names)), strict=True))
         self.hdfs_uri = f"hdfs://127.0.0.1:{self.ports['nn']}"
         self.control = {h: self.run_dir / "control" / h for h in self.hosts_dn}
+        self.dn_extra: dict[str, dict[str, object]] = {}
+        """Each DataNode's own settings (beyond the ports and data directory), kept for a reconfiguration."""
 
     # ---- HDFS ----
     def _hadoop_conf(self, name: str, extra: dict[str, object]) -> Path:
@@ -251,19 +253,37 @@ class Cluster:
         """One DataNode (again, after `stop_datanode`: same ports, data dir and log file, which it appends to);
         `fixed_heap` sets -Xms too, for a replica map in the millions that would otherwise grow the heap in steps."""
         i = self.hosts_dn.index(host)
-        conf = self._hadoop_conf(host, {
-            "dfs.datanode.data.dir": self.run_dir / "data" / host / "data",
-            "dfs.datanode.address": f"127.0.0.1:{self.ports[f'dn{i}_xfer']}",
-            "dfs.datanode.http.address": f"127.0.0.1:{self.ports[f'dn{i}_http']}",
-            "dfs.datanode.ipc.address": f"127.0.0.1:{self.ports[f'dn{i}_ipc']}",
-            **(extra or {}),
-        })
+        conf = self._datanode_conf(host, extra or {})
         log = self.logs / f"hadoop-{USER}-datanode-{host}.log"
         heap_args = [f"-Xms{heap}"] if fixed_heap else []
         return self._spawn(f"datanode-{host}", host, log, self._hadoop_java(
             conf, log.name, "lab.LabDataNode", [], heap,
             [*heap_args, "-Dproc_datanode", f"-Dlab.control={self.control[host]}"]),
             addr=f"127.0.0.1:{self.ports[f'dn{i}_xfer']}")
+
+    def _datanode_conf(self, host: str, extra: dict[str, object]) -> Path:
+        i = self.hosts_dn.index(host)
+        self.dn_extra[host] = extra
+        return self._hadoop_conf(host, {
+            "dfs.datanode.data.dir": self.run_dir / "data" / host / "data",
+            "dfs.datanode.address": f"127.0.0.1:{self.ports[f'dn{i}_xfer']}",
+            "dfs.datanode.http.address": f"127.0.0.1:{self.ports[f'dn{i}_http']}",
+            "dfs.datanode.ipc.address": f"127.0.0.1:{self.ports[f'dn{i}_ipc']}",
+            **extra,
+        })
+
+    def reconfigure_datanode(self, host: str, changes: dict[str, object | None]) -> None:
+        """Changes a running DataNode's settings the way an operator does: its hdfs-site.xml rewritten, then Hadoop's
+        own `dfsadmin -reconfig datanode … start` (None: back to the default); returns once its log shows every
+        change."""
+        extra = {k: v for k, v in {**self.dn_extra.get(host, {}), **changes}.items() if v is not None}
+        self._datanode_conf(host, extra)
+        proc = next(p for p in self.datanodes() if p.host == host)
+        at = proc.log.stat().st_size
+        self.dfsadmin("-reconfig", "datanode", f"127.0.0.1:{self.ports[f'dn{self.hosts_dn.index(host)}_ipc']}",
+                      "start")
+        for key in changes:
+            wait_for(proc.log, re.compile(rf"Change property:? {re.escape(key)}"), 30, proc, at)
 
     def stop_datanode(self, host: str) -> None:
         """Stops one DataNode by pid (SIGTERM: its shutdown hook runs) and forgets it, so it can start again."""

@@ -29,7 +29,8 @@ from pathlib import Path
 from cluster import HOME, Cluster, LabError, fetch
 from confs import FLINK_LAYOUTS
 from rest import RestRecorder
-from scenarios import COMPLETED, DEFAULT_SCENARIOS, SCENARIOS, TRIGGERED, Fault, JobLog, Scenario, iso, truth
+from scenarios import (COMPLETED, SCENARIOS, TRIGGERED, Fault, JobLog, Scenario, default_scenarios, iso, truth,
+                       unsupported)
 from trim import copy_trimmed
 
 DEFAULT_HADOOP = "3.3.6"
@@ -138,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "fetch":
             fetch(args.hadoop, args.flink, args.flink_layout)
             return 0
-        names = args.scenario or DEFAULT_SCENARIOS
+        names = args.scenario or default_scenarios(args.hadoop)
+        if unsupported(names, args.hadoop):
+            raise SystemExit(f"Hadoop {args.hadoop} cannot take: {', '.join(unsupported(names, args.hadoop))}")
         failures = 0
         for name in names:
             try:

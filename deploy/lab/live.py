@@ -23,7 +23,7 @@ from typing import Any
 
 from cluster import HOME, ROOT, USER, LabError, free_ports, stop_process
 from lab import DEFAULT_FLINK, DEFAULT_HADOOP, exit_on_signals, run_scenario, say
-from scenarios import DEFAULT_SCENARIOS, SCENARIOS
+from scenarios import SCENARIOS, default_scenarios, unsupported
 
 RUN = HOME / "live"
 PY = Path(sys.executable)
@@ -283,7 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the rows (truth, verdicts, judgement) here")
     args = ap.parse_args(argv)
     exit_on_signals()
-    names = args.scenario or DEFAULT_SCENARIOS
+    names = args.scenario or default_scenarios(args.hadoop)
+    if unsupported(names, args.hadoop):
+        raise SystemExit(f"Hadoop {args.hadoop} cannot take: {', '.join(unsupported(names, args.hadoop))}")
     t0 = time.monotonic()
     stack = Stack(RUN)
     rows: list[dict[str, Any]] = []

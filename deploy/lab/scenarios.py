@@ -32,6 +32,7 @@ GROW_BYTES = 100
 GROWTH_TIMEOUT = 600.0
 CHECKPOINTS = "/flink/checkpoints"
 """The lab's checkpoint directory (``cluster``'s ``state.checkpoints.dir``)."""
+XCEIVERS = "dfs.datanode.max.transfer.threads"
 QUOTA = "1m"
 """space-quota: far below one block (128 MiB) times the replication, which each file being written reserves."""
 
@@ -89,6 +90,8 @@ class Scenario:
     """Flink's Slf4jTraceReporter on: each checkpoint's span (its phases' sums and maxima) in the JobManager's log."""
     flink_conf: tuple[tuple[str, object], ...] = ()
     """Flink settings of this scenario only (a heartbeat timeout shorter than the fault)."""
+    min_hadoop: tuple[int, int] = (2, 0)
+    """The oldest Hadoop line whose daemons can take the fault (a setting they change while running)."""
 
     def flink_hdfs(self) -> dict[str, object]:
         return {"dfs.replication": 2} if self.scan_outside_writes else {}
@@ -128,6 +131,10 @@ SCENARIOS = {s.name: s for s in (
     # every DataNode decommissioning: the NameNode places no new block on one ("could only be written to 0 of the 1
     # minReplication nodes"), while the writes already in a pipeline go on
     Scenario("decommission", "decommission", "lab-nn", lambda _h: "HDFS_NO_DATANODES"),
+    # every DataNode's transfer threads lowered to one at run time (HDFS-16400: 3.4 and later) while four subtasks
+    # upload their state at once: a DataNode already serving two writes refuses the next one
+    Scenario("xceiver-limit", "xceiver-limit", "lab-dn2", lambda _h: "DATANODE_XCEIVER_LIMIT",
+             flink_conf=(("taskmanager.numberOfTaskSlots", 4), ("parallelism.default", 4)), min_hadoop=(3, 4)),
     Scenario("state-growth", "state-growth", None, lambda _h: "FLINK_STATE_GROWTH",
              job_args=("--grow", str(GROW_BYTES)), warns=True),
     Scenario("backpressure", "backpressure", None, lambda _h: "FLINK_BACKPRESSURE", job_args=("--slow-ms", "5"),
@@ -143,8 +150,21 @@ SCENARIOS = {s.name: s for s in (
              scan_outside_writes=True),
 )}
 
-DEFAULT_SCENARIOS = [n for n, s in SCENARIOS.items() if not s.scan_host]
-"""What runs when no scenario is named: the directory-scan ones take minutes of replica fabrication each."""
+
+
+def hadoop_line(hadoop: str) -> tuple[int, int]:
+    major, minor = (int(x) for x in re.findall(r"\d+", hadoop)[:2])
+    return major, minor
+
+
+def default_scenarios(hadoop: str) -> list[str]:
+    """What runs when no scenario is named: not the directory-scan ones (minutes of replica fabrication each), nor
+    those this Hadoop line's daemons cannot take."""
+    return [n for n, s in SCENARIOS.items() if not s.scan_host and hadoop_line(hadoop) >= s.min_hadoop]
+
+
+def unsupported(names: list[str], hadoop: str) -> list[str]:
+    return [n for n in names if hadoop_line(hadoop) < SCENARIOS[n].min_hadoop]
 
 
 class JobLog:
@@ -299,6 +319,9 @@ class Fault:
         elif kind == "decommission":  # an operator lists every DataNode's host in the exclude file
             self.cluster.excludes.write_text("127.0.0.1\n")
             self.cluster.dfsadmin("-refreshNodes")
+        elif kind == "xceiver-limit":
+            for host in self._datanodes():
+                self.cluster.reconfigure_datanode(host, {XCEIVERS: 1})
         elif kind == "backpressure":  # every record now takes 5 ms in the keyed operator: 200 a second, not 2000
             self.trigger.with_name("slow-trigger").write_text("slow\n")
         elif kind == "state-growth":  # the job's state grows from its start; the disks become steady and modest
@@ -339,6 +362,9 @@ class Fault:
         elif kind == "decommission":
             self.cluster.excludes.write_text("")
             self.cluster.dfsadmin("-refreshNodes")
+        elif kind == "xceiver-limit":
+            for host in self._datanodes():
+                self.cluster.reconfigure_datanode(host, {XCEIVERS: None})
         elif kind == "backpressure":
             self.trigger.with_name("slow-trigger").unlink(missing_ok=True)
         elif kind == "state-growth":
