@@ -101,3 +101,17 @@ def test_a_worker_names_each_raw_process_apart_and_keeps_the_first_name() -> Non
     names = [instance_name(settings, i) for i in range(3)]
     assert len(set(names)) == 3
     assert names[0].endswith("-6070") and names[1] == names[0] + ".1"
+
+
+def test_a_batchs_time_is_charged_to_its_steps_in_order() -> None:
+    from correlator.bench.stream import step_line
+    from correlator.stream.raw_ingest import Steps
+
+    steps = Steps()
+    steps.lap("consume")
+    steps.lap("parse")
+    steps.lap("parse")
+    assert set(steps.spent) == {"consume", "parse"} and all(v >= 0 for v in steps.spent.values())
+    line = step_line({"consume": 1.0, "parse": 2.0, "commit": 1.0}, 400_000, 4_000)
+    assert line.startswith("consume 1.00 s (25%), group 0.00 s (0%), parse 2.00 s (50%) = 200,000 records/s, "
+                           "2,000 events/s")

@@ -108,6 +108,10 @@ class TestCrashRecovery:
             if "correlator_records_in_total{topic=\"correlator.events." in text:
                 break
             time.sleep(0.05)
+        while time.monotonic() < deadline and not _step_seconds(first.metrics()).get("parse"):
+            time.sleep(0.05)  # the raw-ingest processes hand their metrics over once a tick
+        steps = _step_seconds(first.metrics())
+        assert steps.get("parse", 0) > 0 and steps.get("commit", 0) > 0, steps  # where the loop's time went
         assert len(first.raw_ingest_children()) == 2, "the worker runs raw ingest in two child processes"
         assert first.health()["raw_ingest"]["processes"] == 2
         children = first.children()
@@ -122,6 +126,12 @@ class TestCrashRecovery:
         got = streamed(stack.read("verdicts", until=len(expected)))
         assert set(got) == expected
         assert {vid for vid, _ in got} == {vid for vid, _ in expected}
+
+
+def _step_seconds(text: str) -> dict[str, float]:
+    prefix = 'correlator_ingest_seconds_total{step="'
+    return {line[len(prefix):].split('"', 1)[0]: float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines() if line.startswith(prefix)}
 
 
 class TestScaleOut:

@@ -226,6 +226,7 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, d
         echo(f"  correlator worker, end to end       : {run.rate:>10,.0f} records/s  {run.cpu_us:6.2f} CPU us/record"
              f"  {run.rate * size / shipped / 1e6:6.1f} MB/s  peak RSS {run.peak_rss_kib / 1024:.0f} MB (both processes)"
              f"  (tuned bare loop just before and after: {before:,.0f} and {run.bare_after:,.0f} records/s)")
+        echo(f"  its raw-ingest loop, by step        : {step_line(run.steps, shipped, run.events)}")
         processes, processes_bare = _beside(tuned, lambda: _scale_out_rate(contenders["processes"], shipped, workdir, 1))
         echo(f"  one worker, {RAW_PROCESSES} raw-ingest processes  : {processes:>10,.0f} records/s"
              f"  ({processes / run.rate:.2f} x one process; CORRELATOR_RAW_PROCESSES={RAW_PROCESSES};"
@@ -268,6 +269,24 @@ class WorkerRun:
     """stage → (seconds serialising, snapshots, largest snapshot bytes)."""
     bare_after: float
     """The baseline's rate, run while the worker idled after the corpus."""
+    steps: dict[str, float]
+    """Seconds the raw-ingest loop spent per step until the corpus was through (``correlator_ingest_seconds``)."""
+
+
+STEP_ORDER = ("consume", "group", "parse", "produce", "snapshot", "commit")
+
+
+def step_line(steps: dict[str, float], records: int, events: float) -> str:
+    """Each step's seconds and share of the loop's time; parsing's rate in records and events per second."""
+    total = sum(steps.values()) or 1.0
+    parts = []
+    for step in STEP_ORDER:
+        seconds = steps.get(step, 0.0)
+        part = f"{step} {seconds:.2f} s ({seconds / total:.0%})"
+        if step == "parse" and seconds:
+            part += f" = {records / seconds:,.0f} records/s, {events / seconds:,.0f} events/s"
+        parts.append(part)
+    return ", ".join(parts)
 
 
 def _free_port() -> int:
@@ -320,6 +339,7 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
     raw_prefix = "correlator_records_in_total"
     try:
         first = end = cpu0 = cpu1 = forwarded = 0.0
+        steps: dict[str, float] = {}
         peak = 0
         deadline = time.monotonic() + 900
         while time.monotonic() < deadline:
@@ -337,6 +357,8 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
                 first, cpu0 = time.monotonic(), tree_usage(process.pid)[0]
             if raw >= expected and events_in >= forwarded:
                 end = time.monotonic()
+                steps = {k.split('step="', 1)[1].split('"', 1)[0]: v for k, v in metrics.items()
+                         if k.startswith("correlator_ingest_seconds_total{")}
                 cpu1, peak = tree_usage(process.pid)
                 break
             time.sleep(SCRAPE_EVERY_S)
@@ -368,6 +390,6 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
                              max((v for k, v in after.items() if k.startswith("correlator_state_bytes")
                                   and stage in k), default=0.0))
                      for stage in ("ingest", "engine")}
-        return WorkerRun(rate, (cpu1 - cpu0) * 1e6 / expected, peak, events, latency, snapshots, bare_after)
+        return WorkerRun(rate, (cpu1 - cpu0) * 1e6 / expected, peak, events, latency, snapshots, bare_after, steps)
     finally:
         terminate(process, 60)

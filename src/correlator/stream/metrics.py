@@ -28,6 +28,10 @@ class WorkerMetrics:
         self.guessed_times = Counter(
             "correlator_guessed_times", "Local log stamps the zone alone could not place, by why: dst_repeated_hour "
             "(placed by their source's order), dst_gap (in the hour a spring-forward skips)", ["why"], registry=r)
+        self.ingest_seconds = Counter(
+            "correlator_ingest_seconds", "Time the raw-ingest loop spent on non-empty batches, by step (consume: "
+            "taking records; group: by source; parse; produce: events; snapshot; commit: the transaction)", ["step"],
+            registry=r)
         self.duplicates = Counter("correlator_duplicate_events", "Redelivered events skipped", registry=r)
         self.topics_recreated = Counter(
             "correlator_raw_topic_recreated", "Raw partitions found belonging to a topic deleted and created again under "

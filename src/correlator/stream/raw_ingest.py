@@ -155,9 +155,13 @@ class _Loop:
                                     on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._revoked)
             owner.running = True
             while not owner._stop.is_set() and owner.health.failed is None and owner.failed is None:
+                laps = Steps()
                 batch = self.consumer.consume(settings.raw_batch, timeout=CONSUME_WAIT_S)
                 if batch:
-                    self._process(batch)
+                    laps.lap("consume")
+                    self._process(batch, laps)
+                    for step, seconds in laps.spent.items():
+                        owner.metrics.ingest_seconds.labels(step).inc(seconds)
                 if time.monotonic() - self.last_tick >= owner.tick_s:
                     self.last_tick = time.monotonic()
                     self._tick()
@@ -218,7 +222,7 @@ class _Loop:
 
     # --- one batch, one transaction ----------------------------------------------------------------------------
 
-    def _process(self, batch: list[Message]) -> None:
+    def _process(self, batch: list[Message], laps: Steps) -> None:
         metrics = self.owner.metrics
         sources: dict[tuple[Any, ...], list[Message]] = {}
         errors = 0
@@ -240,9 +244,11 @@ class _Loop:
             first = next(m for m in batch if m.error() is not None)
             if first.error().fatal() or first.error().code() not in (KafkaError._PARTITION_EOF,):
                 log.warning("raw consumer reported %d errors, first: %s", errors, first.error())
+        laps.lap("group")
         if not groups:
             return
         self.producer.begin_transaction()
+        laps.lap("commit")
         offsets: list[TopicPartition] = []
         by_topic: Counter[str] = Counter()
         for (topic, partition), sources in groups.items():
@@ -264,13 +270,17 @@ class _Loop:
                 metrics.clock_steps_back.labels(topic).inc(state.ingest.writes.steps_back - steps)
                 log.warning("a DataNode's clock stepped back on %s[%d] (an NTP step, a DST fall-back or logs replayed "
                             "out of order): its write timing restarts there", topic, partition)
+            laps.lap("parse")
             self._send(state, produced)
+            laps.lap("produce")
             self._persist(state)
+            laps.lap("snapshot")
             offsets.append(TopicPartition(topic, partition, last + 1))
         group = self.consumer.consumer_group_metadata()
         bounded("send_offsets_to_transaction",
                 lambda: self.producer.send_offsets_to_transaction(offsets, group, OFFSETS_TIMEOUT_S), OFFSETS_TIMEOUT_S)
         self._commit()
+        laps.lap("commit")
         self.owner.failing = 0
         for topic, n in by_topic.items():
             metrics.records_in.labels(topic).inc(n)
@@ -350,6 +360,22 @@ class _Loop:
 
     def _commit(self) -> None:
         bounded("commit_transaction", lambda: self.producer.commit_transaction(COMMIT_TIMEOUT_S), COMMIT_TIMEOUT_S)
+
+
+class Steps:
+    """Where one batch's time goes (``correlator_ingest_seconds_total``): each ``lap`` charges the time since the last
+    one to a step. Added once per batch, so the loop pays a few clock reads, not a metric update per record."""
+
+    __slots__ = ("spent", "_at")
+
+    def __init__(self) -> None:
+        self.spent: Counter[str] = Counter()
+        self._at = time.perf_counter()
+
+    def lap(self, step: str) -> None:
+        now = time.perf_counter()
+        self.spent[step] += now - self._at
+        self._at = now
 
 
 def instance_name(settings: Settings, index: int = 0) -> str:
