@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from correlator.core.ingest.burst_lines import BurstRun, Held
 from correlator.core.event_dicts import event_from_dict, event_to_dict
 from correlator.core.events import DirectoryScanReconcile, Event, SlowIo, SourceProgress
+from correlator.core.ingest.burst_lines import BurstRun, Held
 from correlator.core.ingest.parse.hdfs import RULES as HDFS_RULES
 
 Burstable = SlowIo | DirectoryScanReconcile
