@@ -170,6 +170,10 @@ class Cluster:
     hosts_dn: tuple[str, ...] = ("lab-dn1", "lab-dn2", "lab-dn3")
     flink_hdfs: dict[str, object] = field(default_factory=dict)
     """hdfs-site settings of Flink's HDFS client only (e.g. its replication)."""
+    nn_extra: dict[str, object] = field(default_factory=dict)
+    """hdfs-site settings of the NameNode only (a scenario's low limit)."""
+    dn_common: dict[str, object] = field(default_factory=dict)
+    """hdfs-site settings of every DataNode (a scenario's small volumes)."""
     procs: list[Proc] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
 
@@ -232,7 +236,7 @@ class Cluster:
         self.excludes.parent.mkdir(parents=True, exist_ok=True)
         self.excludes.write_text("")  # read by `dfsadmin -refreshNodes`: the decommission scenario's hosts
         nn_conf = self._hadoop_conf("lab-nn", {"dfs.namenode.name.dir": self.run_dir / "data" / "lab-nn" / "name",
-                                               "dfs.hosts.exclude": self.excludes})
+                                               "dfs.hosts.exclude": self.excludes, **self.nn_extra})
         fmt = self._hadoop_java(nn_conf, "namenode-format.log", "org.apache.hadoop.hdfs.server.namenode.NameNode",
                                 ["-format", "-nonInteractive", "-force"], "256m")
         with (self.logs / "namenode-format.out").open("wb") as out:
@@ -269,7 +273,7 @@ class Cluster:
             "dfs.datanode.address": f"127.0.0.1:{self.ports[f'dn{i}_xfer']}",
             "dfs.datanode.http.address": f"127.0.0.1:{self.ports[f'dn{i}_http']}",
             "dfs.datanode.ipc.address": f"127.0.0.1:{self.ports[f'dn{i}_ipc']}",
-            **extra,
+            **self.dn_common, **extra,
         })
 
     def reconfigure_datanode(self, host: str, changes: dict[str, object | None]) -> None:
@@ -298,6 +302,17 @@ class Cluster:
         with (self.logs / "dfsadmin.out").open("ab") as out:
             if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.run_dir, timeout=120).returncode:
                 raise LabError(f"dfsadmin {' '.join(args)} failed (see {self.logs}/dfsadmin.out)")
+
+    def fs(self, *args: str, check: bool = True) -> str:
+        """Hadoop's own `hdfs dfs` (FsShell) against the lab's NameNode; its standard output."""
+        conf = self.run_dir / "conf" / "lab-nn"
+        cmd = self._hadoop_java(conf, "fsshell.log", "org.apache.hadoop.fs.FsShell", list(args), "128m")
+        done = subprocess.run(cmd, capture_output=True, cwd=self.run_dir, timeout=120)
+        with (self.logs / "fsshell.out").open("ab") as out:
+            out.write(done.stdout + done.stderr)
+        if check and done.returncode:
+            raise LabError(f"hdfs dfs {' '.join(args)} failed (see {self.logs}/fsshell.out)")
+        return done.stdout.decode("utf-8", "replace")
 
     @property
     def excludes(self) -> Path:

@@ -57,7 +57,8 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
     major = int(flink.split(".")[0])
     spans = jars.flink_traces_libs is not None
     cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major, spans), flink_layout=flink_layout,
-                      flink_hdfs=scenario.flink_hdfs())
+                      flink_hdfs=scenario.flink_hdfs(), nn_extra=dict(scenario.namenode_conf),
+                      dn_common=scenario.datanode_settings())
     if on_logs is not None:
         on_logs(cluster.logs)
     trigger = run_dir / "snapshot-trigger"
@@ -65,6 +66,7 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
     recorder: RestRecorder | None = None
     t0 = time.monotonic()
     try:
+        fault.mount()
         cluster.start_hdfs()
         say(f"{scenario.name}: HDFS up ({time.monotonic() - t0:.0f}s)")
         fault.prepare(lambda msg: say(f"{scenario.name}: {msg}"))
@@ -85,7 +87,7 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
             m, _ = jobs.wait(TRIGGERED, 60, not_before=armed)
             start = time.time()
             fault.start()
-            say(f"{scenario.name}: fault {scenario.kind} on {scenario.target} right after checkpoint {m.group(1)}")
+            say(f"{scenario.name}: fault {scenario.kind} on {scenario.target or 'the cluster'} right after checkpoint {m.group(1)}")
             try:
                 fault.hold(jobs)
             finally:
@@ -141,7 +143,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         names = args.scenario or default_scenarios(args.hadoop)
         if unsupported(names, args.hadoop):
-            raise SystemExit(f"Hadoop {args.hadoop} cannot take: {', '.join(unsupported(names, args.hadoop))}")
+            raise SystemExit(f"cannot run with Hadoop {args.hadoop} here: "
+                             f"{', '.join(unsupported(names, args.hadoop))}")
+        if not args.scenario and (left := unsupported(list(SCENARIOS), args.hadoop)):
+            say(f"not run with Hadoop {args.hadoop} here: {', '.join(left)}")
         failures = 0
         for name in names:
             try:

@@ -285,7 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     exit_on_signals()
     names = args.scenario or default_scenarios(args.hadoop)
     if unsupported(names, args.hadoop):
-        raise SystemExit(f"Hadoop {args.hadoop} cannot take: {', '.join(unsupported(names, args.hadoop))}")
+        raise SystemExit(f"cannot run with Hadoop {args.hadoop} here: {', '.join(unsupported(names, args.hadoop))}")
+    if not args.scenario and (left := unsupported(list(SCENARIOS), args.hadoop)):
+        say(f"not run with Hadoop {args.hadoop} here: {', '.join(left)}")
     t0 = time.monotonic()
     stack = Stack(RUN)
     rows: list[dict[str, Any]] = []

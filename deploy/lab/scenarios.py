@@ -9,9 +9,11 @@ always fail one, so a fault that failed none is repeated once.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +37,16 @@ CHECKPOINTS = "/flink/checkpoints"
 XCEIVERS = "dfs.datanode.max.transfer.threads"
 QUOTA = "1m"
 """space-quota: far below one block (128 MiB) times the replication, which each file being written reserves."""
+DIR_ITEMS = 32
+"""directory-items: the NameNode's dfs.namenode.fs-limits.max-directory-items (1,048,576 by default); the job's
+checkpoint directory holds a handful of items (chk-N, shared, taskowned) until the fault fills it."""
+VOLUME_MIB = 64
+"""disk-full: each DataNode's volume is a tmpfs this big, which the fault fills (to FREE_LEFT) as another program
+writing to the same disk would."""
+FREE_LEFT = 256 * 1024
+BLOCK_SIZE = 1024 * 1024
+"""disk-full: Flink's block size (HDFS's smallest): a DataNode must have a block's room free to be chosen, so the
+volumes can be small."""
 
 TRIGGERED = re.compile(r"Triggering checkpoint (\d+) .*for job ([0-9a-f]{32})")
 TRIGGER_AT = re.compile(r"Triggering checkpoint (\d+) .*@ (\d+) for job ([0-9a-f]{32})")
@@ -92,9 +104,19 @@ class Scenario:
     """Flink settings of this scenario only (a heartbeat timeout shorter than the fault)."""
     min_hadoop: tuple[int, int] = (2, 0)
     """The oldest Hadoop line whose daemons can take the fault (a setting they change while running)."""
+    namenode_conf: tuple[tuple[str, object], ...] = ()
+    """NameNode settings of this scenario only (a low limit)."""
+    volume_mib: int = 0
+    """Each DataNode's volume on a tmpfs of this size (mounting needs root), so that the fault can fill a disk."""
+
+    def datanode_settings(self) -> dict[str, object]:
+        """Small volumes: 3.4's round-robin volume choice also wants 1 GiB free beyond the block (HDFS-16111; older
+        lines do not know the setting)."""
+        return {"dfs.datanode.round-robin-volume-choosing-policy.additional-available-space": 0} if self.volume_mib else {}
 
     def flink_hdfs(self) -> dict[str, object]:
-        return {"dfs.replication": 2} if self.scan_outside_writes else {}
+        out: dict[str, object] = {"dfs.replication": 2} if self.scan_outside_writes else {}
+        return {**out, "dfs.blocksize": BLOCK_SIZE} if self.volume_mib else out
 
     def flink_settings(self, flink_major: int, traces: bool = False) -> dict[str, object]:
         """Settings beyond the lab's own; the trace reporter only where its jar is on the class path (``traces``)."""
@@ -135,6 +157,13 @@ SCENARIOS = {s.name: s for s in (
     # upload their state at once: a DataNode already serving two writes refuses the next one
     Scenario("xceiver-limit", "xceiver-limit", "lab-dn2", lambda _h: "DATANODE_XCEIVER_LIMIT",
              flink_conf=(("taskmanager.numberOfTaskSlots", 4), ("parallelism.default", 4)), min_hadoop=(3, 4)),
+    # leftovers fill the job's checkpoint directory to the NameNode's item limit while every checkpoint is kept: the
+    # next checkpoint's directory cannot be created
+    Scenario("directory-items", "directory-items", "lab-nn", lambda _h: "NAMENODE_LIMIT", retain_checkpoints=True,
+             namenode_conf=(("dfs.namenode.fs-limits.max-directory-items", DIR_ITEMS),)),
+    # every DataNode's disk filled by another program: each DataNode a write reaches refuses it for want of a block's
+    # room (which of them a write reaches varies: no one host is the truth)
+    Scenario("disk-full", "disk-full", None, lambda _h: "DATANODE_DISK_FULL", volume_mib=VOLUME_MIB),
     Scenario("state-growth", "state-growth", None, lambda _h: "FLINK_STATE_GROWTH",
              job_args=("--grow", str(GROW_BYTES)), warns=True),
     Scenario("backpressure", "backpressure", None, lambda _h: "FLINK_BACKPRESSURE", job_args=("--slow-ms", "5"),
@@ -159,12 +188,22 @@ def hadoop_line(hadoop: str) -> tuple[int, int]:
 
 def default_scenarios(hadoop: str) -> list[str]:
     """What runs when no scenario is named: not the directory-scan ones (minutes of replica fabrication each), nor
-    those this Hadoop line's daemons cannot take."""
-    return [n for n, s in SCENARIOS.items() if not s.scan_host and hadoop_line(hadoop) >= s.min_hadoop]
+    those this Hadoop line's daemons or this machine cannot take."""
+    return [n for n, s in SCENARIOS.items() if not s.scan_host and not why_not(s, hadoop)]
+
+
+def why_not(scenario: Scenario, hadoop: str) -> str | None:
+    """Why this scenario cannot run here, or None."""
+    if hadoop_line(hadoop) < scenario.min_hadoop:
+        return f"needs Hadoop {'.'.join(map(str, scenario.min_hadoop))} or later"
+    if scenario.volume_mib and os.geteuid() != 0:
+        return "needs root (it mounts a tmpfs for each DataNode's volume)"
+    return None
 
 
 def unsupported(names: list[str], hadoop: str) -> list[str]:
-    return [n for n in names if hadoop_line(hadoop) < SCENARIOS[n].min_hadoop]
+    """Each named scenario that cannot run here, with why."""
+    return [f"{n} ({why})" for n in names if (why := why_not(SCENARIOS[n], hadoop))]
 
 
 class JobLog:
@@ -236,6 +275,35 @@ class Fault:
         self.scan_from = 0
         self.scan_at = 0
         self.held: replicas.Hold | None = None
+        self.mounted: list[Path] = []
+        self.filled: list[str] = []
+
+    # ---- DataNode volumes of their own (scenarios with `volume_mib`) ----
+    def mount(self) -> None:
+        """Before HDFS starts: each DataNode's directory (its volume and temporary files) a tmpfs of its own."""
+        for host in self.cluster.hosts_dn if self.s.volume_mib else ():
+            where = self.cluster.run_dir / "data" / host
+            where.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.s.volume_mib}m", "tmpfs", str(where)],
+                           check=True, timeout=30)
+            self.mounted.append(where)
+
+    def _fill(self, host: str) -> None:
+        """Another program's file on the DataNode's disk, leaving it FREE_LEFT bytes."""
+        where = self.cluster.run_dir / "data" / host
+        fd = os.open(where / "other-program.dat", os.O_CREAT | os.O_WRONLY, 0o644)
+        try:
+            for _ in range(20):  # the DataNode writes too: what was free a moment ago may not be
+                st = os.statvfs(where)
+                try:
+                    os.posix_fallocate(fd, 0, os.fstat(fd).st_size + max(0, st.f_bavail * st.f_frsize - FREE_LEFT))
+                    return
+                except OSError as e:
+                    if e.errno != errno.ENOSPC:
+                        raise
+            raise LabError(f"could not fill {where} to {FREE_LEFT} bytes free")
+        finally:
+            os.close(fd)
 
     # ---- a scanning DataNode (scenarios with `scan_host`) ----
     def prepare(self, say: Callable[[str], None]) -> None:
@@ -291,9 +359,12 @@ class Fault:
             {"start": iso(h.start), "end": iso(h.end), "held_ms": h.held_ms} for h in holds]}}
 
     def cleanup(self) -> None:
-        """The fabricated replicas are millions of files: gone once every process has stopped."""
+        """The fabricated replicas are millions of files, the tmpfs volumes memory: gone once every process has
+        stopped."""
         if self.s.scan_host:
             replicas.remove(self.cluster.run_dir / "data" / self.s.scan_host)
+        for where in self.mounted:
+            subprocess.run(["umount", str(where)], check=False, timeout=60)
 
     def target_proc(self):  # noqa: ANN201 - a cluster.Proc
         return next(p for p in self.cluster.procs if p.host == self.s.target)
@@ -322,6 +393,11 @@ class Fault:
         elif kind == "xceiver-limit":
             for host in self._datanodes():
                 self.cluster.reconfigure_datanode(host, {XCEIVERS: 1})
+        elif kind == "directory-items":
+            self._fill_directory()
+        elif kind == "disk-full":
+            for host in self._datanodes():
+                self._fill(host)
         elif kind == "backpressure":  # every record now takes 5 ms in the keyed operator: 200 a second, not 2000
             self.trigger.with_name("slow-trigger").write_text("slow\n")
         elif kind == "state-growth":  # the job's state grows from its start; the disks become steady and modest
@@ -365,6 +441,11 @@ class Fault:
         elif kind == "xceiver-limit":
             for host in self._datanodes():
                 self.cluster.reconfigure_datanode(host, {XCEIVERS: None})
+        elif kind == "directory-items":
+            self.cluster.fs("-rm", "-r", "-f", *self.filled)
+        elif kind == "disk-full":
+            for host in self._datanodes():
+                (self.cluster.run_dir / "data" / host / "other-program.dat").unlink(missing_ok=True)
         elif kind == "backpressure":
             self.trigger.with_name("slow-trigger").unlink(missing_ok=True)
         elif kind == "state-growth":
@@ -383,6 +464,15 @@ class Fault:
 
     def _unswitch(self, name: str, host: str | None = None) -> None:
         (self.cluster.control[host or self.s.target] / name).unlink(missing_ok=True)  # type: ignore[index]
+
+    def _fill_directory(self) -> None:
+        """Empty directories beside the job's checkpoints, as many as the NameNode's item limit has room for."""
+        jobs = self.cluster.fs("-ls", "-C", CHECKPOINTS).split()
+        if len(jobs) != 1:
+            raise LabError(f"expected one job directory in {CHECKPOINTS}, found {jobs}")
+        items = self.cluster.fs("-ls", "-C", jobs[0]).split()
+        self.filled = [f"{jobs[0]}/leftover-{i}" for i in range(DIR_ITEMS - len(items))]
+        self.cluster.fs("-mkdir", *self.filled)
 
     def _remove_block_files(self) -> None:
         """Delete finalized block data files (not their .meta) on the target DataNode, as a disk mishap would."""

@@ -406,8 +406,8 @@ class CheckpointSpan(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FlinkSetting(Event):
-    """A checkpoint duration setting as Flink logged its configuration at start: the timeout a checkpoint trend is
-    judged against, before any checkpoint has expired to show it."""
+    """A duration setting as Flink logged its configuration at start: the timeout a checkpoint trend is judged
+    against before any checkpoint has expired to show it, the heartbeat timeout a lost TaskManager was silent for."""
 
     type: ClassVar[str] = "flink_setting"
     key: str

@@ -34,6 +34,7 @@ STORAGE_MARKERS = (
     "timed out",
     "interruptedioexception",
     "cancellationexception",
+    "io-problem detected",  # CheckpointFailureReason.IO_EXCEPTION: the trigger's own file system calls failed
 )
 
 CONSEQUENCES = (

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from correlator.core.correlate.anatomy import HeldBeforeUpload, held_before_upload
 from correlator.core.correlate.cases import CaseSummary
 from correlator.core.correlate.evidence import Interval, interval_of, logged_span, reconcile_bursts, slow_runs, touches
 from correlator.core.correlate.explanation import explanation, title
 from correlator.core.correlate.growth import Growth, state_growth
-from correlator.core.correlate.lost import Lost, lost_taskmanager
+from correlator.core.correlate.lost import HEARTBEAT_KEY, Lost, lost_taskmanager
 from correlator.core.correlate.pipeline import (
     Pipeline,
     Stall,
@@ -88,6 +88,8 @@ class Context:
     """Sources whose host was guessed (a folder's or a pod-like file name): coverage says so."""
     completions: tuple[CheckpointCompleted, ...] = ()
     """The job's last completed checkpoints up to the failure: whether its state outgrew the timeout."""
+    settings: dict[str, int] = field(default_factory=dict)
+    """The cluster's Flink duration settings (key → ms) as its JobManager logged them at start."""
 
 
 def window_of(s: CaseSummary) -> Window:
@@ -242,7 +244,8 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     stalled = any(c.score >= ctx.min_confidence for c in candidates)
     user = _user_error(s.refs)
     task_hosts = s.hosts or _sole_taskmanager(ctx)
-    lost = lost_taskmanager(s, window, ctx.evidence, ctx.skew_ms, ctx.sources) if user is None else None
+    lost = lost_taskmanager(s, window, ctx.evidence, ctx.skew_ms, ctx.sources,
+                            ctx.settings.get(HEARTBEAT_KEY)) if user is None else None
     if user is not None:
         candidates.append(Candidate("FLINK_TASK_ERROR", USER_ERROR_SCORE, task_hosts, ()))
     elif not s.storage_related and lost is None:  # a lost TaskManager's failover is no error inside Flink

@@ -13,6 +13,7 @@ from typing import Any
 from correlator.core.correlate.cases import CaseKey, case_key_of, failure_at, is_failure_signal, summarize
 from correlator.core.correlate.lost import aborted_after_loss
 from correlator.core.correlate.decision import Context, decide
+from correlator.core.correlate.facts import Facts
 from correlator.core.correlate.growth import Completions
 from correlator.core.correlate.packing import pack, unpack
 from correlator.core.correlate.watermarks import Watermarks
@@ -21,7 +22,6 @@ from correlator.core.events import (
     BlockWrite,
     CheckpointCompleted,
     CheckpointTriggered,
-    DaemonStart,
     DatanodeAddress,
     DatasetLockHeld,
     DatasetLockWait,
@@ -106,7 +106,7 @@ class Engine:
         self._ip_hosts: dict[tuple[str, str], tuple[str, int]] = {}
         self._guessed: set[tuple[str, str, str]] = set()
         """Sources (cluster, host, role) whose host was guessed: the verdicts covering them say so."""
-        self._versions: dict[tuple[str, str, str], tuple[str, int]] = {}
+        self._facts = Facts()
         self._decided: dict[CaseKey, _Decided] = {}
         self._history = History()
         self._completions = Completions()
@@ -153,10 +153,7 @@ class Engine:
         if isinstance(event, SourceProgress) and event.host_guessed:
             self._guessed.add((event.cluster, event.host, event.role))
             return
-        if isinstance(event, DaemonStart):
-            source = (event.cluster, event.host, event.role)
-            if event.version and (source not in self._versions or self._versions[source][1] <= event.ts_ms):
-                self._versions[source] = (event.version, event.ts_ms)
+        if self._facts.learn(event):
             return
         if isinstance(event, EVIDENCE_TYPES):
             own = event.dest if isinstance(event, BlockWrite) else getattr(event, "local", None)
@@ -292,7 +289,8 @@ class Engine:
             sources={(h, r): clock for (c, h, r) in self._marks.sources(cluster)
                      if (clock := self._marks.clock((c, h, r))) is not None and clock.first_ts_ms <= deadline},
             guessed=frozenset((h, r) for c, h, r in self._guessed if c == cluster),
-            versions={(h, r): v for (c, h, r), (v, ts) in self._versions.items() if c == cluster and ts <= deadline},
+            versions=self._facts.versions(cluster, deadline),
+            settings=self._facts.settings(cluster, deadline),
             decided_at_ms=deadline,
             skew_ms=self.config.clock_skew_ms,
             min_confidence=self.config.min_confidence,
@@ -360,7 +358,7 @@ class Engine:
             "cases": [[list(k), [pack(e) for e in evs]] for k, evs in sorted(self._cases.items())],
             "evidence": [pack(e) for e in self._evidence],
             "ip_hosts": [[c, ip, h, ts] for (c, ip), (h, ts) in sorted(self._ip_hosts.items())],
-            "versions": [[c, h, r, v, ts] for (c, h, r), (v, ts) in sorted(self._versions.items())],
+            **self._facts.snapshot(),
             "decided": [[list(k), _pack_decided(d)] for k, d in sorted(self._decided.items())],
             "history": self._history.snapshot(),
             "completions": self._completions.snapshot(),
@@ -382,7 +380,7 @@ class Engine:
             engine._cases[(key[0], key[1], key[2])] = [unpack(e) for e in evs]
         engine._evidence = [unpack(e) for e in data["evidence"]]
         engine._ip_hosts = {(c, ip): (h, ts) for c, ip, h, ts in data["ip_hosts"]}
-        engine._versions = {(c, h, r): (v, ts) for c, h, r, v, ts in data["versions"]}
+        engine._facts = Facts.restore(data)
         engine._decided = {(k[0], k[1], k[2]): _unpack_decided(d) for k, d in data["decided"]}
         engine._history = History.restore(data["history"])
         engine._completions = Completions.restore(data.get("completions", []))

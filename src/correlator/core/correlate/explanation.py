@@ -60,6 +60,8 @@ def title(code: str, hosts: tuple[str, ...], checkpoint_id: int | None, top: Int
         holder=(getattr(top.source, "holder", None) if top is not None else None) or "A thread",
         count=top.magnitude_ms if top is not None else 0,
         of_limit=f" of {limit}" if (limit := getattr(top.source, "limit", None) if top else None) else "",
+        left=f": {value:,} bytes left where a block needs {limit:,}"
+        if limit and (value := getattr(top.source, "value", None) if top else None) is not None else "",
         exception=_short(user[0]) if user else "", frame=user[1] if user else "")
 
 
@@ -68,10 +70,12 @@ def _short(text: str, limit: int = 100) -> str:
 
 
 def _lost_sentence(lost: Lost) -> str:
+    timeout = (f"{seconds(lost.timeout_ms)}, the heartbeat.timeout its configuration logged" if lost.timeout_logged
+               else f"{seconds(lost.timeout_ms)}, Flink's default: its log showed no heartbeat.timeout")
     said = (f"The JobManager logged at {iso_ms(lost.event.ts_ms)} that the heartbeat of TaskManager "
-            f"{lost.event.taskmanager_id} timed out: it had heard nothing from it for the heartbeat timeout (50 s "
-            "unless set otherwise), so it failed the TaskManager's tasks, which aborted this checkpoint; no storage "
-            "log shows a stall that explains it.")
+            f"{lost.event.taskmanager_id} timed out: it had heard nothing from it for the heartbeat timeout "
+            f"({timeout}), so it failed the TaskManager's tasks, which aborted this checkpoint; no storage log shows "
+            "a stall that explains it.")
     if lost.pause is not None:
         return said + (f" A JVM pause of {seconds(lost.pause.pause_ms)} was logged on {lost.where}, too short to "
                        "explain the silence on its own.")
@@ -178,7 +182,7 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
     if named_by_client:
         parts.append(named_by_client)
     namenode = best is not None and bool(best.scored) and best.scored[0].interval.role == "namenode"
-    if how and code not in ("FLINK_TASK_ERROR", "FLINK_TASKMANAGER_LOST"):
+    if how and code not in ("FLINK_TASK_ERROR", "FLINK_TASKMANAGER_LOST") and not namenode:
         parts.append(f"The DataNodes of the write are known from {how}.")
     elif code not in ("FLINK_TASK_ERROR", "FLINK_TASKMANAGER_LOST") and not namenode and held is None:
         # the NameNode is one host; no write began

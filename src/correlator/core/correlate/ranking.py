@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from correlator.core.correlate.evidence import Interval, is_write_path_holder, overlap_ms, touches
-from correlator.core.explain.causes import BASE, CODE_OF_KIND, POINT_KINDS, ROOT_CODES, STATED_KINDS, Code
+from correlator.core.explain.causes import (
+    BASE,
+    CAUSES,
+    CODE_OF_KIND,
+    POINT_KINDS,
+    ROOT_CODES,
+    STATED_KINDS,
+    Code,
+)
 
 STATED_TAIL_MS = 60_000
 """How long after the stuck write a refusal that states its cause still counts: the failure's own cause chain (where
@@ -127,6 +135,9 @@ def rank(
             score *= SYMPTOM_FACTOR
         by_code.setdefault(CODE_OF_KIND[iv.kind], []).append(Scored(iv, score, cause))
     candidates = [_candidate(code, items) for code, items in by_code.items()]
+    present = {c.code for c in candidates if c.score >= MIN_SCORE}
+    candidates = [Candidate(c.code, round(c.score * SYMPTOM_FACTOR, 2), c.hosts, c.scored)
+                  if CAUSES[Code(c.code)].explained_by & present else c for c in candidates]
     best_root = max((c.score for c in candidates if c.code in ROOT_CODES), default=0.0)
     if best_root >= 0.5:
         candidates = [

@@ -63,7 +63,8 @@ class Cause:
     meaning: str
     """One line for the README's code table (a test keeps the table equal to these)."""
     title: str
-    """``str.format`` template over :class:`TitleFacts`' fields."""
+    """``str.format`` template over what the leading evidence gives: ``where``, ``chk``/``Chk``, ``for_size``,
+    ``holder``, ``count``, ``of_limit``, ``left`` (bytes left against a block), ``exception``, ``frame``."""
     steps: tuple[Step, ...]
     """Most effective first; the checkpoint-settings steps are appended where ``checkpoint_steps`` says so."""
     evidence: Mapping[str, float] = field(default_factory=dict)
@@ -85,6 +86,9 @@ class Cause:
     stated: bool = False
     """Its evidence states the cause outright (HDFS said why it refused): ranked at full strength, and it may trail
     the stuck write further (the failure's own cause chain is often logged well after the timeout)."""
+    explained_by: frozenset[Code] = frozenset()
+    """Causes that explain this one when both are seen (no DataNode left, after each refused the write for a reason
+    of its own): it then ranks as their symptom."""
 
 
 CHECKPOINT_STEPS = (
@@ -100,17 +104,21 @@ LEGACY_CHECKPOINT_STEPS = (
          "setFailOnCheckpointingErrors", "false"),
 )
 
+RETAINED_STEP = Step("Lower the checkpoints kept (execution.checkpointing.num-retained; state.checkpoints.num-retained "
+                     "before Flink 1.20) and clean up orphaned checkpoint directories",
+                     "execution.checkpointing.num-retained")
 _DURING = " during {chk}"
 _WRITTEN = " while {chk} was being written"
 
 
 def _refusal(code: Code, meaning: str, title: str, steps: tuple[Step, ...], kind: str,
-             seen_in: tuple[str, ...] = ()) -> Cause:
+             seen_in: tuple[str, ...] = (), explained_by: frozenset[Code] = frozenset()) -> Cause:
     """A cause HDFS states when it refuses the write: its one evidence kind is the refusal itself, a root cause at
     full strength and a moment, and a longer timeout would not have helped (only the restart steps follow);
     ``seen_in``: the other event types its timeline draws."""
     return Cause(code, meaning, title, steps, {kind: 1.0}, root=True, checkpoint_steps="restarts",
-                 points=frozenset({kind}), stated=True, timeline_types=frozenset({"hdfs_refusal", *seen_in}))
+                 points=frozenset({kind}), stated=True, timeline_types=frozenset({"hdfs_refusal", *seen_in}),
+                 explained_by=explained_by)
 
 
 CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
@@ -239,13 +247,16 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
     ),
     _refusal(
         Code.DATANODE_DISK_FULL,
-        "a DataNode volume had no space left for the write (`No space left on device`, `DiskOutOfSpaceException`)",
-        "HDFS refused the write of {chk}: a DataNode volume was full (logged on {where})",
+        "a DataNode volume had no space left for the write (`No space left on device`, `DiskOutOfSpaceException`; "
+        "the NameNode's `NOT_ENOUGH_STORAGE_SPACE`)",
+        "HDFS refused the write of {chk}: a DataNode volume was full{left} (logged on {where})",
         (
             Step("Free or add space on the full volumes and check dfs.datanode.du.reserved (space kept free for "
                  "non-HDFS use) against the disks' size", "dfs.datanode.du.reserved"),
-            Step("Lower the checkpoints kept (state.checkpoints.num-retained) and clean up orphaned checkpoint "
-                 "directories", "state.checkpoints.num-retained"),
+            Step("On Hadoop 3.4 and later a volume must also keep dfs.datanode.round-robin-volume-choosing-policy."
+                 "additional-available-space (1 GiB by default) free beyond a block: lower it on small volumes",
+                 "dfs.datanode.round-robin-volume-choosing-policy.additional-available-space"),
+            RETAINED_STEP,
         ),
         "refused_disk_full", seen_in=("dn_write_error", "hdfs_client_error"),
     ),
@@ -263,6 +274,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "dfs.client.block.write.replace-datanode-on-failure.best-effort", "true"),
         ),
         "refused_no_datanodes", seen_in=("hdfs_client_error",),
+        explained_by=frozenset({Code.DATANODE_DISK_FULL, Code.DATANODE_XCEIVER_LIMIT}),
     ),
     _refusal(
         Code.NAMENODE_SAFE_MODE,
@@ -284,8 +296,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         (
             Step("Raise dfs.namenode.fs-limits.max-directory-items{now_limit} or spread the checkpoints over more "
                  "directories", "dfs.namenode.fs-limits.max-directory-items", "{twice_limit}"),
-            Step("Lower the checkpoints kept (state.checkpoints.num-retained) and clean up orphaned checkpoint "
-                 "directories", "state.checkpoints.num-retained"),
+            RETAINED_STEP,
         ),
         "refused_directory_items",
     ),
@@ -300,8 +311,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "-setSpaceQuota or -clrSpaceQuota, -setQuota or -clrQuota): a space quota must leave room for a "
                  "whole block (dfs.blocksize) times the replication for each checkpoint file being written, however "
                  "small the file"),
-            Step("Lower the checkpoints kept (state.checkpoints.num-retained) and clean up orphaned checkpoint "
-                 "directories", "state.checkpoints.num-retained"),
+            RETAINED_STEP,
         ),
         {"refused_space_quota": 1.0, "refused_namespace_quota": 1.0},
         root=True,

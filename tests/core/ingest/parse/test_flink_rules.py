@@ -132,12 +132,13 @@ def test_flink_durations_as_the_configuration_writes_them(value: str, ms: int | 
     assert duration_ms(value) == ms
 
 
-def test_only_checkpoint_duration_settings_become_events() -> None:
+def test_only_the_duration_settings_a_verdict_reads_become_events() -> None:
     from correlator.core.events import FlinkSetting
     from correlator.core.ingest.parse.flink import SETTINGS
 
-    assert SETTINGS == ("execution.checkpointing.timeout", "execution.checkpointing.interval")
+    assert SETTINGS == ("execution.checkpointing.timeout", "execution.checkpointing.interval", "heartbeat.timeout")
     for line, want in ((f"Loading configuration property: {SETTINGS[0]}, 2 min", 120_000),
+                       ("Loading configuration property: heartbeat.timeout, 15000", 15_000),
                        ("Loading configuration property: rest.port, 8081", None),
                        ("Loading configuration property: execution.checkpointing.timeout, soon", None)):
         record = f"2020-01-02 09:05:30,001 INFO org.apache.flink.configuration.GlobalConfiguration [] - {line}"

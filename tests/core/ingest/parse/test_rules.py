@@ -163,7 +163,12 @@ REFUSAL_EXAMPLES: dict[str, tuple[str, str, dict[str, object]]] = {
     "DiskOutOfSpaceException": (
         f"{DN}.DataNode: 127.0.0.1:9866:DataXceiver error processing WRITE_BLOCK operation  src: /127.0.0.1:40412 "
         "dst: /127.0.0.1:9866\norg.apache.hadoop.util.DiskChecker$DiskOutOfSpaceException: Out of space: The volume "
-        "with the most available space (=0 B) is less than the block size (=134217728 B).", "disk_full", {}),
+        "with the most available space (=0 B) is less than the block size (=134217728 B).", "disk_full",
+        {"value": 0, "limit": 134217728}),
+    # Hadoop 3.3.6's NameNode in the lab's disk-full run: one DataNode passed over for want of a block's room
+    "Not enough replicas was chosen. Reason": (
+        "org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicy: Not enough replicas was chosen. Reason: "
+        "{NOT_ENOUGH_STORAGE_SPACE=1, NO_REQUIRED_STORAGE_TYPE=1}", "disk_full", {"value": 1}),
     "(HDFS_DELEGATION_TOKEN token ": (
         "org.apache.hadoop.ipc.Server: IPC Server handler 2 on 8020, call create\norg.apache.hadoop.security.token."
         "SecretManager$InvalidToken: token (HDFS_DELEGATION_TOKEN token 7212 for flink) is expired",
@@ -184,3 +189,13 @@ def test_every_refusal_row_fires_in_a_daemon_record(phrase: str) -> None:
     assert getattr(refusal, "kind") == kind
     assert {k: getattr(refusal, k) for k in fields} == fields
     assert phrase.strip() in getattr(refusal, "detail")
+
+
+@pytest.mark.parametrize("said", [
+    # Hadoop 3.3.6's NameNode logs this for every block whose third replica wants another rack: no refusal
+    "Not enough replicas was chosen. Reason: {NO_REQUIRED_STORAGE_TYPE=1}",
+    "SecretManager$InvalidToken: token (HDFS_DELEGATION_TOKEN token 7212 for flink) is renewed",
+])
+def test_a_refusal_phrase_without_its_reason_is_no_refusal(said: str) -> None:
+    line = f"2020-01-02 09:05:41,001 INFO org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicy: {said}"
+    assert not [e for e in run([line]) if isinstance(e, Event) and e.type == "hdfs_refusal"]

@@ -68,9 +68,9 @@ _SPAN_FIELD = re.compile(r"(\w+)=([^,{}]*)")
 SPAN_PHASES = 24
 """At most this many further attributes are kept from one span."""
 _PROPERTY = re.compile(r"Loading configuration property: ([\w.-]+), (.*)$")
-SETTINGS = ("execution.checkpointing.timeout", "execution.checkpointing.interval")
+SETTINGS = ("execution.checkpointing.timeout", "execution.checkpointing.interval", "heartbeat.timeout")
 """Configuration keys kept as events: what a checkpoint's duration is judged against (a session cluster's default;
-a job that sets its own in code logs nothing)."""
+a job that sets its own in code logs nothing), and how long a lost TaskManager had been silent."""
 _DURATION = re.compile(r"(\d+)\s*([a-zµ]*)", re.IGNORECASE)
 _UNIT_MS = {
     **dict.fromkeys(("", "ms", "milli", "millis", "millisecond", "milliseconds"), 1.0),

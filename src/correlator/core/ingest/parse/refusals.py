@@ -25,6 +25,8 @@ class Refusal:
     kind: str
     fields: re.Pattern[str] | None = None
     """Named groups ``limit``, ``value``, ``path`` where the wording gives them."""
+    needs: tuple[str, ...] = ()
+    """Words of which the record must hold one as well (the phrase alone is also logged for other reasons)."""
 
 
 REFUSALS: tuple[Refusal, ...] = (
@@ -50,9 +52,14 @@ REFUSALS: tuple[Refusal, ...] = (
             re.compile(r"The NameSpace quota \(directories and files\) of directory (?P<path>\S+) is exceeded: "
                        r"quota=(?P<limit>\d+) file count=(?P<value>\d+)")),
     Refusal("No space left on device", "disk_full"),
-    Refusal("DiskOutOfSpaceException", "disk_full"),
+    # the NameNode's count of the DataNodes it passed over and why (INFO, 3.x): one with no room for a block
+    Refusal("Not enough replicas was chosen. Reason", "disk_full",
+            re.compile(r"NOT_ENOUGH_STORAGE_SPACE=(?P<value>\d+)"), needs=("NOT_ENOUGH_STORAGE_SPACE",)),
+    Refusal("DiskOutOfSpaceException", "disk_full",
+            re.compile(r"most available space \(=(?P<value>\d+) B\) is less than the block size \(=(?P<limit>\d+) B\)")),
     Refusal("(HDFS_DELEGATION_TOKEN token ", "token_expired",
-            re.compile(r"token \(HDFS_DELEGATION_TOKEN token (?P<value>\d+) for \S+?\) (?:is expired|can't be found)")),
+            re.compile(r"token \(HDFS_DELEGATION_TOKEN token (?P<value>\d+) for \S+?\) (?:is expired|can't be found)"),
+            needs=("is expired", "can't be found")),
 )
 PHRASES: tuple[str, ...] = tuple(dict.fromkeys(r.phrase for r in REFUSALS))
 """The prefilter's refusal triggers."""
@@ -64,8 +71,7 @@ def emit_refusals(lines: Sequence[str], emit: Emit) -> None:
     seen: set[str] = set()
     for r in REFUSALS:
         at = text.find(r.phrase)
-        if at < 0 or r.kind in seen or (r.kind == "token_expired" and "is expired" not in text
-                                        and "can't be found" not in text):
+        if at < 0 or r.kind in seen or (r.needs and not any(w in text for w in r.needs)):
             continue
         seen.add(r.kind)
         m = r.fields.search(text) if r.fields is not None else None
