@@ -15,7 +15,7 @@ def test_bench_parse_small() -> None:
     for text in ("corpus 'datanode'", "corpus 'incident'", "corpus 'mixed'", "correlator (offline path", "correlator parse FILE",
                  "correlator analyze FILE", "ratio correlator analyze / grep", "write reader only: native",
                  "naive loop", "grep -cE", "ratio ours / naive", "ratio ours / grep", "CPU us/line", "peak RSS", "start-up",
-                 "clock step back: offline path"):
+                 "clock step back: offline path", "best of 3 interleaved rounds", "round by round"):
         assert text in result.output
 
 
