@@ -63,7 +63,8 @@ class BlockReader:
         self.decided_until = 0
         """End of the last write line decided from its bytes without moving ``pos``; a plan starts after it."""
         self._counted = (0, first_line)
-        self._anchors: list[int] | None = None
+        self._anchors = [first_line]
+        """The line number at each ``ANCHOR_BYTES`` boundary counted past so far."""
         self.fed_newlines = 0
         """Newlines of the lines handed on one by one; all others were skipped as noise without being counted."""
         self.newlines = 0
@@ -291,30 +292,23 @@ class BlockReader:
         return raw.decode("utf-8", errors="replace").removesuffix("\r"), self._ref(self._line_at(at))
 
     def _line_at(self, at: int) -> int:
-        """The number of the line holding offset ``at``: counted on from the offset asked last when ``at`` lies
-        ahead (asked mostly in ascending order, so the block is counted about once); when it lies behind (a write
-        decided late points back at its ``Receiving`` line), from the nearest anchor, one per ``ANCHOR_BYTES``; once
-        anchors exist, every far jump either way counts from one."""
+        """The number of the line holding offset ``at``, counting each part of the block about once: on from the
+        offset asked last when ``at`` lies ahead (asked mostly in ascending order), else from the anchor below it.
+        The count records an anchor (the line number) at every ``ANCHOR_BYTES`` boundary it passes, so a write
+        decided late, which points back at its ``Receiving`` line, counts from an anchor, never from the start."""
         since, number = self._counted
-        if at >= since and (self._anchors is None or at - since <= ANCHOR_BYTES):
-            number += self.block.count(b"\n", since, at)
-        elif since - ANCHOR_BYTES <= at < since:
-            number -= self.block.count(b"\n", at, since)
-        else:
-            if self._anchors is None:
-                self._anchors = self._anchor_lines()
-            base = at // ANCHOR_BYTES
-            number = self._anchors[base] + self.block.count(b"\n", base * ANCHOR_BYTES, at)
+        anchors = self._anchors
+        base = at // ANCHOR_BYTES
+        if at < since or (base < len(anchors) and base * ANCHOR_BYTES > since):
+            since, number = base * ANCHOR_BYTES, anchors[base]
+        edge = len(anchors) * ANCHOR_BYTES
+        while edge <= at:
+            number += self.block.count(b"\n", since, edge)
+            anchors.append(number)
+            since, edge = edge, edge + ANCHOR_BYTES
+        number += self.block.count(b"\n", since, at)
         self._counted = (at, number)
         return number
-
-    def _anchor_lines(self) -> list[int]:
-        """The line number at every ``ANCHOR_BYTES`` boundary of the block (one pass over it, built on first need)."""
-        out, number = [], self.first_line
-        for start in range(0, len(self.block) + 1, ANCHOR_BYTES):
-            out.append(number)
-            number += self.block.count(b"\n", start, start + ANCHOR_BYTES)
-        return out
 
     def _write_at(self, hit: int) -> None:
         """A block-write line (if the hit starts a record): straight to the tracker, never stitched."""

@@ -1,0 +1,28 @@
+"""A block's line numbers (the refs of its events) counted once as the walk goes, jumping back from anchors."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from correlator.core.ingest import blocks
+from correlator.core.ingest.blocks import BlockReader
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.integers(min_value=0, max_value=90), min_size=1, max_size=400),
+       asks=st.lists(st.floats(min_value=0, max_value=1, exclude_max=True), min_size=1, max_size=60),
+       first=st.integers(min_value=1, max_value=10_000))
+def test_the_line_of_any_offset_asked_in_any_order_is_the_counted_one(lines: list[int], asks: list[float],
+                                                                       first: int) -> None:
+    """Offsets asked mostly ascending with jumps back (a write decided late points back at its Receiving line), over
+    anchors a few hundred bytes apart so that every path is taken: each answer equals counting from the start."""
+    block = b"".join(b"x" * n + b"\n" for n in lines)
+    reader = BlockReader(None, block, "f.log", first, {}, "k", [])
+    original, blocks.ANCHOR_BYTES = blocks.ANCHOR_BYTES, 256
+    try:
+        for fraction in asks:
+            at = int(fraction * len(block))
+            assert reader._line_at(at) == first + block.count(b"\n", 0, at)
+    finally:
+        blocks.ANCHOR_BYTES = original
