@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from correlator.cli import cli
+from correlator.offline.analyze import analyze
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lab"
 RUNS = sorted(p.parent for p in DATA.glob("*/*/truth.json"))
@@ -67,6 +68,17 @@ def test_the_real_directory_scan_stall_is_judged() -> None:
     [run] = [p for p in RUNS if p.parent.name.startswith("3.2.1-") and p.name == "directory-scan"]
     truth = json.loads((run / "truth.json").read_text())
     assert truth["failed_checkpoints"] and all(w["code"] == "HDFS_DIRECTORY_SCAN" for w in truth["expected"])
+
+
+def test_the_same_replicas_after_the_fix_cost_a_write_nothing() -> None:
+    """3.3.6 compares outside the lock (HDFS-15415): the same 3 M replicas, the scanning DataNode in every pipeline,
+    each scan held the lock well under a second, no checkpoint failed, and no verdict came out of its logs."""
+    [run] = [p for p in RUNS if p.parent.name.startswith("3.3.6-") and p.name == "directory-scan"]
+    truth = json.loads((run / "truth.json").read_text())
+    scans = truth["directory_scans"]
+    assert scans["replicas"] == 3_000_000 and len(scans["holds"]) >= 2
+    assert all(h["held_ms"] < 1_000 for h in scans["holds"])
+    assert truth["failed_checkpoints"] == [] and analyze([str(run)]) == []
 
 
 def test_every_failed_checkpoint_gets_a_verdict(run: tuple[dict[str, Any], list[dict[str, Any]], Path]) -> None:
