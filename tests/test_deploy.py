@@ -53,7 +53,7 @@ SINGLE_NODE_PROPERTIES = {
     "group.initial.rebalance.delay.ms",
 }
 
-# source: samples/real/flink-A-pr8322.log (apache/flink PR 8322 comment, FLINK-12364), JobManager log, log4j 1 layout
+# source: tests/data/samples/real/flink-A-pr8322.log (apache/flink PR 8322 comment, FLINK-12364), JobManager log, log4j 1 layout
 FLINK_LINES = """\
 2019-05-17 15:43:08,068 INFO  org.apache.flink.runtime.checkpoint.CheckpointCoordinator     - Triggering checkpoint 66 @ 1558107788056 for job dd4f07c1f866b7afff42759d7a35de3f.
 2019-05-17 15:43:08,207 INFO  org.apache.flink.runtime.checkpoint.CheckpointCoordinator     - Decline checkpoint 66 by task e65ff0e6f0ff8e14a1b53410aa8bb019 of job dd4f07c1f866b7afff42759d7a35de3f.
@@ -67,7 +67,7 @@ org.apache.flink.runtime.checkpoint.decline.CheckpointDeclineTaskNotReadyExcepti
 2019-05-17 15:43:08,213 INFO  org.apache.flink.runtime.executiongraph.ExecutionGraph        - Job Flink Streaming Job (dd4f07c1f866b7afff42759d7a35de3f) switched from state RUNNING to FAILING.
 """.splitlines()
 
-# source: samples/real/hdfs-H-datax1448.log (alibaba/DataX issue 1448), DataNode log
+# source: tests/data/samples/real/hdfs-H-datax1448.log (alibaba/DataX issue 1448), DataNode log
 HDFS_LINES = """\
 2022-07-16 17:13:43,182 ERROR [DataXceiver for client DFSClient_attempt_1657804987000_15524_m_000040_0_-1450386456_1 at /172.16.9.143:36326 [Receiving block BP-12047675-172.16.9.141-1608793845868:blk_1152735511_79014410]] org.apache.hadoop.hdfs.server.datanode.DataNode: hadoop-dn004:50010:DataXceiver error processing WRITE_BLOCK operation  src: /172.16.9.143:36326 dst: /172.16.9.142:50010
 java.io.IOException: Premature EOF from inputStream

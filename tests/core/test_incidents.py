@@ -1,4 +1,4 @@
-"""Incidents: grouping, transitions, recurrence wording and resolution, on verdict dicts in the CONTRACT §3 shape."""
+"""Incidents: grouping, transitions, recurrence wording and resolution, on verdict dicts of the correlator.verdict/v1 shape."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Host, role and family from standard file names, logger names and content (CONTRACT §2)."""
+"""Host, role and family from standard file names, logger names and content (README: Where your logs come from)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Every wording and version of the references and every real excerpt, parsed into the right event and fields.
 
 One row per example: (source, case, expected events as (type, subset of fields)). Rows with no expected events are
-noise or messages outside CONTRACT §4 and must yield neither events nor parse errors.
+noise or messages no rule of the parsers' tables is about and must yield neither events nor parse errors.
 """
 
 from __future__ import annotations
