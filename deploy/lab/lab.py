@@ -29,7 +29,8 @@ from pathlib import Path
 from cluster import HOME, Cluster, LabError, fetch
 from confs import FLINK_LAYOUTS
 from rest import RestRecorder
-from scenarios import (COMPLETED, SCENARIOS, TRIGGERED, Fault, JobLog, Scenario, default_scenarios, iso, truth,
+from faults import Fault
+from scenarios import (COMPLETED, SCENARIOS, TRIGGERED, JobLog, Scenario, default_scenarios, iso, truth,
                        unsupported)
 from trim import copy_trimmed
 
