@@ -48,3 +48,27 @@ class TestRank:
                       tm_hosts=frozenset(), skew_ms=2_000)
         assert [c.code for c in ranked] == ["HDFS_DIRECTORY_SCAN", "HDFS_SLOW_DISK"]
         assert ranked[1].scored[0].symptom_of == "HDFS_DIRECTORY_SCAN"
+
+
+def _refusal(kind: str, host: str, role: str, at: int):
+    from correlator.core.events import HdfsRefusal
+
+    iv = interval_of(HdfsRefusal(ts_ms=at, cluster="c", host=host, role=role, kind=kind))
+    assert iv is not None
+    return iv
+
+
+def test_no_datanode_left_is_the_symptom_of_the_refusals_that_say_why() -> None:
+    """The NameNode finding no DataNode follows from each refusing for a reason of its own (a full volume, its
+    transfer threads): the reason ranks first, clearly, not by the codes' order; alone, no DataNode left stays a
+    cause."""
+    from correlator.core.correlate.ranking import SYMPTOM_FACTOR
+
+    none_left = _refusal("no_datanodes", "nn", "namenode", 30_000)
+    for kind, code in (("disk_full", "DATANODE_DISK_FULL"), ("xceiver_limit", "DATANODE_XCEIVER_LIMIT")):
+        ranked = rank([none_left, _refusal(kind, "dn02", "datanode", 29_900)], WINDOW, pipeline=frozenset({"dn02"}),
+                      tm_hosts=frozenset(), skew_ms=2_000)
+        assert [c.code for c in ranked] == [code, "HDFS_NO_DATANODES"]
+        assert ranked[1].score <= round(ranked[0].score * SYMPTOM_FACTOR, 2) + 0.01
+    [alone] = rank([none_left], WINDOW, pipeline=frozenset({"dn02"}), tm_hosts=frozenset(), skew_ms=2_000)
+    assert alone.code == "HDFS_NO_DATANODES" and alone.score >= 0.5

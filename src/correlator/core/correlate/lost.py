@@ -67,7 +67,7 @@ def lost_taskmanager(summary: CaseSummary, window: Window, evidence: tuple[Event
     pauses = [e for e in evidence if isinstance(e, JvmPause) and e.role == "taskmanager" and e.host == where
               and overlap_ms(e.ts_ms - e.pause_ms, e.ts_ms, silent_from, first.ts_ms, skew_ms) > 0]
     return Lost(first, where, max(pauses, key=lambda e: (e.pause_ms, e.ts_ms), default=None), timeout,
-                heartbeat_timeout_ms is not None)
+                bool(heartbeat_timeout_ms))
 
 
 def aborted_after_loss(event: Event, evidence: list[Event]) -> bool:
