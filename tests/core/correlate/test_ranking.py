@@ -72,3 +72,14 @@ def test_no_datanode_left_is_the_symptom_of_the_refusals_that_say_why() -> None:
         assert ranked[1].score <= round(ranked[0].score * SYMPTOM_FACTOR, 2) + 0.01
     [alone] = rank([none_left], WINDOW, pipeline=frozenset({"dn02"}), tm_hosts=frozenset(), skew_ms=2_000)
     assert alone.code == "HDFS_NO_DATANODES" and alone.score >= 0.5
+
+
+def test_a_full_disk_is_named_on_the_datanodes_that_refused_not_on_the_namenode_that_counted_them() -> None:
+    """The NameNode's NOT_ENOUGH_STORAGE_SPACE count is evidence of a full volume, but the space is on the DataNodes:
+    when one of them refused, the verdict names the DataNodes; with the NameNode's line alone, the NameNode."""
+    counted = _refusal("disk_full", "nn", "namenode", 30_000)
+    [both] = rank([counted, _refusal("disk_full", "dn02", "datanode", 29_900)], WINDOW, pipeline=frozenset({"dn02"}),
+                  tm_hosts=frozenset(), skew_ms=2_000)
+    assert (both.code, both.hosts) == ("DATANODE_DISK_FULL", ("dn02",))
+    [alone] = rank([counted], WINDOW, pipeline=frozenset({"dn02"}), tm_hosts=frozenset(), skew_ms=2_000)
+    assert (alone.code, alone.hosts) == ("DATANODE_DISK_FULL", ("nn",))

@@ -157,5 +157,7 @@ def _candidate(code: str, items: list[Scored]) -> Candidate:
     score = min(0.99, top + min(0.08, 0.02 * support))
     strong = [s.interval for s in items if s.score >= 0.5 * top]
     daemons = [iv for iv in strong if iv.role in STORAGE_ROLES]
-    hosts = sorted({iv.host for iv in daemons or strong})  # a Flink host that logged the cause is not where it is
+    role = CAUSES[Code(code)].on_role
+    own = [iv for iv in daemons if iv.role == role]
+    hosts = sorted({iv.host for iv in own or daemons or strong})  # a Flink host that logged the cause is not where it is
     return Candidate(code, round(score, 2), tuple(hosts), tuple(items))

@@ -89,6 +89,9 @@ class Cause:
     explained_by: frozenset[Code] = frozenset()
     """Causes that explain this one when both are seen (no DataNode left, after each refused the write for a reason
     of its own): it then ranks as their symptom."""
+    on_role: str | None = None
+    """Where the cause is: when hosts of this role logged its evidence, the verdict names only them (the NameNode's
+    count of DataNodes without room is evidence of a full disk, but the space is on the DataNodes)."""
 
 
 CHECKPOINT_STEPS = (
@@ -112,13 +115,14 @@ _WRITTEN = " while {chk} was being written"
 
 
 def _refusal(code: Code, meaning: str, title: str, steps: tuple[Step, ...], kind: str,
-             seen_in: tuple[str, ...] = (), explained_by: frozenset[Code] = frozenset()) -> Cause:
+             seen_in: tuple[str, ...] = (), explained_by: frozenset[Code] = frozenset(),
+             on_role: str | None = None) -> Cause:
     """A cause HDFS states when it refuses the write: its one evidence kind is the refusal itself, a root cause at
     full strength and a moment, and a longer timeout would not have helped (only the restart steps follow);
     ``seen_in``: the other event types its timeline draws."""
     return Cause(code, meaning, title, steps, {kind: 1.0}, root=True, checkpoint_steps="restarts",
                  points=frozenset({kind}), stated=True, timeline_types=frozenset({"hdfs_refusal", *seen_in}),
-                 explained_by=explained_by)
+                 explained_by=explained_by, on_role=on_role)
 
 
 CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
@@ -243,7 +247,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "streams open",
                  "dfs.datanode.max.transfer.threads", "{twice_limit}"),
         ),
-        "refused_xceiver_limit", seen_in=("dn_write_error", "hdfs_client_error"),
+        "refused_xceiver_limit", seen_in=("dn_write_error", "hdfs_client_error"), on_role="datanode",
     ),
     _refusal(
         Code.DATANODE_DISK_FULL,
@@ -258,7 +262,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "dfs.datanode.round-robin-volume-choosing-policy.additional-available-space"),
             RETAINED_STEP,
         ),
-        "refused_disk_full", seen_in=("dn_write_error", "hdfs_client_error"),
+        "refused_disk_full", seen_in=("dn_write_error", "hdfs_client_error"), on_role="datanode",
     ),
     _refusal(
         Code.HDFS_NO_DATANODES,
