@@ -297,21 +297,20 @@ class Cluster:
 
     def dfsadmin(self, *args: str) -> None:
         """Hadoop's own `hdfs dfsadmin` (the DFSAdmin class of the lab's jars) against the lab's NameNode."""
-        conf = self.run_dir / "conf" / "lab-nn"
-        cmd = self._hadoop_java(conf, "dfsadmin.log", "org.apache.hadoop.hdfs.tools.DFSAdmin", list(args), "128m")
-        with (self.logs / "dfsadmin.out").open("ab") as out:
-            if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.run_dir, timeout=120).returncode:
-                raise LabError(f"dfsadmin {' '.join(args)} failed (see {self.logs}/dfsadmin.out)")
+        self._tool("dfsadmin", "org.apache.hadoop.hdfs.tools.DFSAdmin", args)
 
-    def fs(self, *args: str, check: bool = True) -> str:
+    def fs(self, *args: str) -> str:
         """Hadoop's own `hdfs dfs` (FsShell) against the lab's NameNode; its standard output."""
-        conf = self.run_dir / "conf" / "lab-nn"
-        cmd = self._hadoop_java(conf, "fsshell.log", "org.apache.hadoop.fs.FsShell", list(args), "128m")
+        return self._tool("fsshell", "org.apache.hadoop.fs.FsShell", args)
+
+    def _tool(self, name: str, main: str, args: tuple[str, ...]) -> str:
+        """One of Hadoop's command-line tools with the NameNode's configuration: its output kept in `<name>.out`."""
+        cmd = self._hadoop_java(self.run_dir / "conf" / "lab-nn", f"{name}.log", main, list(args), "128m")
         done = subprocess.run(cmd, capture_output=True, cwd=self.run_dir, timeout=120)
-        with (self.logs / "fsshell.out").open("ab") as out:
+        with (self.logs / f"{name}.out").open("ab") as out:
             out.write(done.stdout + done.stderr)
-        if check and done.returncode:
-            raise LabError(f"hdfs dfs {' '.join(args)} failed (see {self.logs}/fsshell.out)")
+        if done.returncode:
+            raise LabError(f"{name} {' '.join(args)} failed (see {self.logs}/{name}.out)")
         return done.stdout.decode("utf-8", "replace")
 
     @property

@@ -37,7 +37,7 @@ class HyperscanScanner:
         self._hs = hyperscan
         self._db = self._compile(phrases)
         # Blocks: triggers only. A busy DataNode's block has a hundred write phrases per trigger, and a Python
-        # callback for each cost more than the scan; the write reader finds and reads them in one go.
+        # callback for each would outweigh the scan; the write reader finds and reads them in one go.
         self._trigger_db = self._compile(phrases[:WRITE_FROM])
         self.write_reader: WriteReader = write_reader or fastest_write_reader()
 

@@ -313,10 +313,10 @@ def _bench_one(path: str, size: int, lines: int, echo: Callable[[str], None]) ->
     echo(f"ratio ours / naive: {ours.mb_s / naive.mb_s:.2f}")
     if grep:
         result["grep_mb_s"] = grep.mb_s
-        for key, name, rate, goal in (("ours_over_grep", "ours", ours, 0.25), ("cli_over_grep", "correlator parse", cli,
-                                      0.25), ("analyze_over_grep", "correlator analyze", analyze, 0.2)):
-            result[key] = rate.mb_s / grep.mb_s
-            each = [g.seconds / r.seconds for r, g in zip(runs[key.split("_")[0]], runs["grep"], strict=False)]
-            echo(f"ratio {name} / grep: {result[key]:.2f}   (goal >= {goal}; round by round "
+        for run, name, rate, goal in (("ours", "ours", ours, 0.25), ("cli", "correlator parse", cli, 0.25),
+                                      ("analyze", "correlator analyze", analyze, 0.2)):
+            result[f"{run}_over_grep"] = rate.mb_s / grep.mb_s
+            each = [g.seconds / r.seconds for r, g in zip(runs[run], runs["grep"], strict=False)]
+            echo(f"ratio {name} / grep: {result[f'{run}_over_grep']:.2f}   (goal >= {goal}; round by round "
                  f"{min(each):.2f}-{max(each):.2f})")
     return result

@@ -46,9 +46,9 @@ from correlator.stream.transport import bytes_topic, faust_app, read_committed
 
 @dataclass(frozen=True, slots=True)
 class WorkerOptions:
-    """Batching: each batch costs one state snapshot, which dominates at small sizes (measured by bench stream).
+    """Batching: each batch costs one state snapshot, which dominates at small sizes (``bench stream`` prints it).
     A quiet events stream waits ``correlate_within_s`` for its batch to fill: that wait is part of every verdict's
-    latency (1 s gave a p50 of 1 s in the bench's live replay)."""
+    latency, so it stays a fraction of the latency goal."""
 
     correlate_batch: int = 10_000
     correlate_within_s: float = 0.25

@@ -226,7 +226,7 @@ class _Loop:
         metrics = self.owner.metrics
         sources: dict[tuple[Any, ...], list[Message]] = {}
         errors = 0
-        for msg in batch:  # per record: one lookup in one flat dict, the cheapest grouping
+        for msg in batch:  # per record: one lookup in one flat dict; partitions are split after, once per source
             if msg.error() is not None:
                 errors += 1
                 continue

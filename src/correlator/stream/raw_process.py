@@ -108,8 +108,8 @@ class RawIngestProcesses:
             child.start()
 
     def _ready(self) -> None:
-        """The children join the raw group together, once all are ready: one that joined seconds after another
-        (its interpreter still starting) cost the first a rebalance with its partitions half read."""
+        """The children join the raw group together, once all are ready: one joining seconds after another (its
+        interpreter still starting) would take partitions from the first in a rebalance, its batches half read."""
         with self._go_lock:
             if self._went or not all(child.ready for child in self.children):
                 return
