@@ -85,10 +85,11 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
         start = end = 0.0
         for _attempt in range(2):
             armed = fault.arm(lambda msg: say(f"{scenario.name}: {msg}"))
-            m, _ = jobs.wait(TRIGGERED, 60, not_before=armed)
+            m, _ = jobs.wait(COMPLETED if scenario.before_trigger else TRIGGERED, 60, not_before=armed)
             start = time.time()
             fault.start()
-            say(f"{scenario.name}: fault {scenario.kind} on {scenario.target or 'the cluster'} right after checkpoint {m.group(1)}")
+            say(f"{scenario.name}: fault {scenario.kind} on {scenario.target or 'the cluster'} right after checkpoint "
+                f"{m.group(1)} {'completed' if scenario.before_trigger else 'triggered'}")
             try:
                 fault.hold(jobs)
             finally:

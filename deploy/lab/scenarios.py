@@ -1,5 +1,5 @@
-"""The lab's scenarios (each fault, in `faults.py`, starts right after the JobManager logs `Triggering checkpoint`)
-and the ground truth of a run.
+"""The lab's scenarios (each fault, in `faults.py`, starts right after the JobManager logs `Triggering checkpoint`, or
+`Completed checkpoint` for a pause) and the ground truth of a run.
 
 Which checkpoints failed is read from the JobManager's log, never assumed: a fault does not always fail one, so a fault
 that failed none is repeated once.
@@ -92,6 +92,10 @@ class Scenario:
     """NameNode settings of this scenario only (a low limit)."""
     volume_mib: int = 0
     """Each DataNode's volume on a tmpfs of this size (mounting needs root), so that the fault can fill a disk."""
+    before_trigger: bool = False
+    """The fault starts once a checkpoint completes, so it is in place when the next one triggers: a checkpoint takes
+    under a second here, and a pause begun when its trigger line is read can miss the tasks' writes and stop only the
+    JobManager's metadata write, which then waits out the pause and completes."""
 
     def datanode_settings(self) -> dict[str, object]:
         """Small volumes: 3.4's round-robin volume choice also wants 1 GiB free beyond the block (HDFS-16111; older
@@ -126,8 +130,8 @@ def _scan_code(hadoop: str) -> str | None:
 
 SCENARIOS = {s.name: s for s in (
     Scenario("control", "none", None, lambda _h: None),
-    Scenario("datanode-pause", "sigstop", "lab-dn2", lambda _h: "DATANODE_JVM_PAUSE"),
-    Scenario("namenode-pause", "sigstop", "lab-nn", lambda _h: "NAMENODE_SLOW"),
+    Scenario("datanode-pause", "sigstop", "lab-dn2", lambda _h: "DATANODE_JVM_PAUSE", before_trigger=True),
+    Scenario("namenode-pause", "sigstop", "lab-nn", lambda _h: "NAMENODE_SLOW", before_trigger=True),
     Scenario("lock-held", "dataset-lock", "lab-dn2", _lock_code),
     Scenario("slow-disk", "slow-disk", "lab-dn2", lambda _h: "HDFS_SLOW_DISK"),
     Scenario("slow-pipeline", "slow-pipeline", "lab-dn2", lambda _h: "HDFS_SLOW_PIPELINE"),

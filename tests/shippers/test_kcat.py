@@ -102,6 +102,9 @@ def test_kcat_without_key_or_headers_never_guesses_a_host(
 
 
 RUNS = 2
+IDLE_TIMEOUT_MS = 12_000
+"""A new cluster's decisions wait one idle timeout for its other side to show up; here that side starts about 4 s after
+the first (``ship_with_kcat``), and busy loops on every core stretch the tests' usual 4 s race to a flake."""
 
 
 @pytest.mark.parametrize("first", ["flink", "hdfs"])
@@ -113,6 +116,7 @@ def test_kcat_on_one_partition_under_a_cpu_hog_changes_no_verdict(
     time and under their ids — no verdict is decided before the evidence it needs was read."""
     require("kcat")
     logs = GOLDEN / "recurring"
+    stack.extra["CORRELATOR_IDLE_TIMEOUT_MS"] = str(IDLE_TIMEOUT_MS)
     workers.append(WorkerProcess(stack).start())
     wanted: list[tuple[str, str, tuple[str, ...]]] = []
     with cpu_hog(seconds=90 * RUNS):
