@@ -26,3 +26,26 @@ def test_the_line_of_any_offset_asked_in_any_order_is_the_counted_one(lines: lis
             assert reader._line_at(at) == first + block.count(b"\n", 0, at)
     finally:
         blocks.ANCHOR_BYTES = original
+
+
+class _Counted(bytes):
+    """A block that adds up the bytes its newline counts cover."""
+
+    covered = 0
+
+    def count(self, sub, start=None, end=None):  # type: ignore[no-untyped-def, override]
+        _Counted.covered += (len(self) if end is None else end) - (start or 0)
+        return super().count(sub, start, end)
+
+
+def test_a_look_back_then_past_the_counted_part_recounts_no_more_than_an_anchor_spacing() -> None:
+    """The walk's pattern on a slow day: ahead, far back to a write's Receiving line, then past everything counted so
+    far. Each ask costs at most an anchor spacing beyond the bytes newly passed, never the distance back."""
+    block = _Counted(b"".join(b"x" * (i % 90) + b"\n" for i in range(200_000)))
+    reader = BlockReader(None, block, "f.log", 1, {}, "k", [])
+    _Counted.covered = 0
+    step = len(block) // 20
+    for at in range(step, len(block) - step, step):
+        assert reader._line_at(at) == 1 + bytes.count(block, b"\n", 0, at)
+        assert reader._line_at(at - step + 7) == 1 + bytes.count(block, b"\n", 0, at - step + 7)
+    assert _Counted.covered <= len(block) + 40 * blocks.ANCHOR_BYTES

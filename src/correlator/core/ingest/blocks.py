@@ -292,15 +292,15 @@ class BlockReader:
         return raw.decode("utf-8", errors="replace").removesuffix("\r"), self._ref(self._line_at(at))
 
     def _line_at(self, at: int) -> int:
-        """The number of the line holding offset ``at``, counting each part of the block about once: on from the
-        offset asked last when ``at`` lies ahead (asked mostly in ascending order), else from the anchor below it.
-        The count records an anchor (the line number) at every ``ANCHOR_BYTES`` boundary it passes, so a write
-        decided late, which points back at its ``Receiving`` line, counts from an anchor, never from the start."""
+        """The number of the line holding offset ``at``, counting each part of the block about once: from the nearest
+        known point at or below ``at`` — the offset asked last, or the anchor (a line number recorded at every
+        ``ANCHOR_BYTES`` boundary the count passes). A write decided late points back at its ``Receiving`` line: that
+        ask and the next one past it each count from an anchor, never again from the start or from the look back."""
         since, number = self._counted
         anchors = self._anchors
-        base = at // ANCHOR_BYTES
-        if at < since or (base < len(anchors) and base * ANCHOR_BYTES > since):
-            since, number = base * ANCHOR_BYTES, anchors[base]
+        nearest = min(at // ANCHOR_BYTES, len(anchors) - 1)  # past the counted part: its last anchor
+        if at < since or nearest * ANCHOR_BYTES > since:
+            since, number = nearest * ANCHOR_BYTES, anchors[nearest]
         edge = len(anchors) * ANCHOR_BYTES
         while edge <= at:
             number += self.block.count(b"\n", since, edge)
