@@ -100,8 +100,9 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
     deadlines = sorted({ts + open_ms for ts in open_before.values()}
                        | {s.ts_ms + open_ms for s in steps if s.kind == OPEN})
     write_lines = sorted(open_at + close_at) if deadlines else []
+    probed: dict[int, int | None] = {}
     for deadline in deadlines:
-        passed = _first_write_at_or_after(block, write_lines, deadline, stamp_at)
+        passed = _first_write_at_or_after(block, write_lines, deadline, stamp_at, probed)
         if passed is None:
             break  # the rest of the deadlines lie beyond the block's writes: the block-end clock takes them
         steps.append(Step(passed, OBSERVE, deadline))
@@ -229,15 +230,22 @@ def _steps_back(block: bytes, open_at: Sequence[int], close_at: Sequence[int], s
     return False
 
 
-def _first_write_at_or_after(block: bytes, write_hits: list[int], ts_ms: int, stamp_at: StampAt) -> int | None:
+def _first_write_at_or_after(block: bytes, write_hits: list[int], ts_ms: int, stamp_at: StampAt,
+                             probed: dict[int, int | None]) -> int | None:
     """Start of the first write line (``write_hits``: where its phrase is, ascending) stamped ``ts_ms`` or later:
     the line-by-line path looks at the source's clock on write lines only. A binary search finds it where the
     write lines are in time order; a few ms of disorder among them can move the step a few lines on, and with it
-    where a stalled write's event falls among its neighbours'. ``None`` if there is none."""
+    where a stalled write's event falls among its neighbours'. ``None`` if there is none.
+
+    ``probed`` keeps each probed line's stamp by index: the searches of one block's deadlines (hundreds on a sick
+    DataNode) all start with the same probes, and a kept stamp changes no search's path."""
     lo, hi = 0, len(write_hits)
     while lo < hi:
         mid = (lo + hi) // 2
-        ts = stamp_at(block, block.rfind(b"\n", 0, write_hits[mid]) + 1)
+        if mid in probed:
+            ts = probed[mid]
+        else:
+            ts = probed[mid] = stamp_at(block, block.rfind(b"\n", 0, write_hits[mid]) + 1)
         if ts is not None and ts >= ts_ms:
             hi = mid
         else:
