@@ -241,8 +241,8 @@ class TestEnvExample:
         """Loaded as an env file, the example gives the default settings (no empty value sneaks in as a path)."""
         for name in SETTINGS_VARS:
             monkeypatch.delenv(name, raising=False)
-        loaded = Settings(_env_file=ENV_EXAMPLE)  # type: ignore[call-arg]
-        assert loaded.model_dump() == Settings(_env_file=None).model_dump()  # type: ignore[call-arg]
+        loaded = Settings(_env_file=ENV_EXAMPLE)
+        assert loaded.model_dump() == Settings(_env_file=None).model_dump()
 
 
 class TestDockerfile:
