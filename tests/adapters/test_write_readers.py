@@ -54,6 +54,34 @@ def test_native_reader_sees_lines_of_one_second_as_the_stdlib_reader_does(block:
     assert NATIVE.in_second(block, first, offsets) == STDLIB.in_second(block, first, offsets)
 
 
+_SIZED = [
+    b"2020-01-02 08:00:01,100 INFO Receiving\n", b"2020-01-02 08:00:59,999 INFO src: a, bytes: 134217728, op\n",
+    b"2020-01-02 08:01:00,000 INFO bytes:  12 ,\n", b"2020-01-02 08:00:0x,100 INFO bytes: 7\n",
+    b"2020-01-02T08:00:01,100 bytes: 99999999999999999999999\n", b"2020-01-02 08:00:01.1 bytes: -5, x\n",
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_SIZED), st.sampled_from(_LINES), st.binary(max_size=6)), max_size=20)
+       .map(b"".join).flatmap(lambda block: st.tuples(st.just(block), st.lists(
+           st.tuples(st.integers(0, len(block)), st.integers(0, len(block))), max_size=12))))
+def test_native_reader_times_and_sizes_pairs_as_the_stdlib_reader_does(case: tuple[bytes, list[tuple[int, int]]]) -> None:
+    block, pairs = case
+    opens, closes = [o for o, _ in pairs], [c for _, c in pairs]
+    assert NATIVE.spans(block, opens, closes) == STDLIB.spans(block, opens, closes)
+
+
+def test_a_pair_is_timed_within_its_minute_only_and_sized_by_its_second_line() -> None:
+    block = b"".join(_SIZED)
+    starts = [0, len(_SIZED[0]), len(_SIZED[0]) + len(_SIZED[1])]
+    for reader in (NATIVE, STDLIB):
+        gaps, sizes = reader.spans(block, [starts[0] + 30, starts[0], starts[1]], [starts[1] + 40, starts[2], starts[2]])
+        assert gaps == [58_899, None, None]  # 08:00:01,100 to 08:00:59,999; across a minute: no gap
+        assert sizes == [134_217_728, 12, 12]
+        with pytest.raises(IndexError):
+            reader.spans(block, [len(block) + 1], [0])
+
+
 def test_lines_of_one_second_are_told_from_a_line_of_the_next() -> None:
     lines = [receiving(f"08:00:07,{ms:03d}", ms).encode() + b"\n" for ms in (1, 500, 999)]
     block = b"".join(lines) + receiving("08:00:08,000", 1000).encode() + b"\n"

@@ -319,6 +319,103 @@ static PyObject *burst_run(PyObject *self, PyObject *args) {
     return Py_BuildValue("(nnN)", i, until, extended);
 }
 
+/* ``_gap`` of the stdlib reader: ms from the stamp at ``o`` to the stamp at ``c`` when the 23 bytes at each have a
+ * stamp's shape and share their first 16 (the minute); else -1 with ``*ok`` 0. */
+static long long gap_ms(const char *data, Py_ssize_t n, Py_ssize_t o, Py_ssize_t c, int *ok) {
+    *ok = 0;
+    if (o + 23 > n || c + 23 > n || memcmp(data + o, data + c, 16) != 0) return -1;
+    const Py_ssize_t at[2] = {o, c};
+    long long ms[2];
+    for (int k = 0; k < 2; k++) {
+        const char *s = data + at[k];
+        if (s[10] != ' ' || (s[19] != ',' && s[19] != '.')) return -1;
+        if (!is_digit(s[17]) || !is_digit(s[18]) || !is_digit(s[20]) || !is_digit(s[21]) || !is_digit(s[22])) return -1;
+        ms[k] = ((s[17] - '0') * 10 + (s[18] - '0')) * 1000LL + (s[20] - '0') * 100 + (s[21] - '0') * 10 + (s[22] - '0');
+    }
+    *ok = 1;
+    return ms[1] - ms[0];
+}
+
+static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f'; }
+
+/* ``writes.bytes_at``: the ``bytes: N`` field of the line at ``c`` (0 when it has none or it is not digits). */
+static PyObject *line_bytes(const char *data, Py_ssize_t n, Py_ssize_t c) {
+    static const char field[] = "bytes: ";
+    const size_t size = sizeof(field) - 1;
+    const char *end = memchr(data + c, '\n', (size_t)(n - c));
+    end = end ? end : data + n;
+    const char *p = data + c, *at = NULL;
+    while ((size_t)(end - p) >= size && (p = memchr(p, 'b', (size_t)(end - p))) != NULL) {
+        if ((size_t)(end - p) >= size && memcmp(p, field, size) == 0) {
+            at = p;
+            break;
+        }
+        p++;
+    }
+    if (at == NULL) return PyLong_FromLong(0);
+    const char *from = at + size, *to = memchr(from, ',', (size_t)(end - from));
+    to = to ? to : end;
+    while (from < to && is_space(*from)) from++;
+    while (to > from && is_space(to[-1])) to--;
+    if (from == to) return PyLong_FromLong(0);
+    for (const char *q = from; q < to; q++)
+        if (!is_digit(*q)) return PyLong_FromLong(0);
+    char buffer[64];
+    if (to - from < (Py_ssize_t)sizeof(buffer)) {
+        memcpy(buffer, from, (size_t)(to - from));
+        buffer[to - from] = '\0';
+        return PyLong_FromString(buffer, NULL, 10);
+    }
+    PyObject *text = PyUnicode_FromStringAndSize(from, to - from);
+    if (text == NULL) return NULL;
+    PyObject *value = PyLong_FromUnicodeObject(text, 10);
+    Py_DECREF(text);
+    return value;
+}
+
+/* ``spans`` of the stdlib reader: per pair of offsets, the ms between their lines' stamps within one minute (None
+ * otherwise) and the bytes the second line reports. */
+static PyObject *spans(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    PyObject *opens, *closes;
+    if (!PyArg_ParseTuple(args, "y*O!O!", &view, &PyList_Type, &opens, &PyList_Type, &closes)) return NULL;
+    const char *data = view.buf;
+    const Py_ssize_t n = view.len, count = PyList_GET_SIZE(opens);
+    PyObject *gaps = NULL, *sizes = NULL, *result = NULL;
+    if (PyList_GET_SIZE(closes) != count) {
+        PyErr_SetString(PyExc_ValueError, "opens and closes differ in length");
+        goto done;
+    }
+    if ((gaps = PyList_New(count)) == NULL || (sizes = PyList_New(count)) == NULL) goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t o = PyLong_AsSsize_t(PyList_GET_ITEM(opens, i)), c = PyLong_AsSsize_t(PyList_GET_ITEM(closes, i));
+        if ((o == -1 || c == -1) && PyErr_Occurred()) goto done;
+        if (o < 0 || o > n || c < 0 || c > n) {
+            PyErr_SetString(PyExc_IndexError, "offset outside the block");
+            goto done;
+        }
+        o = line_start(data, o) - data;
+        c = line_start(data, c) - data;
+        int ok;
+        long long gap = gap_ms(data, n, o, c, &ok);
+        PyObject *g = ok ? PyLong_FromLongLong(gap) : Py_NewRef(Py_None), *b = line_bytes(data, n, c);
+        if (g == NULL || b == NULL) {
+            Py_XDECREF(g);
+            Py_XDECREF(b);
+            goto done;
+        }
+        PyList_SET_ITEM(gaps, i, g);
+        PyList_SET_ITEM(sizes, i, b);
+    }
+    result = PyTuple_Pack(2, gaps, sizes);
+done:
+    Py_XDECREF(gaps);
+    Py_XDECREF(sizes);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"find_write_lines", find_write_lines, METH_O,
      "find_write_lines(block) -> (opens, open_ids, closes, close_ids, durations)"},
@@ -327,6 +424,9 @@ static PyMethodDef methods[] = {
     {"burst_run", burst_run, METH_VARARGS,
      "burst_run(block, hits, first, held, kinds, prefix, second_ms, max_span_ms, until_ts_ms, step_at, "
      "decided_until, write_from) -> (next_hit, decided_until, ((count, last_ts_ms, start_ms), ...))"},
+    {"spans", spans, METH_VARARGS,
+     "spans(block, opens, closes) -> (gaps, sizes): per pair, ms between its lines' stamps within a minute, or None; "
+     "the second line's bytes"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -23,6 +23,7 @@ class NativeWriteReader:
         self._find = _write_lines.find_write_lines
         self._in_second = _write_lines.in_second
         self._burst_run = _write_lines.burst_run
+        self._spans = _write_lines.spans
 
     def find(self, block: bytes) -> WriteLines:
         return WriteLines(*self._find(block))
@@ -35,6 +36,11 @@ class NativeWriteReader:
         held = tuple((h.last_ts_ms, h.start_ms, h.longest_ms, h.gap_ms, h.timed) for h in b.held)
         return BurstRun(*self._burst_run(block, hits, first, held, b.kinds, b.prefix, b.second_ms, b.max_span_ms,
                                          b.until_ts_ms, b.step_at, b.decided_until, b.write_from))
+
+
+    def spans(self, block: bytes, opens: list[int], closes: list[int]) -> tuple[list[int | None], list[int]]:
+        gaps, sizes = self._spans(block, opens, closes)
+        return gaps, sizes
 
 
 def fastest_write_reader() -> WriteReader:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from correlator.core.ingest.write_lines import WriteLines, WriteReader
-from correlator.core.ingest.writes import bytes_at
 
 OBSERVE, OPEN, CLOSE = 0, 1, 2
 """Kinds of step; at one offset an observation comes first, as the line-by-line path observes before deciding."""
@@ -80,7 +79,7 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
     open_ms = slow_ms if open_ms is None else open_ms
     if floor_bytes_per_ms is not None:
         slow -= _big_blocks(block, paired & slow, opened_at, ended_at, ended, stamp_at, floor_bytes_per_ms,
-                            open_ms - SIZED_MARGIN_MS)
+                            open_ms - SIZED_MARGIN_MS, reader)
     routine = len(paired - slow)
     wanted_ends = (ended.keys() - started) | (paired & slow)
     wanted_starts = (started - ended.keys()) | (paired & slow)
@@ -191,19 +190,31 @@ by a few ms, so a write that ended within this margin of that mark is left to th
 
 
 def _big_blocks(block: bytes, pairs: set[bytes], opened_at: Mapping[bytes, int], ended_at: Mapping[bytes, int],
-                durations: Mapping[bytes, bytes], stamp_at: StampAt, floor: int, before_ms: int) -> set[bytes]:
+                durations: Mapping[bytes, bytes], stamp_at: StampAt, floor: int, before_ms: int,
+                reader: WriteReader) -> set[bytes]:
     """Slow pairs that are big blocks, not stalls (the tracker's ``_sized``): they took under ``before_ms`` by their
     stamps and their clienttrace duration, and their ``bytes`` needed that long at ``floor`` bytes per ms. On a
-    sick cluster's DataNode big blocks are a large share of the writes; judged here they never become steps."""
+    sick cluster's DataNode big blocks are a large share of the writes; judged here they never become steps.
+
+    The reader gives each pair's time within one minute and its size in one call; a pair's own stamps are read only
+    when it spans minutes, and a minute's stamp once, to know that the tracker reads it at all."""
     big: set[bytes] = set()
-    for raw in pairs:
+    raws = list(pairs)
+    gaps, sizes = reader.spans(block, [opened_at[raw] for raw in raws], [ended_at[raw] for raw in raws])
+    minutes: set[bytes] = set()
+    for raw, gap, size in zip(raws, gaps, sizes):
         o = block.rfind(b"\n", 0, opened_at[raw]) + 1
-        c = block.rfind(b"\n", 0, ended_at[raw]) + 1
-        began, ended = stamp_at(block, o), stamp_at(block, c)
-        if began is None or ended is None:
-            continue
-        took = max(ended - began, int(durations[raw]) // 1_000_000)
-        if took < before_ms and took * floor <= bytes_at(block, c):
+        if gap is None:
+            began, ended = stamp_at(block, o), stamp_at(block, block.rfind(b"\n", 0, ended_at[raw]) + 1)
+            if began is None or ended is None:
+                continue
+            gap = ended - began
+        elif block[o:o + 16] not in minutes:
+            if stamp_at(block, o) is None:
+                continue
+            minutes.add(block[o:o + 16])
+        took = max(gap, int(durations[raw]) // 1_000_000)
+        if took < before_ms and took * floor <= size:
             big.add(raw)
     return big
 

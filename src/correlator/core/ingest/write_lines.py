@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from correlator.core.ingest.burst_lines import BurstRun, HeldBursts, burst_run
-from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
+from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE, bytes_at
 
 OPEN_BYTES = OPEN_PHRASE.encode()
 CLOSE_BYTES = CLOSE_PHRASE.encode()
@@ -71,6 +71,12 @@ class WriteReader(Protocol):
         at ``first``; false when that line is shorter than a stamp."""
         ...
 
+    def spans(self, block: bytes, opens: list[int], closes: list[int]) -> tuple[list[int | None], list[int]]:
+        """Per pair of offsets: the ms from the stamp of the line holding the first to that of the line holding the
+        second when both begin in the same minute (``None`` otherwise, or where either lacks a stamp's shape), and
+        the second line's ``bytes`` (``writes.bytes_at``). What a slow write's size is judged on, in one call."""
+        ...
+
 
 class StdlibWriteReader:
     """The reference: the two patterns with ``re``, the phrases with ``bytes.find``, each line's stamp compared."""
@@ -92,6 +98,30 @@ class StdlibWriteReader:
 
     def burst_run(self, block: bytes, hits: list[tuple[int, int]], first: int, bursts: HeldBursts) -> BurstRun:
         return burst_run(block, hits, first, bursts)
+
+    def spans(self, block: bytes, opens: list[int], closes: list[int]) -> tuple[list[int | None], list[int]]:
+        if len(opens) != len(closes):
+            raise ValueError("opens and closes differ in length")
+        gaps: list[int | None] = []
+        sizes: list[int] = []
+        for o, c in zip(opens, closes):
+            if not (0 <= o <= len(block) and 0 <= c <= len(block)):
+                raise IndexError("offset outside the block")
+            o, c = block.rfind(b"\n", 0, o) + 1, block.rfind(b"\n", 0, c) + 1
+            gaps.append(_gap(block[o:o + 23], block[c:c + 23]))
+            sizes.append(bytes_at(block, c))
+        return gaps, sizes
+
+
+def _gap(one: bytes, two: bytes) -> int | None:
+    """ms from stamp ``one`` to stamp ``two`` (each the 23 bytes a line starts with) of one minute, as ``stamp_at``
+    reads each."""
+    if len(one) < 23 or len(two) < 23 or one[:16] != two[:16]:
+        return None
+    for stamp in (one, two):
+        if stamp[10] != 32 or stamp[19] not in (44, 46) or not (stamp[17:19] + stamp[20:23]).isdigit():
+            return None
+    return (int(two[17:19]) - int(one[17:19])) * 1000 + int(two[20:23]) - int(one[20:23])
 
 
 def _read(block: bytes, phrase: bytes, pattern: re.Pattern[bytes]) -> tuple[list[int], list[tuple[bytes, ...] | None]]:
