@@ -71,6 +71,14 @@ def test_native_reader_times_and_sizes_pairs_as_the_stdlib_reader_does(case: tup
     assert NATIVE.spans(block, opens, closes) == STDLIB.spans(block, opens, closes)
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=300).flatmap(lambda block: st.tuples(st.just(block), st.integers(-400, 400),
+                                                               st.integers(-400, 400))))
+def test_native_reader_counts_newlines_as_bytes_count_does(case: tuple[bytes, int, int]) -> None:
+    block, start, end = case
+    assert NATIVE.newlines(block, start, end) == STDLIB.newlines(block, start, end) == block.count(b"\n", start, end)
+
+
 def test_a_pair_is_timed_within_its_minute_only_and_sized_by_its_second_line() -> None:
     block = b"".join(_SIZED)
     starts = [0, len(_SIZED[0]), len(_SIZED[0]) + len(_SIZED[1])]

@@ -416,6 +416,26 @@ done:
     return result;
 }
 
+/* ``newlines`` of the stdlib reader: the newlines of ``block[start:end]`` (clamped as slicing clamps). memchr from
+ * one to the next runs several times faster than ``bytes.count`` on log lines a few hundred bytes long. */
+static PyObject *newlines(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &end)) return NULL;
+    const Py_ssize_t n = view.len;
+    start = start < 0 ? (start + n < 0 ? 0 : start + n) : (start > n ? n : start);
+    end = end < 0 ? (end + n < 0 ? 0 : end + n) : (end > n ? n : end);
+    Py_ssize_t count = 0;
+    const char *p = (const char *)view.buf + start, *stop = (const char *)view.buf + end;
+    while (p < stop && (p = memchr(p, '\n', (size_t)(stop - p))) != NULL) {
+        count++;
+        p++;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(count);
+}
+
 static PyMethodDef methods[] = {
     {"find_write_lines", find_write_lines, METH_O,
      "find_write_lines(block) -> (opens, open_ids, closes, close_ids, durations)"},
@@ -427,6 +447,7 @@ static PyMethodDef methods[] = {
     {"spans", spans, METH_VARARGS,
      "spans(block, opens, closes) -> (gaps, sizes): per pair, ms between its lines' stamps within a minute, or None; "
      "the second line's bytes"},
+    {"newlines", newlines, METH_VARARGS, "newlines(block, start, end) -> the newlines of block[start:end]"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,6 +24,7 @@ class NativeWriteReader:
         self._in_second = _write_lines.in_second
         self._burst_run = _write_lines.burst_run
         self._spans = _write_lines.spans
+        self.newlines = _write_lines.newlines
 
     def find(self, block: bytes) -> WriteLines:
         return WriteLines(*self._find(block))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from correlator.core.ingest.burst_lines import BurstRun, HeldBursts
@@ -62,6 +62,7 @@ class BlockReader:
         self.pos = 0
         self.decided_until = 0
         """End of the last write line decided from its bytes without moving ``pos``; a plan starts after it."""
+        self._newlines: Callable[[bytes, int, int], int] = ingest.scanner.write_reader.newlines
         self._counted = (0, first_line)
         self._anchors = [first_line]
         """The line number at each ``ANCHOR_BYTES`` boundary counted past so far."""
@@ -303,10 +304,10 @@ class BlockReader:
             since, number = nearest * ANCHOR_BYTES, anchors[nearest]
         edge = len(anchors) * ANCHOR_BYTES
         while edge <= at:
-            number += self.block.count(b"\n", since, edge)
+            number += self._newlines(self.block, since, edge)
             anchors.append(number)
             since, edge = edge, edge + ANCHOR_BYTES
-        number += self.block.count(b"\n", since, at)
+        number += self._newlines(self.block, since, at)
         self._counted = (at, number)
         return number
 

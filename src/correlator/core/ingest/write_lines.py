@@ -71,6 +71,10 @@ class WriteReader(Protocol):
         at ``first``; false when that line is shorter than a stamp."""
         ...
 
+    def newlines(self, block: bytes, start: int, end: int) -> int:
+        """The newlines of ``block[start:end]``: how a block's line numbers are counted."""
+        ...
+
     def spans(self, block: bytes, opens: list[int], closes: list[int]) -> tuple[list[int | None], list[int]]:
         """Per pair of offsets: the ms from the stamp of the line holding the first to that of the line holding the
         second when both begin in the same minute (``None`` otherwise, or where either lacks a stamp's shape), and
@@ -98,6 +102,9 @@ class StdlibWriteReader:
 
     def burst_run(self, block: bytes, hits: list[tuple[int, int]], first: int, bursts: HeldBursts) -> BurstRun:
         return burst_run(block, hits, first, bursts)
+
+    def newlines(self, block: bytes, start: int, end: int) -> int:
+        return block.count(b"\n", start, end)
 
     def spans(self, block: bytes, opens: list[int], closes: list[int]) -> tuple[list[int | None], list[int]]:
         if len(opens) != len(closes):
