@@ -39,7 +39,8 @@ def environment(env: Mapping[str, str], env_file: str | Path | None = None) -> d
 
 
 class Settings(BaseModel):
-    """Given values first, then the environment, then the defaults."""
+    """Given values first, then the environment, then an env file (``_env_file``, for checking one), then the
+    defaults."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", validate_default=True)
 

@@ -38,7 +38,6 @@ class NativeWriteReader:
         return BurstRun(*self._burst_run(block, hits, first, held, b.kinds, b.prefix, b.second_ms, b.max_span_ms,
                                          b.until_ts_ms, b.step_at, b.decided_until, b.write_from))
 
-
     def spans(self, block: bytes, opens: list[int], closes: list[int]) -> tuple[list[int | None], list[int]]:
         gaps, sizes = self._spans(block, opens, closes)
         return gaps, sizes
