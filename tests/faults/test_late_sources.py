@@ -1,5 +1,7 @@
 """HDFS logs shipped well after the Flink logs (a shipper restarted, a backlog): the verdicts decided without them are
-revised once they arrive, under the same ids, and the final revision of each equals the offline verdict.
+revised once they arrive, under the same ids, and the final revision of each equals the offline verdict. A verdict may
+be revised twice: a DataNode whose file is read a batch after the others' cannot hold back a source it has never seen,
+so the first revision can come before that DataNode's evidence and the second with it (seen once in a CI run).
 
 The idle timeout is 20 s here and the HDFS logs come 30 s after the Flink ones — the same ratio as 150 s against the
 default 120 s, in a fifth of the time. ``CORRELATOR_FAULTS_FULL_TIME=1`` runs it at full length: the default idle
@@ -57,5 +59,9 @@ def test_hdfs_logs_arriving_after_the_idle_timeout_revise_the_verdicts(
     ROWS.append(Row(f"HDFS {LATE_S:.0f} s late (idle {IDLE_TIMEOUT_MS} ms)", None, len(final & offline), len(offline),
                     duplicates(records), recovery_s=time.monotonic() - arrived, revised=len(revised)))
     assert final == offline
-    assert len(revised) == len(offline) and all(r["revision"] == 1 and r["revision_reason"] for r in revised)
+    assert {r["verdict_id"] for r in revised} == {vid for vid, _, _ in offline}
+    assert all(r["revision_reason"] for r in revised)
+    for vid, _, _ in offline:  # each revision once, numbered on from the first decision
+        numbers = [int(r["revision"]) for r in revised if r["verdict_id"] == vid]
+        assert numbers == list(range(1, len(numbers) + 1)), (vid, numbers)
     assert duplicates(records) == 0
