@@ -94,8 +94,8 @@ class Scenario:
     """Each DataNode's volume on a tmpfs of this size (mounting needs root), so that the fault can fill a disk."""
     before_trigger: bool = False
     """The fault starts once a checkpoint completes, so it is in place when the next one triggers: a checkpoint takes
-    under a second here, and a pause begun when its trigger line is read can miss the tasks' writes and stop only the
-    JobManager's metadata write, which then waits out the pause and completes."""
+    under a second here, and a pause begun when its trigger line is read can miss the tasks' writes: the checkpoint in
+    flight then completes late, after the pause, and none fails."""
 
     def datanode_settings(self) -> dict[str, object]:
         """Small volumes: 3.4's round-robin volume choice also wants 1 GiB free beyond the block (HDFS-16111; older

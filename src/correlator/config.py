@@ -3,8 +3,8 @@
 Built once at the entry point and passed down; the core never sees it (it receives plain, frozen engine configs).
 Secrets are ``SecretStr`` so that printing, logging or ``repr`` of the settings never reveals them.
 
-The environment is read here, not by pydantic-settings: every field is a scalar, so the variables need no more than
-their prefix taken off, and each CLI command starts that much sooner (``correlator bench parse`` counts start-up).
+The environment is read here: every field is a scalar, so a variable needs no more than its prefix taken off, and
+no settings library is imported at each command's start.
 """
 
 from __future__ import annotations

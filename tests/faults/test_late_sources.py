@@ -1,7 +1,7 @@
 """HDFS logs shipped well after the Flink logs (a shipper restarted, a backlog): the verdicts decided without them are
 revised once they arrive, under the same ids, and the final revision of each equals the offline verdict. A verdict may
 be revised twice: a DataNode whose file is read a batch after the others' cannot hold back a source it has never seen,
-so the first revision can come before that DataNode's evidence and the second with it (seen once in a CI run).
+so the first revision can come before that DataNode's evidence and the second with it.
 
 The idle timeout is 20 s here and the HDFS logs come 30 s after the Flink ones — the same ratio as 150 s against the
 default 120 s, in a fifth of the time. ``CORRELATOR_FAULTS_FULL_TIME=1`` runs it at full length: the default idle

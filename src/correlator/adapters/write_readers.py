@@ -1,7 +1,7 @@
 """The native ``WriteReader``: the core's stdlib reader's twin in C (``_write_lines.c``), built with the package.
 
-On a busy DataNode's log it reads the write lines several times faster than the stdlib reader (``correlator bench
-parse`` shows both). The C module is optional at install time: where no compiler built it, the stdlib reader serves
+It reads a busy DataNode's write lines without a regex pass per line (``correlator bench parse`` prints both
+readers' rates). The C module is optional at install time: where no compiler built it, the stdlib reader serves
 and ``correlator bench parse`` says so.
 """
 
