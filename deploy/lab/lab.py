@@ -30,7 +30,7 @@ from cluster import HOME, Cluster, LabError, fetch
 from confs import FLINK_LAYOUTS
 from rest import RestRecorder
 from faults import Fault
-from scenarios import (COMPLETED, SCENARIOS, TRIGGERED, JobLog, Scenario, default_scenarios, iso, truth,
+from scenarios import (COMPLETED, SCENARIOS, JobLog, Scenario, default_scenarios, iso, truth,
                        unsupported)
 from trim import copy_trimmed
 
@@ -85,11 +85,12 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
         start = end = 0.0
         for _attempt in range(2):
             armed = fault.arm(lambda msg: say(f"{scenario.name}: {msg}"))
-            m, _ = jobs.wait(COMPLETED if scenario.before_trigger else TRIGGERED, 60, not_before=armed)
+            line, said = scenario.starts_after
+            m, _ = jobs.wait(line, 60, not_before=armed)
             start = time.time()
             fault.start()
             say(f"{scenario.name}: fault {scenario.kind} on {scenario.target or 'the cluster'} right after checkpoint "
-                f"{m.group(1)} {'completed' if scenario.before_trigger else 'triggered'}")
+                f"{m.group(1)} {said}")
             try:
                 fault.hold(jobs)
             finally:

@@ -97,6 +97,11 @@ class Scenario:
     under a second here, and a pause begun when its trigger line is read can miss the tasks' writes: the checkpoint in
     flight then completes late, after the pause, and none fails."""
 
+    @property
+    def starts_after(self) -> tuple[re.Pattern[str], str]:
+        """The JobManager line the fault starts right after, and what it says of the checkpoint."""
+        return (COMPLETED, "completed") if self.before_trigger else (TRIGGERED, "triggered")
+
     def datanode_settings(self) -> dict[str, object]:
         """Small volumes: 3.4's round-robin volume choice also wants 1 GiB free beyond the block (HDFS-16111; older
         lines do not know the setting)."""

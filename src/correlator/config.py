@@ -25,8 +25,8 @@ ENV_PREFIX = "CORRELATOR_"
 
 
 def environment(env: Mapping[str, str], env_file: str | Path | None = None) -> dict[str, str]:
-    """The settings named in ``env`` (and, below them, in ``env_file``: ``NAME=value`` lines as docker's
-    ``--env-file`` and systemd's ``EnvironmentFile`` read them): prefix off, any case, empty values left out."""
+    """The settings named in ``env`` (and, below them, in ``env_file``: ``NAME=value`` lines, ``#`` lines skipped, a
+    leading ``export`` and surrounding quotes dropped): prefix off, any case, empty values left out."""
     found: dict[str, str] = {}
     if env_file is not None:
         for line in Path(env_file).read_text(encoding="utf-8").splitlines():

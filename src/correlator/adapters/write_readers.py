@@ -24,7 +24,7 @@ class NativeWriteReader:
         self._in_second = _write_lines.in_second
         self._burst_run = _write_lines.burst_run
         self._spans = _write_lines.spans
-        self.newlines = _write_lines.newlines
+        self.newlines = _write_lines.newlines  # asked for every line number a block's refs need: no wrapper
 
     def find(self, block: bytes) -> WriteLines:
         return WriteLines(*self._find(block))

@@ -1,9 +1,9 @@
 """Raw ingest in a process of its own, so the firehose and the Faust app do not share one interpreter lock.
 
 A thread beside Faust would share the lock with the app (its events consumer, timers, web pages): each would wait
-for the other on a machine with cores to spare. Each child runs the
-same :class:`~correlator.stream.raw_ingest.RawIngest`; ``settings.raw_processes`` of them are members of the raw
-consumer group, as the loops of several workers would be. The parent keeps a :class:`RawIngestProcess` per child and
+for the other on a machine with cores to spare. Each child runs the same
+:class:`~correlator.stream.raw_ingest.RawIngest`; ``settings.raw_processes`` of them are members of the raw consumer
+group, as the loops of several workers would be. The parent keeps a :class:`RawIngestProcess` per child and
 :class:`RawIngestProcesses`, the face the app reads (lags, processed offsets, health, combined), and applies the
 children's metric updates to its own registry::
 
