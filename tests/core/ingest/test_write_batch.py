@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from correlator.core.events import BlockWrite, JvmPause
 from correlator.core.ingest.ingest import Ingest, IngestConfig
 from correlator.core.ingest.prefilter import Scanner
-from correlator.core.ingest.write_batch import plan_writes
+from correlator.core.ingest.write_batch import CLOSE, plan_writes
 from tests.core.ingest.test_writes import HINT, finished, receiving, responder
 
 NOISE = ("2020-01-02 {ts} INFO org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace: src: /10.20.30.42:9866, "
@@ -217,3 +217,26 @@ def test_second_changes_are_found_by_bisection(gaps: list[int], start_line: int)
     first = min(start_line, len(lines) - 1)
     expected = [starts[i] for i in range(first + 1, len(lines)) if lines[i][:19] != lines[i - 1][:19]]
     assert _second_changes(data, starts[first]) == expected
+
+
+def test_a_write_across_a_blocks_edge_that_ended_fast_is_no_step_of_either_plan() -> None:
+    """Most slow-looking writes of a sick DataNode only cross a block's edge: the first block's plan leaves the start
+    open after its steps, the second counts the end against the start time the tracker kept."""
+    lines = [*_log([(0, 10, 5, 8761)], 0), receiving("09:00:01,000", 2), receiving("09:00:01,100", 3),
+             finished("09:00:01,600", 2, 500_000_000), finished("09:00:01,700", 3, 500_000_000),
+             receiving("09:00:20,000", 4)]
+    assert _decided(lines, [3, 5]) == _decided(lines, None)
+    ingest = Ingest(IngestConfig())
+    reader, tracker = ingest.scanner.write_reader, ingest.writes
+    first, second = ("\n".join(lines[3:5]) + "\n").encode(), ("\n".join(lines[5:7]) + "\n").encode()
+    plan = plan_writes(first, 0, reader.find(first), reader, {}, 1000, tracker.stamp_at, tracker.open_ms,
+                       tracker.floor, tracker.max_open)
+    assert plan is not None and plan.steps == [] and [b for b, _, _ in plan.opened] == ["blk_2", "blk_3"]
+    before = {b: ts for b, ts, _ in plan.opened}
+    plan = plan_writes(second, 0, reader.find(second), reader, before, 1000, tracker.stamp_at, tracker.open_ms,
+                       tracker.floor, tracker.max_open)
+    assert plan is not None and plan.steps == [] and sorted(plan.closed) == ["blk_2", "blk_3"] and plan.routine == 2
+    plan = plan_writes(second, 0, reader.find(second), reader, before, 1000, tracker.stamp_at, tracker.open_ms,
+                       tracker.floor)  # max_open 0: each end is a step, and so is the clock passing a deadline
+    assert plan is not None and plan.closed == [] and plan.routine == 0
+    assert sorted(s.block for s in plan.steps if s.kind == CLOSE) == ["blk_2", "blk_3"]

@@ -159,6 +159,10 @@ class BlockReader:
                     break
         for rest in steps[step:]:
             self._step(rest)
+        if plan is not None and plan.opened:
+            source = self.ingest.writes.addressed(self.key)
+            assert source is not None
+            self.ingest.writes.still_open(source, plan.opened)
         return False
 
     def _plan(self, found: BlockHits) -> WritePlan | None:
@@ -170,10 +174,11 @@ class BlockReader:
         pos = self.pos if self.decided_until <= self.pos else self._line_end(self.decided_until)  # never twice
         plan = plan_writes(self.block, pos, found.writes.since(pos), self.ingest.scanner.write_reader,
                            {b: o[0] for b, o in source.open.items()}, tracker.slow_ms, tracker.stamp_at,
-                           tracker.open_ms, tracker.floor)
+                           tracker.open_ms, tracker.floor, tracker.max_open)
         if plan is not None:
             tracker.routine += plan.routine
             source.touched_ms = self.now_ms
+            tracker.ended_fast(source, plan.closed)
         return plan
 
     def _step(self, step: Step) -> None:

@@ -6,20 +6,25 @@ and duration as lists (``write_lines``); set operations pair them, and a pair wh
 is counted and forgotten (the clienttrace duration spans the whole write, from before its ``Receiving`` line to its
 end).
 
+Writes that cross a block's edge are decided in bulk too: an end whose start came in an earlier block (its start
+time is in the tracker) is counted when it was fast, and a start still open at the block's end whose deadline lies
+beyond the block is added to the tracker's open writes once the block's steps have run. On a sick DataNode a quarter
+of the writes take seconds, and most of them cross an edge.
+
 What is left is few, and goes through the tracker's own rules at its own byte offset, so the block's events keep the
-order of its lines: writes that were slow, ends whose start came in an earlier block, starts still open at the
-block's end, and the moments the source's clock passes an open write's deadline (found by binary search on the
-lines' stamps). A block whose write phrases the reader could not all read, or that names one block id twice, is
-left to the line-by-line path.
+order of its lines: writes that were slow, and the moments the source's clock passes an open write's deadline (found
+by binary search on the lines' stamps). A block whose write phrases the reader could not all read, or that names
+one block id twice, is left to the line-by-line path.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from correlator.core.ingest.write_lines import WriteLines, WriteReader
+from correlator.core.ingest.writes import bytes_at
 
 OBSERVE, OPEN, CLOSE = 0, 1, 2
 """Kinds of step; at one offset an observation comes first, as the line-by-line path observes before deciding."""
@@ -39,9 +44,15 @@ class Step:
 @dataclass(frozen=True, slots=True)
 class WritePlan:
     routine: int
-    """Writes started and ended fast within the block: counted, never looked at again."""
+    """Writes that ended fast in the block (``closed`` among them): counted, never looked at again."""
     steps: list[Step]
-    """Everything else, by ascending offset."""
+    """What the tracker must do at a line, by ascending offset."""
+    closed: list[str] = field(default_factory=list)
+    """Writes open before the block that ended fast in it: they leave the tracker's open writes before the steps
+    run (no step before their end could have emitted them: see ``_bulk_edges``)."""
+    opened: list[tuple[str, int, int]] = field(default_factory=list)
+    """Writes still open at the block's end, each (block id, start ms, line offset) in line order: they join the
+    tracker's open writes after the steps, as the last ones in (each starts after every ``OPEN`` step)."""
 
 
 StampAt = Callable[[bytes, int], "int | None"]
@@ -49,10 +60,11 @@ StampAt = Callable[[bytes, int], "int | None"]
 
 def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader, open_before: Mapping[str, int],
                 slow_ms: int, stamp_at: StampAt, open_ms: int | None = None,
-                floor_bytes_per_ms: int | None = None) -> WritePlan | None:
+                floor_bytes_per_ms: int | None = None, max_open: int = 0) -> WritePlan | None:
     """The plan for ``block[start:]`` of one source. ``lines``: the write lines there, as ``reader`` read them;
     ``open_before``: the source's writes still open (block id → start ms); ``floor_bytes_per_ms``: as the tracker's
-    ``floor`` (``None``: every slow write is a step). ``None`` when the block needs the line-by-line path."""
+    ``floor`` (``None``: every slow write is a step); ``max_open``: as the tracker's (0: writes crossing the block's
+    edges are steps). ``None`` when the block needs the line-by-line path."""
     if not lines.all_read:
         return None
     open_at, close_at = lines.opens, lines.closes
@@ -96,17 +108,62 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
         if ts is None:
             return None
         steps.append(Step(at, CLOSE, ts, raw.decode("ascii"), int(ended[raw]) // 1_000_000))
-    deadlines = sorted({ts + open_ms for ts in open_before.values()}
+    closed: list[str] = []
+    opened: list[tuple[str, int, int]] = []
+    if 0 < max_open and len(open_before) + len(opens) < max_open:  # no start in the block can evict a write
+        closed = _fast_ends(block, steps, {raw.decode("ascii") for raw in started}, open_before, slow_ms, open_ms,
+                            floor_bytes_per_ms)
+        routine += len(closed)
+    gone = set(closed)
+    steps = [s for s in steps if s.kind != CLOSE or s.block not in gone]
+    deadlines = sorted({ts + open_ms for b, ts in open_before.items() if b not in gone}
                        | {s.ts_ms + open_ms for s in steps if s.kind == OPEN})
     write_lines = sorted(open_at + close_at) if deadlines else []
     probed: dict[int, int | None] = {}
+    beyond: int | None = None
     for deadline in deadlines:
         passed = _first_write_at_or_after(block, write_lines, deadline, stamp_at, probed)
         if passed is None:
-            break  # the rest of the deadlines lie beyond the block's writes: the block-end clock takes them
+            beyond = deadline  # this and the later deadlines lie beyond the block's writes: the block-end clock
+            break
         steps.append(Step(passed, OBSERVE, deadline))
+    if 0 < max_open and len(open_before) + len(opens) < max_open and beyond is not None:
+        opened = _open_at_the_end(steps, open_ms, beyond)
+        staying = {b for b, _, _ in opened}
+        steps = [s for s in steps if s.kind != OPEN or s.block not in staying]
     steps.sort(key=lambda s: (s.at, s.kind))
-    return WritePlan(routine, steps)
+    return WritePlan(routine, steps, closed, opened)
+
+
+def _fast_ends(block: bytes, steps: list[Step], started: set[str], open_before: Mapping[str, int], slow_ms: int,
+               open_ms: int, floor: int | None) -> list[str]:
+    """Ends of writes open before the block (and not started again in it) that the tracker counts routine: they
+    took under ``slow_ms``, or were big blocks (``_big_blocks``' rule). Each ended ``SIZED_MARGIN_MS`` or more before
+    its deadline by the stamps, so no line before its end could have emitted it on the line path either."""
+    fast = []
+    for step in steps:
+        began = open_before.get(step.block) if step.kind == CLOSE and step.block not in started else None
+        if began is None or step.ts_ms - began >= open_ms - SIZED_MARGIN_MS:
+            continue
+        took = max(step.ts_ms - began, step.duration_ms)
+        if took < slow_ms or (floor is not None and took < open_ms and took * floor <= bytes_at(block, step.at)):
+            fast.append(step.block)
+    return fast
+
+
+def _open_at_the_end(steps: list[Step], open_ms: int, beyond: int) -> list[tuple[str, int, int]]:
+    """The starts still open at the block's end that can join the tracker's open writes after the steps: each one's
+    deadline is ``beyond`` or later (no step of the block emits it), no end of the block closes it, and no ``OPEN``
+    step comes after it (the open writes keep line order: a deadline emits the oldest first, and waits for it)."""
+    ending = {s.block for s in steps if s.kind == CLOSE}
+    starts = sorted((s for s in steps if s.kind == OPEN), key=lambda s: s.at)
+    suffix: list[tuple[str, int, int]] = []
+    for step in reversed(starts):
+        if step.block in ending or step.ts_ms + open_ms < beyond:
+            break
+        suffix.append((step.block, step.ts_ms, step.at))
+    suffix.reverse()
+    return suffix
 
 
 def _within_one_second(block: bytes, start: int, opens: Sequence[bytes], open_at: list[int],

@@ -136,6 +136,17 @@ class WriteTracker:
         source.stalled.pop(block, None)
         out.append(_line(source, line, materialise))
 
+    def ended_fast(self, source: _Source, blocks: list[str]) -> None:
+        """Open writes that a block's plan saw end fast (``WritePlan.closed``), counted there: they leave now."""
+        for block in blocks:
+            del source.open[block]
+
+    def still_open(self, source: _Source, writes: list[tuple[str, int, int]]) -> None:
+        """Writes a block's plan left open at its end (``WritePlan.opened``: block id, start ms, byte offset), in line
+        order; their text and ref are made by ``settle``."""
+        for block, ts, at in writes:
+            source.open[block] = (ts, None, None, at)
+
     def _sized(self, took_ms: int, line: tuple[str | None, str | None, int], materialise: Materialise | None) -> bool:
         """Whether a write that took ``took_ms`` (under ``open_ms``) moved bytes that needed that long at the floor
         rate: a big block, not a stall. The end line's text is made only here, for the few slow writes."""
