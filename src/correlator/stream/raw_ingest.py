@@ -4,7 +4,8 @@ The firehose never passes through Faust record by record. One thread runs a loop
 
     consume(raw_batch) ─> per topic-partition and source: one scan over the joined values (core ``Ingest``)
         ─> events (keyed by cluster) + dead letters + the touched partitions' ingest snapshots
-        ─> one Kafka transaction that also commits the consumed raw offsets (``send_offsets_to_transaction``)
+        ─> one Kafka transaction that also commits the consumed raw offsets (``send_offsets_to_transaction``),
+           committed while the next batch is consumed and grouped (``raw_commit``)
 
 The ingest state spanning records (multi-line partials, open block writes, source clocks) is a snapshot per raw
 partition in a compacted state topic written in the same transaction, so after a crash or a rebalance a partition
@@ -44,13 +45,12 @@ from correlator.stream.raw_clients import (
     topic_ids,
 )
 from correlator.stream.state import RawPartitionState
-from correlator.stream.stuck_calls import TransactionStuck, abandon, bounded
+from correlator.stream.raw_commit import Transactions
+from correlator.stream.stuck_calls import TransactionStuck, abandon
 
 log = logging.getLogger(__name__)
 RESTART_BACKOFF_S = 2.0
 RETRIES = 3
-OFFSETS_TIMEOUT_S = 30.0
-COMMIT_TIMEOUT_S = 60.0
 CONSUME_WAIT_S = 0.1
 """``consume`` waits this long for a full batch: under a backlog batches fill at once; a quiet stream's records wait
 no longer than this before their transaction (part of a verdict's latency)."""
@@ -145,6 +145,7 @@ class _Loop:
         self.producer = Producer(producer_config(self.settings, owner.instance))
         self.producer.init_transactions(60)
         self.consumer = Consumer(consumer_config(self.settings))
+        self.tx = Transactions(self.producer, self.consumer)
         self.last_tick = time.monotonic()
         self.stuck = False
 
@@ -162,9 +163,12 @@ class _Loop:
                     self._process(batch, laps)
                     for step, seconds in laps.spent.items():
                         owner.metrics.ingest_seconds.labels(step).inc(seconds)
+                else:
+                    self.tx.settle()  # nothing to overlap the last batch's commit with
                 if time.monotonic() - self.last_tick >= owner.tick_s:
                     self.last_tick = time.monotonic()
                     self._tick()
+            self.tx.settle()
         except TransactionStuck as stuck:
             self.stuck = True
             abandon(self.producer, stuck)
@@ -172,10 +176,7 @@ class _Loop:
         finally:
             owner.running = False
             if not self.stuck:  # a stuck producer refuses every other transactional call, or blocks on it
-                try:
-                    self.producer.abort_transaction(5)
-                except Exception:  # nothing was open
-                    pass
+                self.tx.close()
             self.consumer.close()
 
     # --- rebalance -------------------------------------------------------------------------------------------
@@ -214,6 +215,7 @@ class _Loop:
             consumer.assign(partitions)
 
     def _revoked(self, _consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.tx.settle()  # the partitions move on only once what was read of them is committed
         for tp in partitions:
             self.states.pop((tp.topic, tp.partition), None)
             self.owner.lags.pop((tp.topic, tp.partition), None)
@@ -247,7 +249,7 @@ class _Loop:
         laps.lap("group")
         if not groups:
             return
-        self.producer.begin_transaction()
+        self.tx.begin()  # waits for the last batch's commit, overlapped with consuming and grouping this one
         laps.lap("commit")
         offsets: list[TopicPartition] = []
         by_topic: Counter[str] = Counter()
@@ -276,14 +278,13 @@ class _Loop:
             self._persist(state)
             laps.lap("snapshot")
             offsets.append(TopicPartition(topic, partition, last + 1))
-        group = self.consumer.consumer_group_metadata()
-        bounded("send_offsets_to_transaction",
-                lambda: self.producer.send_offsets_to_transaction(offsets, group, OFFSETS_TIMEOUT_S), OFFSETS_TIMEOUT_S)
-        self._commit()
+        self.tx.commit(offsets, lambda: self._committed(offsets, by_topic))
         laps.lap("commit")
+
+    def _committed(self, offsets: list[TopicPartition], by_topic: Counter[str]) -> None:
         self.owner.failing = 0
         for topic, n in by_topic.items():
-            metrics.records_in.labels(topic).inc(n)
+            self.owner.metrics.records_in.labels(topic).inc(n)
         for tp in offsets:
             self.owner.processed[(tp.topic, tp.partition)] = tp.offset - 1
         self._observe_lag(offsets)
@@ -352,14 +353,11 @@ class _Loop:
         flushed = [(state, produced) for state, produced in flushed if produced]
         if not flushed:
             return
-        self.producer.begin_transaction()
+        self.tx.begin()
         for state, produced in flushed:
             self._send(state, [(item, []) for item in produced])
             self._persist(state)
-        self._commit()
-
-    def _commit(self) -> None:
-        bounded("commit_transaction", lambda: self.producer.commit_transaction(COMMIT_TIMEOUT_S), COMMIT_TIMEOUT_S)
+        self.tx.commit([])
 
 
 class Steps:

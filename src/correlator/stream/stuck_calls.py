@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -37,24 +38,35 @@ class TransactionStuck(RuntimeError):
         """Set once the stuck call does return."""
 
 
+class Bounded:
+    """A blocking librdkafka call started on a thread of its own; ``result`` waits for it, and raises
+    ``TransactionStuck`` once it outlives its timeout by ``margin_s`` (counted from its start)."""
+
+    def __init__(self, name: str, call: Callable[[], Any], timeout_s: float, margin_s: float = STUCK_MARGIN_S) -> None:
+        self.name, self.timeout_s, self.margin_s = name, timeout_s, margin_s
+        self.done = threading.Event()
+        self._box: dict[str, Any] = {}
+        self._deadline = time.monotonic() + timeout_s + margin_s
+
+        def run() -> None:
+            try:
+                self._box["result"] = call()
+            except BaseException as exc:  # handed to the caller's thread
+                self._box["error"] = exc
+            finally:
+                self.done.set()
+
+        threading.Thread(target=run, name=f"txn-{name}", daemon=True).start()
+
+    def result(self) -> Any:
+        if not self.done.wait(max(0.0, self._deadline - time.monotonic())):
+            raise TransactionStuck(f"{self.name} did not return within {self.timeout_s + self.margin_s:.0f} s "
+                                   f"(its timeout was {self.timeout_s:.0f} s); starting a new producer", self.done)
+        if "error" in self._box:
+            raise self._box["error"]
+        return self._box.get("result")
+
+
 def bounded(name: str, call: Callable[[], Any], timeout_s: float, margin_s: float = STUCK_MARGIN_S) -> Any:
-    """Run a blocking librdkafka call on a thread of its own; raise ``TransactionStuck`` when it outlives its
-    timeout by ``margin_s``."""
-    done = threading.Event()
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["result"] = call()
-        except BaseException as exc:  # handed to the caller's thread
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name=f"txn-{name}", daemon=True).start()
-    if not done.wait(timeout_s + margin_s):
-        raise TransactionStuck(f"{name} did not return within {timeout_s + margin_s:.0f} s "
-                               f"(its timeout was {timeout_s:.0f} s); starting a new producer", done)
-    if "error" in box:
-        raise box["error"]
-    return box.get("result")
+    """Run a blocking librdkafka call on a thread of its own and wait for it (see ``Bounded``)."""
+    return Bounded(name, call, timeout_s, margin_s).result()
