@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from operator import methodcaller
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,8 @@ from correlator.core.ingest.ingest import Ingest, IngestConfig
 from correlator.core.ingest.prefilter import Scanner
 from correlator.core.ingest.records import ParseError
 from correlator.stream.wire import Position
+
+_VALUE, _OFFSET = methodcaller("value"), methodcaller("offset")
 
 
 def _pack(data: dict[str, Any]) -> bytes:
@@ -96,8 +99,11 @@ class RawPartitionState:
         fresh = msgs if msgs[0].offset() > floor else [m for m in msgs if m.offset() > floor]
         if not fresh:
             return []
+        values = list(map(_VALUE, fresh))  # the method called from C: no Python frame per record
+        if None in values:  # a tombstone
+            values = [v or b"" for v in values]
         outputs = self.ingest.feed_records(
-            [m.value() or b"" for m in fresh], [m.offset() for m in fresh],
+            values, list(map(_OFFSET, fresh)),
             stream_ref=f"{self.topic}/{self.partition}", key=key, headers=headers, now_ms=now_ms,
         )
         return self._positioned(outputs)

@@ -79,7 +79,8 @@ class Bursts:
         self._open: dict[tuple[str, str, str, str], _Burst] = {}
         self.source = ""
         """The ingest source whose events :meth:`take` gets next (set by the ingest, as the clock's)."""
-        self._of_source: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+        self._of_source: dict[str, dict[str, tuple[str, str, str, str]]] = {}
+        """Per ingest source, per kind: the key of the burst its lines last joined."""
 
     def take(self, events: list[Event], now_ms: int | None) -> list[Event]:
         """The events to emit now: every event of other kinds, and the bursts that ended before them."""
@@ -103,19 +104,19 @@ class Bursts:
                 held.touched_ms = now_ms
                 if _longer(e, held.longest):
                     held.longest = e
-                self._of_source[(self.source, key[3])] = key
+                self._of_source.setdefault(self.source, {})[key[3]] = key
                 continue
             if held is not None:
                 out.append(held.event())
             self._open[key] = _Burst(e, e, e.ts_ms, start, 1, now_ms)
-            self._of_source[(self.source, key[3])] = key
+            self._of_source.setdefault(self.source, {})[key[3]] = key
         return out
 
     def extend(self, source: str, kind: str, ts_ms: int, duration_ms: int, out: list[Event]) -> bool:
         """A line of ``source`` read from its bytes (its stamp, its duration) extends that source's held burst of
         ``kind`` exactly as :meth:`take` would extend it with the line's event; False when it would not (a gap, a
         span too long, a new longest warning, no burst held): then the line takes the parsers' path."""
-        key = self._of_source.get((source, kind))
+        key = self._of_source.get(source, {}).get(kind)
         held = self._open.get(key) if key is not None else None
         if held is None or key is None:
             return False
@@ -139,13 +140,14 @@ class Bursts:
         """What lines of ``source`` may do to its held bursts (that of ``kind`` and the others of its host) and still
         extend them as :meth:`extend` does: their kinds, a ``burst_lines.Held`` each, and the time past which a line
         would end a burst of the host held for another source. ``None`` when no burst of ``kind`` is held."""
-        key = self._of_source.get((source, kind))
+        of_source = self._of_source.get(source, {})
+        key = of_source.get(kind)
         if key is None or key not in self._open:
             return None
         kinds, held, mine = [], [], set()
-        for (of, its_kind), its_key in self._of_source.items():
+        for its_kind, its_key in of_source.items():
             burst = self._open.get(its_key)
-            if of == source and burst is not None and its_key[:2] == key[:2] and its_key not in mine:
+            if burst is not None and its_key[:2] == key[:2] and its_key not in mine:
                 mine.add(its_key)
                 kinds.append(its_kind)
                 longest = burst.longest.duration_ms if isinstance(burst.longest, SlowIo) else -1
@@ -159,7 +161,7 @@ class Bursts:
         """A run (``burst_lines.burst_run``) extended ``source``'s held bursts of ``kinds`` (as ``held_of`` gave)."""
         for kind, (count, last_ts_ms, start_ms) in zip(kinds, run.extended):
             if count:
-                held = self._open[self._of_source[(source, kind)]]
+                held = self._open[self._of_source[source][kind]]
                 held.count += count
                 held.last_ts_ms, held.start_ms, held.touched_ms = last_ts_ms, start_ms, None
 

@@ -28,8 +28,9 @@ from correlator.core.ingest.sources import facts_from_path
 from correlator.core.ingest.timestamps import LocalClock
 from correlator.core.ingest.writes import Line, Materialise, WriteTracker
 
-_PLAIN = bytes(b for b in range(256) if b >= 32 or b in (9, 10, 13))
-"""Bytes a plain log line may hold; any other byte sends a batch down the record-by-record path."""
+_PLAIN = bytes(b for b in range(256) if b >= 32 or b in (9, 13))
+"""Bytes a plain log line may hold; any other byte (a newline inside a value among them) sends a batch down the
+record-by-record path."""
 
 
 @dataclass(slots=True)
@@ -139,10 +140,9 @@ class Ingest:
             values = [self.text_layout.block(v) for v in values]
         joined = b"\n".join(values) + b"\n"
         plain = (
-            joined.count(b"\n") == len(values)
+            joined.translate(None, _PLAIN) == b"\n" * len(values)  # one pass: no newline or control byte in a value
             and (b"{" not in joined or (joined[:1] != b"{" and b"\n{" not in joined))  # "{" alone is a memchr
-            and not joined.translate(None, _PLAIN)
-            and max(map(len, values)) <= self.config.max_line_bytes
+            and (len(joined) <= self.config.max_line_bytes or max(map(len, values)) <= self.config.max_line_bytes)
         )
         if not plain:
             out = []
