@@ -102,20 +102,22 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
         if ts is None:
             return None
         steps.append(Step(at, OPEN, ts, raw.decode("ascii")))
+    bulk = 0 < max_open and len(open_before) + len(opens) < max_open  # no start in the block can evict a write
+    closed: list[str] = []
     for raw in wanted_ends:
         at = max(start, block.rfind(b"\n", 0, ended_at[raw]) + 1)
         ts = stamp_at(block, at)
         if ts is None:
             return None
-        steps.append(Step(at, CLOSE, ts, raw.decode("ascii"), int(ended[raw]) // 1_000_000))
-    closed: list[str] = []
-    opened: list[tuple[str, int, int]] = []
-    if 0 < max_open and len(open_before) + len(opens) < max_open:  # no start in the block can evict a write
-        closed = _fast_ends(block, steps, {raw.decode("ascii") for raw in started}, open_before, slow_ms, open_ms,
-                            floor_bytes_per_ms)
-        routine += len(closed)
+        block_id, duration_ms = raw.decode("ascii"), int(ended[raw]) // 1_000_000
+        began = open_before.get(block_id) if bulk and raw not in started else None
+        if began is not None and _ended_fast(block, at, ts - began, duration_ms, slow_ms, open_ms, floor_bytes_per_ms):
+            closed.append(block_id)
+        else:
+            steps.append(Step(at, CLOSE, ts, block_id, duration_ms))
+    routine += len(closed)
     gone = set(closed)
-    steps = [s for s in steps if s.kind != CLOSE or s.block not in gone]
+    opened: list[tuple[str, int, int]] = []
     deadlines = sorted({ts + open_ms for b, ts in open_before.items() if b not in gone}
                        | {s.ts_ms + open_ms for s in steps if s.kind == OPEN})
     write_lines = sorted(open_at + close_at) if deadlines else []
@@ -127,7 +129,7 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
             beyond = deadline  # this and the later deadlines lie beyond the block's writes: the block-end clock
             break
         steps.append(Step(passed, OBSERVE, deadline))
-    if 0 < max_open and len(open_before) + len(opens) < max_open and beyond is not None:
+    if bulk and beyond is not None:
         opened = _open_at_the_end(steps, open_ms, beyond)
         staying = {b for b, _, _ in opened}
         steps = [s for s in steps if s.kind != OPEN or s.block not in staying]
@@ -135,20 +137,16 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
     return WritePlan(routine, steps, closed, opened)
 
 
-def _fast_ends(block: bytes, steps: list[Step], started: set[str], open_before: Mapping[str, int], slow_ms: int,
-               open_ms: int, floor: int | None) -> list[str]:
-    """Ends of writes open before the block (and not started again in it) that the tracker counts routine: they
-    took under ``slow_ms``, or were big blocks (``_big_blocks``' rule). Each ended ``SIZED_MARGIN_MS`` or more before
-    its deadline by the stamps, so no line before its end could have emitted it on the line path either."""
-    fast = []
-    for step in steps:
-        began = open_before.get(step.block) if step.kind == CLOSE and step.block not in started else None
-        if began is None or step.ts_ms - began >= open_ms - SIZED_MARGIN_MS:
-            continue
-        took = max(step.ts_ms - began, step.duration_ms)
-        if took < slow_ms or (floor is not None and took < open_ms and took * floor <= bytes_at(block, step.at)):
-            fast.append(step.block)
-    return fast
+def _ended_fast(block: bytes, at: int, gap_ms: int, duration_ms: int, slow_ms: int, open_ms: int,
+                floor: int | None) -> bool:
+    """Whether the end at ``at`` of a write open before the block (``gap_ms`` after its start by the stamps) is one
+    the tracker counts routine: it took under ``slow_ms``, or was a big block (``_big_blocks``' rule). It must also
+    have ended ``SIZED_MARGIN_MS`` or more before its deadline, so that no line before its end could have emitted it
+    on the line path either."""
+    if gap_ms >= open_ms - SIZED_MARGIN_MS:
+        return False
+    took = max(gap_ms, duration_ms)
+    return took < slow_ms or (floor is not None and took < open_ms and took * floor <= bytes_at(block, at))
 
 
 def _open_at_the_end(steps: list[Step], open_ms: int, beyond: int) -> list[tuple[str, int, int]]:
