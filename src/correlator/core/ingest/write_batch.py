@@ -49,7 +49,7 @@ class WritePlan:
     """What the tracker must do at a line, by ascending offset."""
     closed: list[str] = field(default_factory=list)
     """Writes open before the block that ended fast in it: they leave the tracker's open writes before the steps
-    run (no step before their end could have emitted them: see ``_bulk_edges``)."""
+    run (no step before their end could have emitted them: see ``_ended_fast``)."""
     opened: list[tuple[str, int, int]] = field(default_factory=list)
     """Writes still open at the block's end, each (block id, start ms, line offset) in line order: they join the
     tracker's open writes after the steps, as the last ones in (each starts after every ``OPEN`` step)."""
