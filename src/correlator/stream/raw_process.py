@@ -298,10 +298,9 @@ class RawIngestProcess:
 GC_THRESHOLDS = (100_000, 20, 100)
 """The cyclic collector's thresholds in a raw-ingest process (CPython's: 700, 10, 10).
 
-Each record's first ``headers()`` call builds a list and a tuple per header, and a batch holds ten thousand records:
-at the default threshold the collector runs several times a batch and walks every record still held, several times
-the cost of the calls themselves (the README has the figures). Nothing the loop makes lives in a cycle for long; its
-garbage is freed by reference counts."""
+Each record's first ``headers()`` call builds a list and a tuple per header, and a batch holds a whole
+``raw_batch`` of records: at the default threshold the collector would run many times a batch and walk every record
+still held each time. Nothing the loop makes lives in a cycle for long; its garbage is freed by reference counts."""
 
 
 def collect_rarely() -> None:

@@ -8,8 +8,8 @@ end).
 
 Writes that cross a block's edge are decided in bulk too: an end whose start came in an earlier block (its start
 time is in the tracker) is counted when it was fast, and a start still open at the block's end whose deadline lies
-beyond the block is added to the tracker's open writes once the block's steps have run. On a sick DataNode a quarter
-of the writes take seconds, and most of them cross an edge.
+beyond the block is added to the tracker's open writes once the block's steps have run. On a sick DataNode many
+writes take seconds, and a write that long usually crosses an edge.
 
 What is left is few, and goes through the tracker's own rules at its own byte offset, so the block's events keep the
 order of its lines: writes that were slow, and the moments the source's clock passes an open write's deadline (found
@@ -173,7 +173,7 @@ def _within_one_second(block: bytes, start: int, opens: Sequence[bytes], open_at
     real log leaves by a few ms wherever threads interleave (log4j stamps an event before its thread holds the
     appender; the lab's Flink logs show it), so a line of another second can hide between two probes. A run's pairs
     are therefore trusted only once the reader's ``in_second`` (C speed) shows that every write line of the run carries
-    its second (a read stamped a few ms early, as a quarter are on a busy DataNode, does not spoil the run: it is no
+    its second (a read stamped a few ms early, as many are on a busy DataNode, does not spoil the run: it is no
     write's start or end); the pairs of a run that fails go to ``_late_ends``, which reads their own stamps."""
     runs = [*_second_changes(block, start), len(block)]
     within: set[bytes] = set()
@@ -303,8 +303,8 @@ def _first_write_at_or_after(block: bytes, write_hits: list[int], ts_ms: int, st
     write lines are in time order; a few ms of disorder among them can move the step a few lines on, and with it
     where a stalled write's event falls among its neighbours'. ``None`` if there is none.
 
-    ``probed`` keeps each probed line's stamp by index: the searches of one block's deadlines (hundreds on a sick
-    DataNode) all start with the same probes, and a kept stamp changes no search's path."""
+    ``probed`` keeps each probed line's stamp by index: the searches of one block's deadlines (one per open write)
+    all start with the same probes, and a kept stamp changes no search's path."""
     lo, hi = 0, len(write_hits)
     while lo < hi:
         mid = (lo + hi) // 2
