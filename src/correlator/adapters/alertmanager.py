@@ -24,6 +24,7 @@ from typing import Any
 
 from correlator.adapters.http_call import ServiceRejected, ServiceUnavailable, send
 from correlator.adapters.report_html import page_key
+from correlator.core.explain.causes import hosts_are
 from correlator.core.incidents import incident_key
 
 ALERTNAME = "FlinkCheckpointRootCause"
@@ -68,7 +69,7 @@ def alert_of(verdict: Mapping[str, Any], *, now_s: float, hold_s: float,
         "summary": cause.get("title") or cause["code"],
         "description": cause.get("explanation") or "",
         "remediation": "\n".join(steps),
-        "hosts": ", ".join(cause.get("hosts") or ()),
+        "hosts": (f"{hosts_are(str(cause['code']))} " + ", ".join(cause["hosts"])) if cause.get("hosts") else "",
         "checkpoint": f"checkpoint {verdict.get('checkpoint_id')} ({failure.get('kind', 'failed')}) at "
                       f"{failure.get('failed_at', 'an unknown time')}",
         "known_issue": cause.get("known_issue") or "",

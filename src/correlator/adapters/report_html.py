@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from html import escape
 
 from correlator.core.events import iso_ms
+from correlator.core.explain.causes import hosts_are
 from correlator.core.explain.timeline import role_name
 from correlator.core.explain.verdict import Verdict
 from correlator.core.explain.verdict_text import failure_time_sentence, unpredicted_sentence, window_sentence
@@ -150,7 +151,8 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
     nav += f"<a href=\"{_e(links.png(page_key(v.verdict_id)))}\">timeline PNG</a>" if svg is not None else ""
     nav += "</nav>"
     head = (f"<h1><span class=\"code\">{_e(rc.code)}</span> {_e(rc.title)}</h1>"
-            f"<p class=\"meta\">confidence {rc.confidence:.2f} · cause on {_e(', '.join(rc.hosts) or '–')}"
+            f"<p class=\"meta\">confidence {rc.confidence:.2f} · {_e(hosts_are(rc.code))} "
+            f"{_e(', '.join(rc.hosts) or '–')}"
             + (f" · known issue {_e(rc.known_issue)}" if rc.known_issue else "")
             + f" · verdict <code>{_e(v.verdict_id)}</code></p>")
     figure = "" if svg is None else (

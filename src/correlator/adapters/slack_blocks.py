@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from correlator.core.events import iso_ms
+from correlator.core.explain.causes import hosts_are
 from correlator.core.explain.verdict import outlook_from_dict
 from correlator.core.explain.verdict_text import unpredicted_sentence, window_sentence
 from correlator.core.feedback import FeedbackShapeError, Label, VerdictRef, verdict_ref
@@ -138,7 +139,9 @@ def _fields(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
     if failure.get("operator"):
         pairs.append(("Operator", escape(failure["operator"])))
     if cause.get("hosts"):
-        pairs.append(("Where", escape(", ".join(str(h) for h in cause["hosts"]))))
+        said = hosts_are(str(cause.get("code") or ""))
+        pairs.append(("Where" if said == "cause on" else said.capitalize(),
+                      escape(", ".join(str(h) for h in cause["hosts"]))))
     link = _issue_link(cause.get("known_issue"))
     if link:
         pairs.append(("Known issue", link))

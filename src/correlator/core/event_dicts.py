@@ -35,6 +35,7 @@ from correlator.core.events import (
     NameNodeLockHeld,
     SlowIo,
     SourceProgress,
+    LogUnread,
     TaskManagerLost,
     TaskStatus,
 )
@@ -64,6 +65,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         DnWriteError,
         DatanodeAddress,
         SourceProgress,
+        LogUnread,
         NameNodeLockHeld,
         JvmPause,
         DaemonStart,

@@ -356,6 +356,17 @@ class SourceProgress(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LogUnread(Event):
+    """A source's log could not be read to its end: a compressed file cut off or corrupt (read up to the damage),
+    or a file that could not be opened. ``ts_ms`` is its last line read (0: none). Coverage names it, so a verdict
+    never takes the silence after the damage for a quiet host."""
+
+    type: ClassVar[str] = "log_unread"
+    why: str
+    path: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NameNodeLockHeld(Event):
     type: ClassVar[str] = "nn_lock_held"
     kind: str

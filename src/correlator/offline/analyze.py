@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from zoneinfo import ZoneInfo
 
 from correlator.core.correlate.engine import Engine, EngineConfig
-from correlator.core.events import Event
+from correlator.core.events import Event, LogUnread
 from correlator.core.explain.foresight import Foresight
 from correlator.core.explain.risk import Risk, RiskWatch
 from correlator.core.explain.verdict import Verdict
@@ -32,20 +32,28 @@ def ordered_events(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "def
     """Every event of the inputs in event-time order (stable within a file, then by file order)."""
     from correlator.adapters.scanners import fastest_scanner
     from correlator.core.ingest.ingest import Ingest, IngestConfig
-    from correlator.offline.files import LogFile, discover, facts_guessed, read_file
+    from correlator.offline.files import LogFile, discover, facts_guessed, read_file, unread_file
     from correlator.offline.reading import Overlong
 
     summary = summary if summary is not None else Summary()
     scanner = fastest_scanner()
     config = IngestConfig(tz=tz, default_cluster=cluster, layout=layout)
-    files = discover(paths, summary=summary, cluster_from_dir=cluster_from_dir, tz=ZoneInfo(tz), layout=layout)
+    skipped: list[tuple[str, str]] = []
+    files = discover(paths, skipped, summary=summary, cluster_from_dir=cluster_from_dir, tz=ZoneInfo(tz),
+                     layout=layout)
     summary.files += len(files)
+    # a log that could not be opened is named in the verdicts' coverage, not only on stderr
+    yield from (unread for path, why in skipped if why.startswith("unreadable")
+                and (unread := unread_file(path, why, cluster)) is not None)
 
     def one(index: int, log: LogFile) -> Iterator[tuple[int, int, int, Event]]:
         ingest = Ingest(config, scanner)
         seen = Overlong()
         items = read_file(ingest, log, cluster, seen)
-        yield from _reordered(index, _events(items, ingest.flush_all, on_item))
+        for item in _reordered(index, _events(items, ingest.flush_all, on_item)):
+            if isinstance(item[3], LogUnread):
+                summary.notes.append((log.path, f"damaged: {item[3].why}"))
+            yield item
         summary.add_ingest(ingest.stats, seen)
         summary.read(log.path, log.how, log.host, log.host_from, facts_guessed(log), ingest.stats)
 

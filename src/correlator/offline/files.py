@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, tzinfo
 from typing import Any, BinaryIO
 
 from correlator.adapters.scanners import fastest_scanner
-from correlator.core.events import Event
+from correlator.core.events import Event, LogUnread
 from correlator.core.ingest.clusters import identity, split
 from correlator.core.ingest.envelopes import EnvelopeError, decode, looks_binary
 from correlator.core.ingest.framing import Framing, Unframer, layout_of, sniff_framing
@@ -25,7 +25,7 @@ from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
 from correlator.core.ingest.prefilter import Scanner
 from correlator.core.ingest.records import ParseError
 from correlator.core.ingest.sources import HostFrom, facts_from_path, input_side, sniff_family
-from correlator.adapters.opening import CORRUPT, compression_of, open_log
+from correlator.adapters.opening import CORRUPT, compression_of, damage_of, open_log
 from correlator.offline.reading import Overlong, bounded_lines, line_blocks
 from correlator.offline.summary import Summary
 
@@ -158,9 +158,12 @@ def _describe(path: str, tz: tzinfo = UTC, pattern: TextLayout | None = None) ->
         handle, codec = open_log(path)
         with handle:
             head = handle.read(SNIFF_BYTES)
+            damage = damage_of(handle)
     except CORRUPT as exc:
         damaged = f"damaged {codec} file: " if codec else ""
         return "unreadable", f"unreadable ({damaged}{getattr(exc, 'strerror', None) or exc})"
+    if not head.strip() and damage is not None:
+        return "unreadable", f"unreadable (damaged {codec} file: {damage}, before its first line)"
     if not head.strip():
         return "empty", "empty" if codec is None else f"empty once decompressed ({codec})"
     if looks_binary(head):
@@ -288,6 +291,7 @@ def read_file(ingest: Ingest, log: LogFile, cluster: str, seen: Overlong | None 
     hint = SourceHint(cluster=cluster, host=host, file=log.path, role=log.role, family=family)
     handle: BinaryIO = sys.stdin.buffer if log.path == STDIN else open_log(log.path)[0]
     line = 1
+    last: list[Event] = []
     try:
         if log.family == "envelope":
             for number, raw in enumerate(bounded_lines(handle, ingest.config.max_line_bytes * 4, seen), start=1):
@@ -298,13 +302,44 @@ def read_file(ingest: Ingest, log: LogFile, cluster: str, seen: Overlong | None 
         unframer = Unframer(log.framing, ingest.clock.zone if log.layout else None)
         for framed in line_blocks(handle, BLOCK_BYTES, ingest.config.max_line_bytes, seen):
             read = ingest.feed_block(unframer.block(framed), file_ref=log.path, first_line=line, hint=hint)
-            yield from read.outputs
+            yield from _noting_last(read.outputs, last)
             line += read.newlines
         rest = unframer.flush()
         if rest is not None:
-            yield from ingest.feed_block(rest + b"\n", file_ref=log.path, first_line=line, hint=hint).outputs
+            yield from _noting_last(ingest.feed_block(rest + b"\n", file_ref=log.path, first_line=line,
+                                                      hint=hint).outputs, last)
+        damage = damage_of(handle)
+        if damage is not None:
+            yield from _unread(ingest, log, cluster, last, f"read to line {line - 1:,}, then {damage}")
     except CORRUPT as exc:
-        yield ingest.reject("unreadable", f"{log.path}: {exc}", f"{log.path}:{line}")
+        yield from _unread(ingest, log, cluster, last, f"read to line {line - 1:,}, then {exc}")
     finally:
         if handle is not sys.stdin.buffer:
             handle.close()
+
+
+def _noting_last(outputs: Iterable[Event | ParseError], last: list[Event]) -> Iterator[Event | ParseError]:
+    """``outputs``, keeping the latest event seen in ``last`` (whose source a damage note is about)."""
+    for item in outputs:
+        if isinstance(item, Event) and (not last or item.ts_ms >= last[0].ts_ms):
+            last[:] = [item]
+        yield item
+
+
+def _unread(ingest: Ingest, log: LogFile, cluster: str, last: list[Event], why: str) -> Iterator[Event | ParseError]:
+    """A file read only up to damage: a rejection (said on stderr and counted) and the event coverage names it by."""
+    yield ingest.reject("damaged", f"{log.path}: {why}", log.path)
+    if last:
+        yield LogUnread(ts_ms=last[0].ts_ms, cluster=last[0].cluster, host=last[0].host, role=last[0].role,
+                        ref=log.path, why=why, path=log.path)
+    elif log.host != "unknown" and log.role:
+        yield LogUnread(ts_ms=0, cluster=log.cluster or cluster, host=log.host, role=log.role, ref=log.path, why=why,
+                        path=log.path)
+
+
+def unread_file(path: str, why: str, cluster: str) -> LogUnread | None:
+    """A log file that could not be opened, as the event coverage names it by, when its name says whose it is."""
+    facts = facts_from_path(path)
+    if facts.host is None or facts.role is None:
+        return None
+    return LogUnread(ts_ms=0, cluster=cluster, host=facts.host, role=facts.role, ref=path, why=why, path=path)

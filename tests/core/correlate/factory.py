@@ -16,6 +16,7 @@ from correlator.core.events import (
     HdfsClientSlow,
     JvmPause,
     SlowIo,
+    SourceProgress,
     TaskStatus,
 )
 
@@ -45,6 +46,12 @@ def noise(start: int, end: int, step: int = 20_000) -> list[Event]:
         out.append(ev(CheckpointCompleted, t + 5, "jm01.example.com", "jobmanager", job_id=JOB,
                       checkpoint_id=1000 + i, duration_ms=40))
     return out
+
+
+def read_too(start: int, end: int, step: int = 20_000) -> list[Event]:
+    """The NameNode's and the TaskManager's logs running over ``[start, end)``: lines of no finding."""
+    return [ev(SourceProgress, t, host, role) for t in range(start, end, step)
+            for host, role in (("nn01.example.com", "namenode"), ("tm01.example.com", "taskmanager"))]
 
 
 def failure(chk: int = 60, at: int = T0, write_ms: int = 37_829, job: str = JOB, with_client: bool = True,
@@ -101,4 +108,4 @@ def with_event(events: list[Event], *extra: Event) -> list[Event]:
     return sorted([*events, *extra], key=lambda e: e.ts_ms)
 
 
-__all__ = ["JvmPause", "SlowIo", "ev", "failure", "noise", "scanner", "seed", "with_event"]
+__all__ = ["JvmPause", "SlowIo", "ev", "failure", "noise", "read_too", "scanner", "seed", "with_event"]

@@ -7,7 +7,7 @@ import random
 from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import DatasetLockHeld, JvmPause, SlowIo
 from correlator.core.explain.verdict import Verdict, verdict_to_dict
-from tests.core.correlate.factory import T0, ev, failure, noise, scanner, seed, with_event
+from tests.core.correlate.factory import T0, ev, failure, noise, read_too, scanner, seed, with_event
 
 
 def run(events, config: EngineConfig = EngineConfig()) -> list[Verdict]:
@@ -133,7 +133,7 @@ class TestEventTime:
 
 class TestCodes:
     def base(self) -> list:
-        return noise(T0 - 600_000, T0 + 400_000) + failure()
+        return noise(T0 - 600_000, T0 + 400_000) + failure() + read_too(T0 - 600_000, T0 + 400_000)
 
     def test_datanode_gc_pause(self) -> None:
         """A 30 s GC pause on a pipeline DataNode → DATANODE_JVM_PAUSE."""
@@ -165,9 +165,18 @@ class TestCodes:
         assert v.root_cause.code == "TASKMANAGER_JVM_PAUSE"
 
     def test_quiet_covered_logs_are_unexplained(self) -> None:
-        """DataNode logs cover the write and show nothing → UNEXPLAINED."""
+        """Every DataNode of the write and the NameNode have logs covering the write and show nothing → UNEXPLAINED,
+        naming the DataNodes looked at and no cause."""
         [v] = run(self.base())
         assert v.root_cause.code == "UNEXPLAINED"
+        assert v.root_cause.hosts == ("dn02.example.com", "dn03.example.com", "dn04.example.com")
+        assert v.root_cause.explanation.startswith("Looked at the logs of DataNodes dn02.example.com")
+
+    def test_nothing_abnormal_needs_the_namenode_read(self) -> None:
+        """The same quiet DataNodes without the NameNode's log: not "nothing abnormal" but which log is missing."""
+        [v] = run([e for e in self.base() if e.role != "namenode"])
+        assert v.root_cause.code == "INSUFFICIENT_DATA"
+        assert "The input holds no NameNode log." in v.root_cause.explanation
 
     def test_missing_datanode_logs_are_insufficient_data(self) -> None:
         """Only Flink logs → INSUFFICIENT_DATA, the pipeline DataNodes listed as missing."""
@@ -247,13 +256,18 @@ class TestRevisions:
         early, late = self._late_dn02()
         engine = Engine()
         first = self._decided_without_dn02(engine, early)
-        # the DataNodes it has (dn03, dn04) show nothing: wrong, but honest about what it read
-        assert [v.root_cause.code for v in first] == ["UNEXPLAINED"] and first[0].revision == 0
+        # the DataNodes it has (dn03, dn04) show nothing, and the client's slow ack waited on the pipeline they are
+        # in with dn02, whose log is not there yet: dn02 (by the address the client gives) is the suspect
+        [early_verdict] = first
+        assert early_verdict.root_cause.code == "INSUFFICIENT_DATA" and early_verdict.revision == 0
+        assert early_verdict.root_cause.hosts == ("10.20.30.42:9866",)
+        [suspect] = [m for m in early_verdict.missing if m.pointed_by]
+        assert suspect.host == "10.20.30.42:9866" and "slow ack" in suspect.pointed_by
         revised = [v for e in late for v in engine.feed(e)] + engine.finish()
         [v] = revised
         assert v.verdict_id == first[0].verdict_id and v.revision == 1
         assert (v.root_cause.code, v.root_cause.hosts) == ("HDFS_DIRECTORY_SCAN", ("dn02.example.com",))
-        assert v.revision_reason and "UNEXPLAINED" in v.revision_reason and "HDFS_DIRECTORY_SCAN" in v.revision_reason
+        assert v.revision_reason and "INSUFFICIENT_DATA" in v.revision_reason and "HDFS_DIRECTORY_SCAN" in v.revision_reason
         assert engine.stats["revised"] == 1
         # the same verdict as when every source was in time, revision aside
         [whole] = run(seed())

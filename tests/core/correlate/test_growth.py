@@ -7,7 +7,7 @@ import random
 from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import CheckpointCompleted, Event
 from correlator.core.explain.verdict import Verdict
-from tests.core.correlate.factory import JOB, T0, ev, failure, noise, scanner, seed
+from tests.core.correlate.factory import JOB, T0, ev, failure, noise, read_too, scanner, seed
 
 STEP_MS = 20_000
 
@@ -34,8 +34,10 @@ def run(events: list[Event], engine: Engine | None = None) -> list[Verdict]:
 
 
 def traffic() -> list[Event]:
-    """Healthy block writes, without the factory's own completed checkpoints (these tests give the job's)."""
-    return [e for e in noise(T0 - 900_000, T0 + 300_000) if not isinstance(e, CheckpointCompleted)]
+    """Healthy block writes, without the factory's own completed checkpoints (these tests give the job's), and a
+    NameNode log over the same time: "nothing abnormal" needs it read."""
+    return [e for e in noise(T0 - 900_000, T0 + 300_000) if not isinstance(e, CheckpointCompleted)] + read_too(
+        T0 - 900_000, T0 + 300_000)
 
 
 def quiet_failure() -> list[Event]:

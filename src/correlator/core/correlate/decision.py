@@ -20,6 +20,7 @@ from correlator.core.correlate.pipeline import (
     pipeline_of,
     resolve,
 )
+from correlator.core.correlate.silent import coverage, covering_datanodes, judged, point_at_silent, unjudged_text
 from correlator.core.correlate.ranking import MIN_SCORE, Candidate, Window, rank
 from correlator.core.correlate.watermarks import SourceClock
 from correlator.core.events import (
@@ -86,6 +87,8 @@ class Context:
     max_evidence: int = 12
     guessed: frozenset[tuple[str, str]] = frozenset()
     """Sources whose host was guessed (a folder's or a pod-like file name): coverage says so."""
+    unread: dict[tuple[str, str], str] = field(default_factory=dict)
+    """Sources whose log could not be read to its end (damaged, cut off, not opened), and why."""
     completions: tuple[CheckpointCompleted, ...] = ()
     """The job's last completed checkpoints up to the failure: whether its state outgrew the timeout."""
     settings: dict[str, int] = field(default_factory=dict)
@@ -99,47 +102,6 @@ def window_of(s: CaseSummary) -> Window:
     else:
         start = s.failed_at_ms - (s.timeout_ms or DEFAULT_WINDOW_MS)
     return Window(min(start, end), max(start, end), s.timeout_ms)
-
-
-GUESSED_HOST = "host taken from a folder or a pod-like file name, not proved by the log"
-
-
-OUTSIDE_QUIET = "not in the write's pipeline; its last line comes before the write ended"
-
-
-def coverage(
-    ctx: Context, window: Window, pipeline: frozenset[str]
-) -> tuple[list[SourceCoverage], list[SourceCoverage]]:
-    """Sources whose logs span the stuck write (covered) and the ones that do not or are absent (missing).
-
-    A source's span is its first and last line's time (``source_progress`` carries every line's time, noise
-    included); the Flink client's own log (``bin/flink``) is not a source of the write.
-    """
-    covered, missing = [], []
-    for (host, role), clock in sorted(ctx.sources.items()):
-        if role == CLIENT_ROLE:
-            continue
-        if clock.first_ts_ms > window.start_ms + ctx.skew_ms:
-            missing.append(SourceCoverage(host, role, "log starts after the write began"))
-        elif clock.max_ts_ms < window.end_ms - ctx.skew_ms:
-            if role == "datanode" and pipeline and host not in pipeline:
-                # outside the write, a quiet DataNode logs nothing: its silence is not a gap in what was read
-                covered.append(SourceCoverage(host, role, OUTSIDE_QUIET))
-            else:
-                missing.append(SourceCoverage(host, role, "log ends before the write ended"))
-        elif (host, role) in ctx.guessed:
-            covered.append(SourceCoverage(host, role, GUESSED_HOST))
-        else:
-            covered.append(SourceCoverage(host, role))
-    known = {host for host, role in ctx.sources if role == "datanode"}
-    for host in sorted(pipeline - known):
-        missing.append(SourceCoverage(host, "datanode", "no log from this DataNode of the write pipeline"))
-    roles = {role for _, role in ctx.sources}
-    if "datanode" not in roles and not pipeline:
-        missing.append(SourceCoverage("*", "datanode", "no DataNode log in the input"))
-    if "namenode" not in roles:
-        missing.append(SourceCoverage("*", "namenode", "no NameNode log in the input"))
-    return covered, missing
 
 
 def datanode_version(ctx: Context, host: str) -> str | None:
@@ -225,7 +187,8 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     addresses = address_hosts(ctx.ip_hosts)
     client = linked_client_slow(ctx.evidence, window, ctx.job_id, ctx.checkpoint_id, s.hosts, ctx.skew_ms)
     pipe = pipeline_of(ctx.evidence, window, job_id=ctx.job_id, checkpoint_id=ctx.checkpoint_id, tm_hosts=s.hosts,
-                       hosts=addresses, skew_ms=ctx.skew_ms, client=client)
+                       hosts=addresses, skew_ms=ctx.skew_ms, client=client,
+                       logged=covering_datanodes(ctx.sources, window, ctx.skew_ms))
 
     def traits_of(host: str) -> DatanodeTraits | None:
         return datanode_traits(datanode_version(ctx, host))
@@ -261,16 +224,12 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     if lost is not None and not stalled:
         candidates.append(Candidate("FLINK_TASKMANAGER_LOST", LOST_SCORE, (lost.where,), ()))
     candidates.sort(key=lambda c: (-c.score, c.code))
-    covered, missing = coverage(ctx, window, pipe.hosts)
+    covered, missing = coverage(ctx.sources, ctx.guessed, window, ctx.skew_ms, pipe.hosts, ctx.unread)
+    missing = point_at_silent(missing, pipe, client, ctx.evidence, addresses, window, ctx.skew_ms)
     best = candidates[0] if candidates and candidates[0].score >= ctx.min_confidence else None
-    if best is not None:
-        code, confidence, hosts = best.code, best.score, best.hosts
-    else:
-        dn_covered = {c.host for c in covered if c.role == "datanode"}
-        judged = bool(dn_covered & pipe.hosts) if pipe.hosts else bool(dn_covered)
-        code = "UNEXPLAINED" if judged else "INSUFFICIENT_DATA"
-        confidence = 0.6 if judged else 0.5
-        hosts = tuple(sorted(pipe.hosts))
+    code, confidence, hosts, waited = judged(best, covered, missing, pipe.hosts)
+    if best is not None and code != best.code:
+        best = None
     others = [c for c in candidates if c is not best and c.score >= 0.1]
     top = best.scored[0].interval if best is not None and best.scored else None
     dn_version = datanode_version(ctx, hosts[0]) if hosts else None
@@ -303,9 +262,10 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     if "unknown" in hosts:
         text += (" 'unknown' is a source whose records name no host (no key host:path, header, envelope field"
                  " or standard file name); its host is not guessed.")
-    if best is None and code == "INSUFFICIENT_DATA":
-        text = "No DataNode log covers the write" + (
-            f" (pipeline: {', '.join(sorted(pipe.hosts))})" if pipe.hosts else "") + "; nothing can be ruled in or out."
+    if best is None:
+        text = " ".join(t for t in (unjudged_text(code, hosts, missing, waited), text) if t)
+    elif any(m.pointed_by for m in missing):
+        text += " " + unjudged_text(Code.INSUFFICIENT_DATA, (), missing, ())
     return Verdict(
         verdict_id=make_verdict_id(ctx.cluster, ctx.job_id, ctx.checkpoint_id, s.failed_at_ms),
         cluster=ctx.cluster,
@@ -313,7 +273,9 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
         checkpoint_id=ctx.checkpoint_id,
         failure=Failure(s.kind, s.failed_at_ms, s.started_at_ms, s.duration_ms, s.timeout_ms, s.operator, s.path,
                         s.hosts),
-        root_cause=RootCause(code, title(code, hosts, ctx.checkpoint_id, top, user), confidence, hosts,
+        root_cause=RootCause(code, title(code, hosts, ctx.checkpoint_id, top, user,
+                                         silent=best is None and any(m.pointed_by for m in missing)),
+                             confidence, hosts,
                              issue.key if issue else None, text),
         alternatives=tuple(Alternative(c.code, c.score) for c in others[:4]),
         evidence=evidence,

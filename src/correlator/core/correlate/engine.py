@@ -35,6 +35,7 @@ from correlator.core.events import (
     JvmPause,
     NameNodeLockHeld,
     SlowIo,
+    LogUnread,
     SourceProgress,
     TaskManagerLost,
 )
@@ -106,6 +107,8 @@ class Engine:
         self._ip_hosts: dict[tuple[str, str], tuple[str, int]] = {}
         self._guessed: set[tuple[str, str, str]] = set()
         """Sources (cluster, host, role) whose host was guessed: the verdicts covering them say so."""
+        self._unread: dict[tuple[str, str, str], str] = {}
+        """Sources (cluster, host, role) whose log could not be read to its end, and why."""
         self._facts = Facts()
         self._decided: dict[CaseKey, _Decided] = {}
         self._history = History()
@@ -117,6 +120,9 @@ class Engine:
 
     def feed(self, event: Event) -> list[Verdict]:
         self._counts["events"] += 1
+        if isinstance(event, LogUnread):  # says how far a log was read, not that its source's time moved on
+            self._unread[(event.cluster, event.host, event.role)] = event.why
+            return self._decide_ready()
         self._marks.observe((event.cluster, event.host, event.role), event.ts_ms)
         self._route(event)
         if self._counts["events"] % self.config.evict_every == 0:
@@ -289,6 +295,7 @@ class Engine:
             sources={(h, r): clock for (c, h, r) in self._marks.sources(cluster)
                      if (clock := self._marks.clock((c, h, r))) is not None and clock.first_ts_ms <= deadline},
             guessed=frozenset((h, r) for c, h, r in self._guessed if c == cluster),
+            unread={(h, r): why for (c, h, r), why in self._unread.items() if c == cluster},
             versions=self._facts.versions(cluster, deadline),
             settings=self._facts.settings(cluster, deadline),
             decided_at_ms=deadline,
@@ -364,6 +371,7 @@ class Engine:
             "completions": self._completions.snapshot(),
             "counts": dict(self._counts),
             "guessed": sorted(list(k) for k in self._guessed),
+            "unread": [[c, h, r, why] for (c, h, r), why in sorted(self._unread.items())],
         }
 
     @classmethod
@@ -387,6 +395,7 @@ class Engine:
         engine._counts.update(data["counts"])
         engine._counts.setdefault("revised", 0)
         engine._guessed = {(c, h, r) for c, h, r in data.get("guessed", ())}
+        engine._unread = {(c, h, r): why for c, h, r, why in data.get("unread", ())}
         return engine
 
 

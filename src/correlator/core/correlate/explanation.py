@@ -47,12 +47,13 @@ def _minutes(ms: int) -> str:
 
 
 def title(code: str, hosts: tuple[str, ...], checkpoint_id: int | None, top: Interval | None,
-          user: tuple[str, str] | None = None) -> str:
-    """The cause's registry title, filled in from the leading evidence (its kind may pick a more exact title)."""
+          user: tuple[str, str] | None = None, silent: bool = False) -> str:
+    """The cause's registry title, filled in from the leading evidence (its kind may pick a more exact title; a
+    verdict that points at a silent DataNode has its own)."""
     entry = cause(code)
     chk = f"checkpoint {checkpoint_id}" if checkpoint_id is not None else "the checkpoint"
     size = seconds(top.magnitude_ms) if top is not None and top.kind not in POINT_KINDS else ""
-    key = "user" if user is not None else (top.kind if top is not None else "")
+    key = "user" if user is not None else "silent" if silent else (top.kind if top is not None else "")
     template = entry.titles_by_kind.get(key, entry.title)
     return template.format(
         where=", ".join(hosts) or "the cluster", chk=chk, Chk=chk[0].upper() + chk[1:],

@@ -119,8 +119,12 @@ def _allocations(evidence: tuple[Event, ...], window: Window, job_id: str | None
 
 def pipeline_of(evidence: tuple[Event, ...], window: Window, *, job_id: str | None, checkpoint_id: int | None,
                 tm_hosts: tuple[str, ...], hosts: dict[str, str], skew_ms: int,
-                client: list[HdfsClientSlow]) -> Pipeline:
-    """DataNodes of the write and how we know: NameNode allocation, client pipeline, block ids, stalled writes."""
+                client: list[HdfsClientSlow], logged: frozenset[str]) -> Pipeline:
+    """DataNodes of the write and how we know: NameNode allocation, client pipeline, block ids, stalled writes.
+
+    ``logged``: the DataNode hosts whose own log is in the input; one without a log cannot be seen receiving a block,
+    so its silence blames no one upstream of it.
+    """
     found: set[str] = set()
     how: list[str] = []
     allocations = _allocations(evidence, window, job_id, checkpoint_id, skew_ms)
@@ -150,7 +154,8 @@ def pipeline_of(evidence: tuple[Event, ...], window: Window, *, job_id: str | No
     dn_errors = tuple(e for e in evidence if isinstance(e, DnWriteError) and e.host in found
                       and _touches(e.ts_ms - (e.duration_ms or 0), e.ts_ms, window, skew_ms))
     return Pipeline(frozenset(found), " and ".join(how), tuple(stalls), tuple(allocations),
-                    _stopper(allocations, writes, window, hosts, skew_ms), client_errors, dn_errors)
+                    _stopper(allocations, writes, window, hosts, skew_ms, logged), client_errors,
+                    dn_errors)
 
 
 def _stalls(writes: list[BlockWrite], window: Window, skew_ms: int) -> list[Stall]:
@@ -170,13 +175,16 @@ def _stalls(writes: list[BlockWrite], window: Window, skew_ms: int) -> list[Stal
 
 
 def _stopper(allocations: list[BlockAllocated], writes: list[BlockWrite], window: Window, hosts: dict[str, str],
-             skew_ms: int) -> Stopper | None:
+             skew_ms: int, logged: frozenset[str]) -> Stopper | None:
     """The DataNode of a checkpoint block's pipeline that held the write up, when its own block lines show it.
 
     Either it received the block and the next DataNode did not receive it for a long time (it never passed it on),
     or it alone spent long outside packet work: clienttrace's duration runs from the PacketResponder's start to just
     before ``finalizeBlock``, so (finish - ``Receiving``) - duration is time spent blocked in ``createRbw`` /
     ``finalizeBlock`` (the dataset lock), which DataNodes upstream, waiting on its acks, do not show.
+
+    "Never passed it on" needs the next DataNode's own log: when it has none, the write is known to have waited at or
+    behind this one, and ``core/correlate/silent.py`` names the silent DataNode instead.
     """
     stall_ms = max(1000, min(window.timeout_ms or window.duration_ms, window.duration_ms) // 2)
     received: dict[tuple[str, str], BlockWrite] = {}
@@ -209,6 +217,8 @@ def _stopper(allocations: list[BlockAllocated], writes: list[BlockWrite], window
             return Stopper(order[k], a.block, receiving, k, tuple(order), waits[k])
         for k, r in enumerate(got):
             if r is None:
+                break
+            if k + 1 < len(got) and order[k + 1] not in logged:
                 break
             nxt = got[k + 1] if k + 1 < len(got) else None
             done = finished.get((order[k], bid))

@@ -89,6 +89,8 @@ class Cause:
     explained_by: frozenset[Code] = frozenset()
     """Causes that explain this one when both are seen (no DataNode left, after each refused the write for a reason
     of its own): it then ranks as their symptom."""
+    hosts_are: str = "cause on"
+    """How the verdict's hosts are introduced: a verdict that names no cause names no culprit."""
     on_role: str | None = None
     """Where the cause is: when hosts of this role logged its evidence, the verdict names only them (the NameNode's
     count of DataNodes without room is evidence of a full disk, but the space is on the DataNodes)."""
@@ -407,7 +409,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
     ),
     Cause(
         Code.UNEXPLAINED,
-        "the logs cover the failure and show nothing abnormal",
+        "the logs of every DataNode of the write and of the NameNode cover the failure and show nothing abnormal",
         "The HDFS logs cover {chk} and show nothing abnormal",
         (
             Step("Lower dfs.client.slow.io.warning.threshold.ms in the Flink HDFS client to see slow acks with their "
@@ -418,16 +420,20 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "(Flink 1.19+, the flink-metrics-slf4j jar in lib/)", "traces.reporter.slf4j.factory.class",
                  "org.apache.flink.traces.slf4j.Slf4jTraceReporterFactory"),
         ),
+        hosts_are="looked at",
     ),
     Cause(
         Code.INSUFFICIENT_DATA,
-        "the logs needed to judge are missing",
+        "the logs needed to judge are missing or damaged: the verdict names them, first the DataNode the write waited "
+        "on when its neighbours' lines point at one",
         "The logs needed to explain {chk} are missing",
         (
             Step("Collect the logs of {wanted} covering the failure time and run the analysis again"),
             Step("Keep DataNode.clienttrace at INFO and enable GC logs so writes can be linked to DataNodes"),
         ),
         checkpoint_steps="none",
+        hosts_are="missing logs of",
+        titles_by_kind={"silent": "{Chk} waited on DataNode {where}, whose log does not cover the write"},
     ),
 )}
 
@@ -437,6 +443,15 @@ BASE: Mapping[str, float] = {kind: w for c in CAUSES.values() for kind, w in c.e
 ROOT_CODES: frozenset[Code] = frozenset(c.code for c in CAUSES.values() if c.root)
 POINT_KINDS: frozenset[str] = frozenset(k for c in CAUSES.values() for k in c.points)
 STATED_KINDS: frozenset[str] = frozenset(k for c in CAUSES.values() if c.stated for k in c.evidence)
+
+
+def hosts_are(code: str) -> str:
+    """How a verdict of ``code`` introduces its hosts ("cause on", "looked at", "missing logs of"); a code this
+    version does not know (a newer producer's) is taken as a cause."""
+    try:
+        return CAUSES[Code(code)].hosts_are
+    except ValueError:
+        return "cause on"
 
 
 def cause(code: str) -> Cause:

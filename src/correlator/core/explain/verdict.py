@@ -67,6 +67,8 @@ class SourceCoverage:
     host: str
     role: str
     why: str | None = None
+    pointed_by: str | None = None
+    """For a DataNode of the write whose log is missing: what its neighbours' lines say of it (the suspect)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +201,8 @@ def verdict_to_dict(v: Verdict) -> dict[str, Any]:
         "remediation_settings": [{"setting": s.setting, "value": s.value} for s in v.remediation],
         "coverage": {
             "covered": [{"host": c.host, "role": c.role} | ({"why": c.why} if c.why else {}) for c in v.covered],
-            "missing": [{"host": m.host, "role": m.role, "why": m.why} for m in v.missing],
+            "missing": [{"host": m.host, "role": m.role, "why": m.why}
+                        | ({"pointed_by": m.pointed_by} if m.pointed_by else {}) for m in v.missing],
         },
         "decided_at": iso_ms(v.decided_at_ms),
         "recurrence": None
@@ -284,7 +287,8 @@ def verdict_from_dict(d: dict[str, Any]) -> Verdict:
         ),
         remediation=_steps(d),
         covered=tuple(SourceCoverage(c["host"], c["role"], c.get("why")) for c in cov.get("covered") or ()),
-        missing=tuple(SourceCoverage(m["host"], m["role"], m.get("why")) for m in cov.get("missing") or ()),
+        missing=tuple(SourceCoverage(m["host"], m["role"], m.get("why"), m.get("pointed_by"))
+                      for m in cov.get("missing") or ()),
         decided_at_ms=parse_iso_ms(d["decided_at"]),
         recurrence=None
         if rec is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from correlator.core.events import iso_ms
+from correlator.core.explain.causes import hosts_are
 from correlator.core.explain.outlook import span_text
 from correlator.core.explain.verdict import NextWindow, Outlook, Verdict
 
@@ -72,6 +73,14 @@ def failure_time_sentence(v: Verdict) -> str | None:
     return text
 
 
+def _cause_line(code: str, confidence: float, hosts: tuple[str, ...]) -> str:
+    """``cause: CODE on hosts``; a verdict that names no cause says what its hosts are (looked at, logs missing)."""
+    said = hosts_are(code)
+    if said == "cause on":
+        return f"  cause: {code} (confidence {confidence:.2f})" + (f" on {', '.join(hosts)}" if hosts else "")
+    return f"  verdict: {code} (confidence {confidence:.2f})" + (f"; {said} {', '.join(hosts)}" if hosts else "")
+
+
 def verdict_text(v: Verdict) -> str:
     f, rc = v.failure, v.root_cause
     chk = f"checkpoint {v.checkpoint_id}" if v.checkpoint_id is not None else "a checkpoint"
@@ -80,7 +89,7 @@ def verdict_text(v: Verdict) -> str:
         f"{chk} of job {job} failed at {iso_ms(f.failed_at_ms)} ({f.kind}; ran {_s(f.duration_ms)}, "
         f"timeout {_s(f.timeout_ms)})",
         *([f"  when: {when}"] if (when := failure_time_sentence(v)) else []),
-        f"  cause: {rc.code} (confidence {rc.confidence:.2f})" + (f" on {', '.join(rc.hosts)}" if rc.hosts else "")
+        _cause_line(rc.code, rc.confidence, rc.hosts)
         + (f" — known issue {rc.known_issue}" if rc.known_issue else ""),
         f"  {rc.title}",
         f"  why: {rc.explanation}",
