@@ -7,7 +7,7 @@ import random
 from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import CheckpointCompleted, Event
 from correlator.core.explain.verdict import Verdict
-from tests.core.correlate.factory import JOB, T0, ev, failure, noise, read_too, scanner, seed
+from tests.core.correlate.factory import JOB, T0, SlowIo, ev, failure, noise, read_too, scanner, seed
 
 STEP_MS = 20_000
 
@@ -67,9 +67,24 @@ def test_growth_far_below_the_timeout_is_not_the_cause() -> None:
 
 
 def test_a_stall_in_the_logs_outranks_the_growth() -> None:
+    """A 37 s scanner hold against the 9 s the trend predicts: the stall is the cause, the growth a note."""
     [v] = run([e for e in seed() if not isinstance(e, CheckpointCompleted)] + growing())
     assert v.root_cause.code == "HDFS_DIRECTORY_SCAN"
-    assert "FLINK_STATE_GROWTH" not in {a.code for a in v.alternatives}, "not even considered beside a stall"
+    assert "FLINK_STATE_GROWTH" not in {a.code for a in v.alternatives}, "not a candidate beside a longer stall"
+    assert "the stall is the cause, the state's growth a note" in v.root_cause.explanation
+
+
+def test_a_short_stall_at_the_end_of_a_grown_checkpoint_only_tips_it_over() -> None:
+    """The time budget: the trend predicts about 9.4 s of the 10 s; a 0.8 s slow flush on dn03 near the end took it
+    past the timeout. The growth is the cause, the flush a contributing factor, both with their figures."""
+    flush = ev(SlowIo, T0 + 9_600, "dn03.example.com", "datanode", kind="flush_or_sync", duration_ms=800)
+    [v] = run(quiet_failure() + growing() + [flush])
+    assert v.root_cause.code == "FLINK_STATE_GROWTH", v.root_cause
+    assert v.root_cause.hosts == ()
+    assert "HDFS_SLOW_DISK" in {a.code for a in v.alternatives}
+    said = v.root_cause.explanation
+    assert "predicted 9." in said and "took 0.8 s of it" in said and "a contributing factor, not the cause" in said
+    assert "no HDFS log shows a stall" not in said
 
 
 def test_a_restored_engine_still_knows_the_completions() -> None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from correlator.core.correlate.anatomy import HeldBeforeUpload, held_before_upload
+from correlator.core.correlate.budget import budget, budget_sentence
 from correlator.core.correlate.cases import CaseSummary
 from correlator.core.correlate.evidence import Interval, interval_of, logged_span, reconcile_bursts, slow_runs, touches
 from correlator.core.correlate.explanation import explanation, title
@@ -21,7 +22,7 @@ from correlator.core.correlate.pipeline import (
     resolve,
 )
 from correlator.core.correlate.silent import coverage, covering_datanodes, judged, point_at_silent, unjudged_text
-from correlator.core.correlate.ranking import MIN_SCORE, Candidate, Window, rank
+from correlator.core.correlate.ranking import CONTRIBUTING_SCORE, MIN_SCORE, Candidate, Window, rank
 from correlator.core.correlate.watermarks import SourceClock
 from correlator.core.events import (
     CheckpointCompleted,
@@ -213,10 +214,16 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
         candidates.append(Candidate("FLINK_TASK_ERROR", USER_ERROR_SCORE, task_hosts, ()))
     elif not s.storage_related and lost is None:  # a lost TaskManager's failover is no error inside Flink
         candidates.append(Candidate("FLINK_TASK_ERROR", FLINK_ERROR_SCORE, task_hosts, ()))
-    # Flink-side causes only where no storage cause is strong enough on its own: a stall the logs show always wins
-    growth = state_growth(ctx.completions, s.timeout_ms) if user is None and not stalled else None
-    if growth is not None:  # the job's state, not a host's doing: no host is named
-        candidates.append(Candidate("FLINK_STATE_GROWTH", GROWTH_SCORE, (), ()))
+    # Flink-side causes only where no storage cause is strong enough on its own, but for state growth when the job's
+    # own trend predicts more of the checkpoint's time than the stall took (the time budget)
+    growth = state_growth(ctx.completions, s.timeout_ms, window.start_ms) if user is None else None
+    storage = max((c for c in candidates if c.scored and c.score >= CONTRIBUTING_SCORE), key=lambda c: c.score,
+                  default=None)
+    spent = budget(growth, storage, window) if growth is not None and storage is not None else None
+    if growth is not None and (not stalled or (spent is not None and spent.growth_leads)):
+        # the job's state, not a host's doing: no host is named; above the stall when the budget says so
+        score = max(c.score for c in candidates) + 0.01 if stalled else GROWTH_SCORE
+        candidates.append(Candidate("FLINK_STATE_GROWTH", min(score, 1.0), (), ()))
     before_upload = held_before_upload(s, window, ctx.evidence, ctx.job_id, ctx.checkpoint_id, ctx.sources,
                                        ctx.skew_ms) if user is None and growth is None and not stalled else None
     if before_upload is not None:
@@ -248,6 +255,8 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                and top is not None and top.kind in ("lock_held", "scanner_lock")
                and iv.start_ms <= top.end_ms + ctx.skew_ms and top.start_ms - ctx.skew_ms <= iv.end_ms]
     victims.sort(key=lambda iv: (iv.kind != "scanner_wait", iv.start_ms))
+    said_budget = budget_sentence(spent) if spent is not None and (
+        code == Code.FLINK_STATE_GROWTH or (storage is not None and code == storage.code)) else None
     growth = growth if code == Code.FLINK_STATE_GROWTH else None
     before_upload = before_upload if code == Code.FLINK_BACKPRESSURE else None
     lost = lost if code == Code.FLINK_TASKMANAGER_LOST or (
@@ -257,6 +266,8 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     text = explanation(best, others, window, pipe.how, code, texts=s.texts, growth=growth, held=before_upload,
                        traits=traits_of(hosts[0]) if hosts else None, stopper=pipe.stopper, victims=victims[:2],
                        user=user, named_by_client=_client_note(pipe, hosts, addresses), lost=lost)
+    if said_budget is not None:
+        text += " " + said_budget
     if issue is not None:
         text += f" It matches known issue {issue.key}: {issue.summary}."
     if "unknown" in hosts:

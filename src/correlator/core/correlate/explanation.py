@@ -9,7 +9,7 @@ from correlator.core.correlate.evidence import Interval
 from correlator.core.correlate.growth import Growth
 from correlator.core.correlate.lost import Lost
 from correlator.core.correlate.pipeline import Stopper
-from correlator.core.correlate.ranking import Candidate, Window
+from correlator.core.correlate.ranking import CONTRIBUTING_SCORE, Candidate, Window
 from correlator.core.events import iso_ms
 from correlator.core.explain.causes import POINT_KINDS, STATED_KINDS, cause
 from correlator.core.explain.knowledge import DatanodeTraits
@@ -143,8 +143,9 @@ def explanation(best: Candidate | None, others: list[Candidate], window: Window,
             f"The job's checkpointed state grew {growth.factor:.1f} times in "
             f"{_minutes(growth.last.ts_ms - growth.first.ts_ms)} ({growth.size_from_bytes / 1048576:.1f} MiB to "
             f"{growth.size_to_bytes / 1048576:.1f} MiB over {growth.points} completed checkpoints) while their "
-            f"duration rose from {seconds(growth.duration_from_ms)} to {seconds(growth.duration_to_ms)}{timeout}; "
-            "no HDFS log shows a stall that explains this checkpoint, so the upload outgrew its time.")
+            f"duration rose from {seconds(growth.duration_from_ms)} to {seconds(growth.duration_to_ms)}{timeout}"
+            + (": the upload outgrew its time." if any(c.scored and c.score >= CONTRIBUTING_SCORE for c in others) else
+               "; no HDFS log shows a stall that explains this checkpoint, so the upload outgrew its time."))
     elif code == "FLINK_TASK_ERROR":
         if user is not None:
             parts.append(f"The failure's cause chain ends in “{user[0][:240]}”, thrown from user code at {user[1]}; "

@@ -30,14 +30,19 @@ class Growth:
     duration_from_ms: int
     duration_to_ms: int
     """Fitted at the first and the last completion: the trend's values, not single noisy checkpoints."""
+    expected_ms: int = 0
+    expected_bytes: int = 0
+    """The trend carried on to the failed checkpoint's start: what its own growth alone predicts for it."""
 
     @property
     def factor(self) -> float:
         return self.size_to_bytes / max(1, self.size_from_bytes)
 
 
-def state_growth(completions: tuple[CheckpointCompleted, ...], timeout_ms: int | None) -> Growth | None:
-    """The growth the job's completed checkpoints show up to its failure, when both rises are steady."""
+def state_growth(completions: tuple[CheckpointCompleted, ...], timeout_ms: int | None,
+                 at_ms: int | None = None) -> Growth | None:
+    """The growth the job's completed checkpoints show up to its failure, when both rises are steady; ``at_ms``:
+    the failed checkpoint's start, to which the trend is carried on (no further than the series reaches back)."""
     points = [c for c in completions if c.size_bytes is not None and c.duration_ms is not None][-MAX_POINTS:]
     if len(points) < MIN_POINTS or points[-1].ts_ms <= points[0].ts_ms:
         return None
@@ -51,7 +56,9 @@ def state_growth(completions: tuple[CheckpointCompleted, ...], timeout_ms: int |
         return None
     if timeout_ms is not None and duration_to < NEAR_TIMEOUT * timeout_ms:
         return None
-    return Growth(points[0], points[-1], len(points), size_from, size_to, max(0, int(durations.at(0))), duration_to)
+    ahead = xs[-1] + min(max(0, (at_ms or points[-1].ts_ms) - points[-1].ts_ms), xs[-1])
+    return Growth(points[0], points[-1], len(points), size_from, size_to, max(0, int(durations.at(0))), duration_to,
+                  max(duration_to, int(durations.at(ahead))), max(size_to, int(sizes.at(ahead))))
 
 
 class Completions:

@@ -29,6 +29,8 @@ SCANNER_KINDS = ("scanner_lock", "scan_stats", "scan_reconcile")
 DN_SYMPTOM_KINDS = ("slow_disk", "slow_pipeline", "dn_stall", "slow_commands", "bad_link")
 SYMPTOM_FACTOR = 0.35
 MIN_SCORE = 0.35
+CONTRIBUTING_SCORE = 0.1
+"""A storage stall this strong is named beside a cause that outranks it (the time budget's contributing factor)."""
 
 
 @dataclass(frozen=True, slots=True)
