@@ -1,6 +1,6 @@
 """Record the JobManager's REST checkpoint statistics while a scenario runs: real responses for `flink-stats` tests.
 
-Every second: `/jobs`, each job's `/jobs/<id>` and `/jobs/<id>/checkpoints`, and for each checkpoint in a final state
+Every second: `/jobs`, each job's `/jobs/<id>`, `/jobs/<id>/checkpoints/config` and `/jobs/<id>/checkpoints`, and for each checkpoint in a final state
 its `/checkpoints/details/<n>` and every `/subtasks/<vertex>` of it, each response saved once (the first time it is
 seen in its final form) as `<dir>/<path with / as __>.json`. Loopback only; the thread stops with the run.
 """
@@ -41,6 +41,7 @@ class RestRecorder(threading.Thread):
             jobs = self.get("/jobs") or {}
             for job in jobs.get("jobs", []):
                 self.get(f"/jobs/{job['id']}")
+                self.get(f"/jobs/{job['id']}/checkpoints/config")
                 stats = self.get(f"/jobs/{job['id']}/checkpoints") or {}
                 for cp in stats.get("history", []):
                     key = f"{job['id']}/{cp['id']}"

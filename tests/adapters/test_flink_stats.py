@@ -95,3 +95,26 @@ def test_a_span_survives_the_wire_and_a_snapshot() -> None:
     failed = span(4)
     decoded, _ = codec.decode_event_record(codec.encode_event(failed, {}))
     assert decoded == failed and unpack(pack(decoded)) == failed
+
+
+WITH_CONFIG = RECORDED.parent / "1.20.1-backpressure-config"
+
+
+def test_the_jobs_own_checkpoint_timeout_is_read_once_confirmed() -> None:
+    """The job's checkpoint timeout as its REST configuration gives it (a timeout set in code included), timed at
+    the job's start; the early warning judges its trend against it (tests/core/explain/test_risk.py)."""
+    config = json.loads((WITH_CONFIG / "jobs__7a46b4b87f365b40e97ea9b66db585c3__checkpoints__config.json").read_text())
+    with fake_jobmanager(WITH_CONFIG) as url:
+        poller = CheckpointPoller(FlinkRest(url), "lab")
+        [setting] = poller.job_settings()
+        assert (setting.job_id, setting.key, setting.value_ms) == (
+            "7a46b4b87f365b40e97ea9b66db585c3", "execution.checkpointing.timeout", config["timeout"])
+        assert setting.ts_ms == json.loads((WITH_CONFIG / "jobs__7a46b4b87f365b40e97ea9b66db585c3.json").read_text())[
+            "start-time"]
+        assert poller.job_settings() == [setting], "not confirmed: read again"
+        poller.confirm_settings([setting])
+        assert poller.job_settings() == []
+        result = CliRunner().invoke(cli, ["flink-stats", "--jobmanager", url, "--cluster", "lab"])
+    assert result.exit_code == 0, result.output
+    types = [json.loads(line)["type"] for line in result.stdout.splitlines() if line.startswith("{")]
+    assert types == ["flink_setting"] + ["checkpoint_span"] * 5

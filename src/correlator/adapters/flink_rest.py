@@ -13,10 +13,11 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
-from correlator.core.events import CheckpointSpan
+from correlator.core.events import CheckpointSpan, FlinkSetting
 from correlator.core.ingest.checkpoint_stats import FINAL, span_of
 
 KEPT_PER_JOB = 1000
+TIMEOUT_KEY = "execution.checkpointing.timeout"
 
 
 class FlinkRestError(RuntimeError):
@@ -44,6 +45,10 @@ class CheckpointPoller:
         self.rest = rest
         self.cluster = cluster
         self.reported: dict[str, set[int]] = {}
+        self.configured: set[str] = set()
+        """Jobs whose checkpoint timeout was delivered."""
+        self.notes: list[str] = []
+        """What could not be read and was left out, for the command to say."""
 
     def poll(self) -> list[CheckpointSpan]:
         """Spans of the checkpoints in a final state not yet confirmed (:meth:`confirm`), oldest first."""
@@ -65,6 +70,31 @@ class CheckpointPoller:
                 if span is not None:
                     out.append(span)
         return out
+
+    def job_settings(self) -> list[FlinkSetting]:
+        """Each running job's own checkpoint timeout (``/jobs/<id>/checkpoints/config``: a timeout set in the job's
+        code too, which no log shows), once per job once confirmed; timed at the job's start, since when it holds."""
+        out = []
+        for job in self.rest.get("/jobs").get("jobs", []):
+            job_id = str(job.get("id"))
+            if job_id in self.configured or job.get("status") not in (None, "RUNNING"):
+                continue
+            try:
+                config = self.rest.get(f"/jobs/{job_id}/checkpoints/config")
+            except FlinkRestError as exc:  # a job that just ended, a JobManager without the endpoint: said, not fatal
+                self.notes.append(f"no checkpoint configuration of job {job_id}: {exc}; not asked again")
+                self.configured.add(job_id)
+                continue
+            if not isinstance(config.get("timeout"), int) or config["timeout"] <= 0:
+                continue
+            started = self.rest.get(f"/jobs/{job_id}").get("start-time")
+            out.append(FlinkSetting(ts_ms=int(started or 0), cluster=self.cluster, host=self.rest.host,
+                                    role="jobmanager", ref=f"{self.rest.base}/jobs/{job_id}/checkpoints/config",
+                                    key=TIMEOUT_KEY, value_ms=int(config["timeout"]), job_id=job_id))
+        return out
+
+    def confirm_settings(self, settings: list[FlinkSetting]) -> None:
+        self.configured.update(s.job_id for s in settings if s.job_id)
 
     def confirm(self, spans: list[CheckpointSpan]) -> None:
         """Mark spans as delivered: a poll reports a checkpoint until it was confirmed (a failed publish is retried)."""

@@ -23,7 +23,8 @@ from correlator.config import Settings
 @settings_options(*KAFKA, "topic_events", "cluster")
 def flink_stats(jobmanager: str, once: bool, interval: float, settings: Settings) -> None:
     """Read the checkpoint statistics of every job of a JobManager (which tasks never acknowledged a failed
-    checkpoint; the longest start delay, alignment, sync and async part of each) as checkpoint_span events.
+    checkpoint; the longest start delay, alignment, sync and async part of each) as checkpoint_span events, and each
+    running job's own checkpoint timeout (set in its code too) as a flink_setting event for the early warning.
 
     Exit 1 when the JobManager does not answer.
     """
@@ -33,13 +34,17 @@ def flink_stats(jobmanager: str, once: bool, interval: float, settings: Settings
     poller = CheckpointPoller(FlinkRest(jobmanager), settings.cluster)
     if once:
         try:
+            settings_read = poller.job_settings()
             spans = poller.poll()
         except FlinkRestError as exc:
             raise RuntimeFailure(f"cannot read checkpoint statistics: {exc}") from None
-        for span in spans:
-            sys.stdout.buffer.write(orjson.dumps(event_to_dict(span)) + b"\n")
+        for event in [*settings_read, *spans]:
+            sys.stdout.buffer.write(orjson.dumps(event_to_dict(event)) + b"\n")
         poller.confirm(spans)
-        click.echo(f"correlator: flink-stats: {len(spans)} checkpoint span(s) from {jobmanager}", err=True)
+        for note in poller.notes:
+            click.echo(f"correlator: flink-stats: {note}", err=True)
+        click.echo(f"correlator: flink-stats: {len(spans)} checkpoint span(s) and the checkpoint timeout of "
+                   f"{len(settings_read)} job(s) from {jobmanager}", err=True)
         return
     _follow(poller, interval, settings)
 
@@ -58,12 +63,17 @@ def _follow(poller: object, interval: float, settings: Settings) -> None:
     stop_on_signals(stop)
     while not stop.is_set():
         try:
+            settings_read = poller.job_settings()
             spans = poller.poll()
-            for span in spans:
+            for event in [*settings_read, *spans]:
                 producer.produce(settings.topic_events, key=settings.cluster.encode(),
-                                 value=codec.encode_event(span, {}))
+                                 value=codec.encode_event(event, {}))
+            for note in poller.notes:
+                click.echo(f"correlator: flink-stats: {note}", err=True)
+            poller.notes.clear()
             if producer.flush(30) == 0:
                 poller.confirm(spans)
+                poller.confirm_settings(settings_read)
             else:
                 click.echo("correlator: flink-stats: the broker did not take every span; sending again", err=True)
         except FlinkRestError as exc:

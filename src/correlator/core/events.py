@@ -423,3 +423,6 @@ class FlinkSetting(Event):
     type: ClassVar[str] = "flink_setting"
     key: str
     value_ms: int
+    job_id: str | None = None
+    """Set for one job (its own checkpoint configuration, as the REST API's ``/jobs/<id>/checkpoints/config`` gives
+    it, which covers a timeout set in the job's code); ``None``: the cluster's configuration."""

@@ -135,3 +135,25 @@ def test_a_flat_noisy_series_raises_no_risk(seed: int, n: int, level: float, noi
             d = rng.uniform(d, 0.95 * timeout)
         events.append(completed(i, T0 + i * interval_s * 1000, max(1, int(d))))
     assert run(events) == []
+
+
+def test_without_a_timeout_a_rise_toward_the_interval_warns_before_the_first_expiry() -> None:
+    """A timeout set in the job's code shows in no log. Checkpoints every 5 s whose durations rose from 1 s toward
+    5 s are judged against the 5 s spacing, saying the timeout is unknown and how to make it known."""
+    rng = random.Random(11)
+    events = [completed(i, T0 + i * 5_000, 1_000 + i * 60 + rng.randint(-60, 60)) for i in range(60)]
+    risks = run(list(events))
+    assert risks and risks[0].status == "raised"
+    risk = risks[0]
+    assert (risk.timeout_source, risk.timeout_ms) == ("checkpoint_interval", 5_000)
+    assert risk.expiry_at_ms < T0 + 80 * 5_000, risk.headline
+    assert "timeout unknown, so judged against the checkpoints' 5.0 s spacing" in risk.headline
+    assert any("correlator flink-stats" in step for step in risk.advice)
+
+
+def test_the_jobs_own_timeout_from_rest_outranks_the_interval_and_the_cluster() -> None:
+    own = FlinkSetting(ts_ms=T0 - 500, cluster="c", host="jm", role="jobmanager",
+                       key="execution.checkpointing.timeout", value_ms=8_000, job_id=JOB)
+    risks = run([setting(60_000), own, *creeping(80)])
+    assert risks and (risks[0].timeout_source, risks[0].timeout_ms) == ("job_configuration", 8_000)
+    assert "from the job's checkpoint configuration (REST)" in risks[0].headline

@@ -28,6 +28,8 @@ class Facts:
                 self._versions[source] = (event.version, event.ts_ms)
             return True
         if isinstance(event, FlinkSetting):
+            if event.job_id is not None:  # one job's own setting is not the cluster's
+                return True
             key = (event.cluster, event.key)
             if key not in self._settings or self._settings[key][1] <= event.ts_ms:
                 self._settings[key] = (event.value_ms, event.ts_ms)

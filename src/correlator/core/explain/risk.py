@@ -32,7 +32,11 @@ from correlator.core.explain.trend import Trend, theil_sen
 
 RiskStatus = Literal["raised", "updated", "withdrawn", "superseded"]
 RiskCause = Literal["state_growth", "duration_growth"]
-TimeoutSource = Literal["expired_checkpoint", "configuration", "flink_default"]
+TimeoutSource = Literal["expired_checkpoint", "job_configuration", "configuration", "checkpoint_interval",
+                        "flink_default"]
+"""Where the limit a trend is judged against came from, most exact first; ``checkpoint_interval``: no timeout was
+shown, and the checkpoints are still shorter than their spacing, which a longer one would delay every later one
+past."""
 
 MIN_POINTS = 8
 MAX_POINTS = 60
@@ -150,6 +154,8 @@ class _Job:
     last_id: int = -1
     timeout_ms: int | None = None
     """From an expired checkpoint of this job: exact for this job, whatever the cluster's default."""
+    configured_ms: int | None = None
+    """The job's own checkpoint timeout, from its REST checkpoint configuration (a timeout set in code included)."""
     raised: Risk | None = None
     triggers: dict[int, int] = field(default_factory=dict)
 
@@ -164,7 +170,9 @@ class RiskWatch:
 
     def observe(self, event: Event) -> list[Risk]:
         if isinstance(event, FlinkSetting):
-            if event.key == TIMEOUT_KEY:
+            if event.key == TIMEOUT_KEY and event.job_id is not None:
+                self._jobs.setdefault((event.cluster, event.job_id), _Job()).configured_ms = event.value_ms
+            elif event.key == TIMEOUT_KEY:
                 self._settings[event.cluster] = event.value_ms
             return []
         job_id = getattr(event, "job_id", None)
@@ -208,11 +216,18 @@ class RiskWatch:
                        + (f", which predicted the first expiry at {clock(raised.expiry_at_ms, event.ts_ms)}."
                           if raised.expiry_at_ms is not None else "."))]
 
-    def _timeout(self, job: _Job, cluster: str) -> tuple[int, TimeoutSource]:
+    def _timeout(self, job: _Job, cluster: str, spacing: int, fitted_now: float) -> tuple[int, TimeoutSource]:
+        """The limit to judge against. With no timeout shown, a job still checkpointing faster than its spacing is
+        judged against the spacing: a checkpoint longer than its interval delays every later one, whatever the
+        timeout set in its code (which no log shows); past that, Flink's default is assumed and said to be."""
         if job.timeout_ms is not None:
             return job.timeout_ms, "expired_checkpoint"
+        if job.configured_ms is not None:
+            return job.configured_ms, "job_configuration"
         if cluster in self._settings:
             return self._settings[cluster], "configuration"
+        if fitted_now < spacing < FLINK_DEFAULT_TIMEOUT_MS:
+            return spacing, "checkpoint_interval"
         return FLINK_DEFAULT_TIMEOUT_MS, "flink_default"
 
     def _judge(self, job: _Job, event: CheckpointCompleted) -> list[Risk]:
@@ -223,10 +238,12 @@ class RiskWatch:
         whole = theil_sen(xs, ys)
         recent_n = max(MIN_POINTS, -(-2 * len(xs) // 3))
         pace = theil_sen(xs[-recent_n:], ys[-recent_n:])
-        timeout, source = self._timeout(job, event.cluster)
         fitted_now = pace.at(now - start)
         gaps = sorted(b[0] - a[0] for a, b in zip(job.points, job.points[1:], strict=False))
         spacing = gaps[len(gaps) // 2]
+        timeout, source = self._timeout(job, event.cluster, spacing, fitted_now)
+        if source == "flink_default" and job.raised is not None and job.raised.timeout_source == "checkpoint_interval":
+            timeout, source = job.raised.timeout_ms, "checkpoint_interval"  # a raised warning keeps its limit
         expiry = _expiry(now, timeout - fitted_now, pace.slope, spacing // 2)
         reach = now - start
         if job.raised is None:
@@ -340,6 +357,11 @@ def _ended(raised: Risk, status: RiskStatus, at_ms: int, headline: str) -> Risk:
 def _timeout_words(timeout: int, source: TimeoutSource) -> str:
     if source == "expired_checkpoint":
         return f"timeout {secs(timeout)}, as an expired checkpoint of the job showed"
+    if source == "job_configuration":
+        return f"timeout {secs(timeout)}, from the job's checkpoint configuration (REST)"
+    if source == "checkpoint_interval":
+        return (f"timeout unknown, so judged against the checkpoints' {secs(timeout)} spacing: a checkpoint longer "
+                "than its interval delays every later one")
     if source == "configuration":
         return f"timeout {secs(timeout)}, from the JobManager's configuration"
     return (f"timeout assumed {secs(timeout)}, Flink's default: no configuration line or expired checkpoint "
@@ -349,6 +371,10 @@ def _timeout_words(timeout: int, source: TimeoutSource) -> str:
 def _advice(cause: RiskCause, timeout: int, source: TimeoutSource, fitted_now: float) -> tuple[str, ...]:
     raise_timeout = (f"To gain time now, set `{TIMEOUT_KEY}` well above the current {secs(fitted_now)} "
                      f"(it is {secs(timeout)}); this postpones the expiry, it does not stop the rise.")
+    if source == "checkpoint_interval":
+        raise_timeout = (f"To gain time now, check that the job's checkpoint timeout is well above the current "
+                         f"{secs(fitted_now)} and give the checkpoints more room between them "
+                         "(execution.checkpointing.min-pause); this postpones the trouble, it does not stop the rise.")
     if cause == "state_growth":  # the steps of the cause this warning foretells, as its verdict will give them
         steps = [f"{step.text}." for step in causes.cause(causes.Code.FLINK_STATE_GROWTH).steps]
     else:
@@ -358,4 +384,8 @@ def _advice(cause: RiskCause, timeout: int, source: TimeoutSource, fitted_now: f
     steps.append(raise_timeout)
     if source == "flink_default":
         steps.append("The timeout is assumed: if the job sets its own, this prediction is off by the difference.")
+    if source in ("flink_default", "checkpoint_interval"):
+        steps.append("Make the timeout known: run `correlator flink-stats --follow` beside the worker (it reads each "
+                     "job's checkpoint configuration), or set execution.checkpointing.timeout in the Flink "
+                     "configuration instead of in the job's code.")
     return tuple(steps)
