@@ -346,7 +346,8 @@ class Cluster:
             "restart-strategy.fixed-delay.delay": "2s", "heartbeat.timeout": 60000,
             **self.flink_extra,
         }
-        (conf / "config.yaml").write_text("".join(f"{k}: {v}\n" for k, v in settings.items()))
+        # a scenario's None removes a setting (a checkpoint timeout the job sets in its code instead)
+        (conf / "config.yaml").write_text("".join(f"{k}: {v}\n" for k, v in settings.items() if v is not None))
         (conf / "log4j.properties").write_text(flink_log4j(self.flink_layout))
         (conf / "log4j-cli.properties").write_text(flink_cli_log4j(self.flink_layout))
         (conf / "log4j-console.properties").write_text(flink_cli_log4j(self.flink_layout))

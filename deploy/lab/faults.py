@@ -26,6 +26,15 @@ THROTTLE_MS = 10
 """state-growth: every block write on every DataNode sleeps this long first: a steady, modest disk (a few MB/s for a
 checkpoint, never one slow-write warning), so that it is the state's growth that brings the upload to the timeout."""
 GROWTH_TIMEOUT = 600.0
+HICCUP_FROM = 0.6
+"""state-growth-hiccup: once a checkpoint took this share of the 10 s timeout, each next one gets a hiccup."""
+HICCUP_MS = 700
+"""state-growth-hiccup: what each block data write on the DataNode sleeps during the hiccup (instead of THROTTLE_MS)."""
+HICCUP_SECONDS = 1.0
+CHECKPOINT_TIMEOUT_S = 10.0
+COMPLETED_IN = re.compile(r"Completed checkpoint (\d+) for job [0-9a-f]{32} \(\d+ bytes, checkpointDuration=(\d+) ms")
+TRIGGERED_AT = re.compile(r"Triggering checkpoint (\d+) .*for job [0-9a-f]{32}")
+EXPIRED_OR_FAILED = re.compile(r"expired before completing|Failed to trigger or complete checkpoint")
 XCEIVERS = "dfs.datanode.max.transfer.threads"
 QUOTA = "1m"
 """space-quota: far below one block (128 MiB) times the replication, which each file being written reserves."""
@@ -168,8 +177,8 @@ class Fault:
                 self._fill(host)
         elif kind == "backpressure":  # every record now takes 5 ms in the keyed operator: 200 a second, not 2000
             self.trigger.with_name("slow-trigger").write_text("slow\n")
-        elif kind == "state-growth":  # the job's state grows from its start; the disks become steady and modest
-            for host in self._datanodes():
+        elif kind in ("state-growth", "state-growth-hiccup"):  # the state grows from the job's start; the disks
+            for host in self._datanodes():                       # become steady and modest
                 self._switch("slow-disk", str(THROTTLE_MS), host)
 
     def hold(self, jobs: JobLog) -> None:
@@ -184,8 +193,9 @@ class Fault:
         elif self.s.kind == "directory-scan":
             self.held = replicas.wait_hold(self.target_proc(), self.scan_at)
         elif self.s.kind in ("state-growth", "backpressure"):  # until a checkpoint fails
-            jobs.wait(re.compile(r"expired before completing|Failed to trigger or complete checkpoint"),
-                      GROWTH_TIMEOUT)
+            jobs.wait(EXPIRED_OR_FAILED, GROWTH_TIMEOUT)
+        elif self.s.kind == "state-growth-hiccup":
+            self._hiccups(jobs)
         else:
             time.sleep(FAULT_SECONDS)
 
@@ -216,9 +226,29 @@ class Fault:
                 (self.cluster.run_dir / "data" / host / "other-program.dat").unlink(missing_ok=True)
         elif kind == "backpressure":
             self.trigger.with_name("slow-trigger").unlink(missing_ok=True)
-        elif kind == "state-growth":
+        elif kind in ("state-growth", "state-growth-hiccup"):
             for host in self._datanodes():
                 self._unswitch("slow-disk", host)
+
+    def _hiccups(self, jobs: JobLog) -> None:
+        """Until a checkpoint fails: once one took HICCUP_FROM of the timeout, every next checkpoint's writes on the
+        target DataNode stall for HICCUP_SECONDS, starting a little before the last one's duration ran out (its
+        upload is then well under way). Read from the JobManager's log as it is written."""
+        deadline = time.monotonic() + GROWTH_TIMEOUT
+        pattern = re.compile(f"{COMPLETED_IN.pattern}|{TRIGGERED_AT.pattern}|{EXPIRED_OR_FAILED.pattern}")
+        last_ms = 0
+        while time.monotonic() < deadline:
+            m, _ = jobs.wait(pattern, max(1.0, deadline - time.monotonic()))
+            if EXPIRED_OR_FAILED.search(m.group(0)):
+                return
+            if m.group(2) is not None:  # a completion: how long it took
+                last_ms = int(m.group(2))
+            elif last_ms >= HICCUP_FROM * CHECKPOINT_TIMEOUT_S * 1000:  # a trigger after a long checkpoint
+                time.sleep(max(0.0, last_ms / 1000 - 2 * HICCUP_SECONDS))
+                self._switch("slow-disk", str(HICCUP_MS))
+                time.sleep(HICCUP_SECONDS)
+                self._switch("slow-disk", str(THROTTLE_MS))
+        raise LabError(f"no checkpoint failed within {GROWTH_TIMEOUT:.0f}s")
 
     def _datanodes(self) -> list[str]:
         return [p.host for p in self.cluster.datanodes()]

@@ -159,6 +159,15 @@ SCENARIOS = {s.name: s for s in (
     Scenario("disk-full", "disk-full", None, lambda _h: "DATANODE_DISK_FULL", volume_mib=VOLUME_MIB),
     Scenario("state-growth", "state-growth", None, lambda _h: "FLINK_STATE_GROWTH",
              job_args=("--grow", str(GROW_BYTES)), warns=True),
+    # the same growth with the checkpoint timeout set in the job's code and not in Flink's configuration: no log line
+    # shows it (the early warning judges the rise against the checkpoints' spacing; the REST API shows the timeout)
+    Scenario("state-growth-timeout-in-code", "state-growth", None, lambda _h: "FLINK_STATE_GROWTH",
+             job_args=("--grow", str(GROW_BYTES), "--checkpoint-timeout-ms", "10000"), warns=True,
+             flink_conf=(("execution.checkpointing.timeout", None),)),
+    # the same growth with a one-second storage hiccup on one DataNode near the end of each checkpoint once they take
+    # most of the timeout: the growth is the cause, the hiccup only tips a checkpoint over
+    Scenario("state-growth-hiccup", "state-growth-hiccup", "lab-dn2", lambda _h: "FLINK_STATE_GROWTH",
+             job_args=("--grow", str(GROW_BYTES)), warns=True),
     Scenario("backpressure", "backpressure", None, lambda _h: "FLINK_BACKPRESSURE", job_args=("--slow-ms", "5"),
              traces=True),
     # the stopped TaskManager answers no heartbeat: after 15 s the JobManager lets it go and fails its tasks, which
@@ -262,7 +271,8 @@ def truth(scenario: Scenario, hadoop: str, flink: str, cluster: Cluster, start: 
           jobs: JobLog | None = None) -> dict[str, object]:
     target = next((p for p in cluster.procs if p.host == scenario.target), None)
     code = scenario.expected(hadoop)
-    hosts = [scenario.target] if scenario.target else []
+    # a cause of the job's own (its state) names no host, whatever host the fault touched on the way
+    hosts = [scenario.target] if scenario.target and not str(code).startswith("FLINK_STATE") else []
     layout = {} if cluster.flink_layout == "text" else {"flink_layout": cluster.flink_layout}
     return {
         "scenario": scenario.name, "hadoop": hadoop, "flink": flink, **layout,

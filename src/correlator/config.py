@@ -97,6 +97,13 @@ class Settings(BaseModel):
     alert_resolve_after_min: float = Field(120.0, gt=0, description="quiet minutes after which an incident is resolved "
                                          "in every alert sink")
     alerts_namespace: str = Field("correlator", description="prefix of `correlator alerts`' Redis keys")
+    alert_codes: str = Field("", description="root-cause codes that alert, comma-separated, or `all` (default: every "
+                             "code but UNEXPLAINED and INSUFFICIENT_DATA, which ask for logs, not action)")
+    alert_severity: str = Field("", description="severity overrides, e.g. `HDFS_SLOW_DISK=critical,NAMENODE_SLOW=info` "
+                                "(default: the cause registry's: critical for HDFS refusing writes, warning for "
+                                "stalls and Flink causes, info for no cause)")
+    alert_max_age_min: float = Field(60.0, gt=0, description="verdicts about failures older than this many minutes "
+                                     "are not sent (a file of old verdicts, a feed far behind)")
     webhook_url: str | None = Field(None, description="URL that receives each incident's trigger and resolve as JSON")
     webhook_secret: SecretStr | None = Field(
         None, description="key of the webhook's HMAC-SHA256 signature header (never printed)")

@@ -21,7 +21,7 @@ VERDICT = json.loads(next(line for line in (ROOT / "tests/data/verdicts/recurrin
 def test_labels_name_the_verdict_and_its_cause() -> None:
     alert = alert_of(VERDICT, now_s=1_800_000_000.0, hold_s=3600)
     assert alert["labels"] == {"alertname": ALERTNAME, "cluster": "default", "job_id": VERDICT["job_id"],
-                               "code": "HDFS_DIRECTORY_SCAN", "hosts": "dn-2.example.com",
+                               "code": "HDFS_DIRECTORY_SCAN", "hosts": "dn-2.example.com", "severity": "warning",
                                "verdict_id": VERDICT["verdict_id"]}
     assert alert["startsAt"] == "2027-01-15T08:00:00.000Z" and alert["endsAt"] == "2027-01-15T09:00:00.000Z"
     assert alert["annotations"]["summary"] == VERDICT["root_cause"]["title"]

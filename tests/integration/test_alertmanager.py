@@ -16,6 +16,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ import pytest
 from correlator.adapters.alertmanager import AlertmanagerClient
 from correlator.adapters.pagers import AlertmanagerTarget
 from correlator.adapters.redis_incidents import RedisIncidentStore
+from correlator.core.alert_policy import AlertPolicy
 from correlator.stream.alert_forwarder import AlertForwarder
 from correlator.stream.pager import Lane, Pager, PagerConfig, Sinks
 from correlator.stream.slackbot import Outcome
@@ -34,6 +36,7 @@ from tests.support.worker import CLI
 pytestmark = [pytest.mark.integration]
 
 BINARY = "prometheus-alertmanager"
+NO_AGE_LIMIT_MIN = 100 * 365 * 24 * 60
 VERDICTS = ROOT / "tests" / "data" / "verdicts" / "recurring.jsonl"
 
 
@@ -100,8 +103,10 @@ def _alerts(url: str, *, active: bool = True) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def env(redis_url: str, unique: str) -> dict[str, str]:
-    """The incident store the alert sinks keep their incidents in."""
-    return {**os.environ, "CORRELATOR_REDIS_URL": redis_url, "CORRELATOR_ALERTS_NAMESPACE": unique}
+    """The incident store the alert sinks keep their incidents in; the recorded verdicts are from 2020, so no age
+    limit here (its own test below)."""
+    return {**os.environ, "CORRELATOR_REDIS_URL": redis_url, "CORRELATOR_ALERTS_NAMESPACE": unique,
+            "CORRELATOR_ALERT_MAX_AGE_MIN": str(NO_AGE_LIMIT_MIN)}
 
 
 def _forward(url: str, verdicts: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -124,7 +129,7 @@ def test_verdicts_become_alerts_and_notifications(alertmanager: tuple[str, Webho
     twice.write_text("".join(json.dumps(v) + "\n" for v in verdicts + verdicts[:2]))  # at least once: duplicates
     done = _forward(url, twice, env)
     assert done.returncode == 0, done.stderr
-    assert f"alerts posted {len(verdicts) + 2}" in done.stderr  # Alertmanager folds a repeat into its alert
+    assert f"sent {len(verdicts) + 2}," in done.stderr  # Alertmanager folds a repeat into its alert
     active = _alerts(url)
     assert {a["labels"]["verdict_id"] for a in active} == {v["verdict_id"] for v in verdicts}
     assert len(active) == len(verdicts), "a verdict delivered twice is one alert"
@@ -147,6 +152,7 @@ def test_a_revision_with_another_code_or_host_resolves_the_earlier_alert(alertma
     revised = {**first, "revision": 1, "revision_reason": "HDFS logs arrived late"}
     path = tmp_path / "revised.jsonl"
     path.write_text(json.dumps(early) + "\n")
+    env = {**env, "CORRELATOR_ALERT_CODES": "all"}  # INSUFFICIENT_DATA alerts only when asked to
     assert _forward(url, path, env).returncode == 0
     assert _until(lambda: hook.alerts("firing"))
     path.write_text(json.dumps(revised) + "\n")
@@ -176,7 +182,7 @@ def test_an_alertmanager_that_is_down_is_waited_for_not_skipped(tmp_path: Path, 
     finally:
         process.terminate()
         _, err = process.communicate(timeout=30)
-    assert "alerts posted 0" in err and "retries" in err
+    assert "sent 0," in err and "retries" in err
 
 
 def test_an_incident_that_goes_quiet_ends_its_alerts(alertmanager: tuple[str, Webhook], redis_url: str,
@@ -189,7 +195,8 @@ def test_an_incident_that_goes_quiet_ends_its_alerts(alertmanager: tuple[str, We
     now = [1_700_000_000_000]
     pager = Pager([Lane(AlertmanagerTarget(client), RedisIncidentStore(redis_url, f"{unique}:alertmanager"))],
                   PagerConfig(quiet_ms=3_600_000), clock_ms=lambda: now[0])
-    sinks = Sinks([AlertForwarder(client), pager])
+    old_ones = AlertPolicy(max_age_ms=NO_AGE_LIMIT_MIN * 60_000)
+    sinks = Sinks([AlertForwarder(client), pager], policy=old_ones)
     stop = threading.Event()
     assert [sinks.deliver(v, stop) for v in verdicts] == [Outcome.POSTED] * 3
     assert len(_alerts(url)) == 3 and _until(lambda: hook.alerts("firing"))
@@ -200,3 +207,35 @@ def test_an_incident_that_goes_quiet_ends_its_alerts(alertmanager: tuple[str, We
     ended = _until(lambda: {a["labels"]["verdict_id"] for a in hook.alerts("resolved")} == {
         v["verdict_id"] for v in verdicts})
     assert ended, hook.alerts("resolved")
+
+
+def test_routing_severity_held_back_codes_and_old_verdicts(alertmanager: tuple[str, Webhook], tmp_path: Path,
+                                                         redis_url: str, unique: str) -> None:
+    """On-call's routing: a severity label from the cause registry (overridden per code), a code that does not
+    alert is not sent, a verdict about an old failure is not fired now, and the counts are what Alertmanager got."""
+    url, hook = alertmanager
+    now = datetime.now(UTC)
+    first = json.loads(next(line for line in VERDICTS.read_text().splitlines() if line.startswith("{")))
+
+    def fresh(n: int, code: str, minutes_ago: float) -> dict[str, Any]:
+        at = (now - timedelta(minutes=minutes_ago)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return {**first, "verdict_id": f"{unique}-{n}", "failure": {**first["failure"], "failed_at": at},
+                "root_cause": {**first["root_cause"], "code": code}}
+
+    sent = [fresh(1, "HDFS_DIRECTORY_SCAN", 5), fresh(2, "DATANODE_DISK_FULL", 5), fresh(3, "HDFS_SLOW_DISK", 5)]
+    held = [fresh(4, "INSUFFICIENT_DATA", 5), fresh(5, "HDFS_DIRECTORY_SCAN", 600)]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in [*sent, *held]))
+    env = {**os.environ, "CORRELATOR_REDIS_URL": redis_url, "CORRELATOR_ALERTS_NAMESPACE": unique,
+           "CORRELATOR_ALERT_SEVERITY": "HDFS_SLOW_DISK=critical"}
+    done = _forward(url, path, env)
+    assert done.returncode == 0, done.stderr
+    assert "verdicts read 5: sent 3," in done.stderr and "held back by the alert policy 2" in done.stderr
+    assert "alertmanager: 3 alert(s) posted" in done.stderr
+    active = {a["labels"]["verdict_id"]: a["labels"] for a in _alerts(url)}
+    assert set(active) == {v["verdict_id"] for v in sent}, "a held-back code or an old failure was sent"
+    assert {active[v["verdict_id"]]["severity"] for v in sent[:1]} == {"warning"}
+    assert active[sent[1]["verdict_id"]]["severity"] == "critical"  # HDFS refuses every write: the registry's
+    assert active[sent[2]["verdict_id"]]["severity"] == "critical"  # the override
+    notified = _until(lambda: {a["labels"]["verdict_id"] for a in hook.alerts("firing")} == set(active))
+    assert notified, hook.bodies

@@ -172,9 +172,49 @@ def test_an_early_warning_only_where_the_truth_expects_one(
     assert before, f"no risk raised two checkpoints before the first failure at {want['first_failure']}: {RISKS[path]}"
     states = [r for r in RISKS[path] if r["risk_id"] == before[0]["risk_id"]]
     last = [r for r in states if r["status"] in ("raised", "updated") and r["as_of_ms"] < first_ms][-1]
-    assert last["expiry_earliest_ms"] <= first_ms <= last["expiry_latest_ms"], last
-    assert abs(last["expiry_at_ms"] - first_ms) <= 1.5 * spacing, (last["as_of"], last["expiry_at_ms"] - first_ms)
+    if last["timeout_source"] == "checkpoint_interval":
+        # no log shows a timeout set in the job's code: judged against the spacing, which checkpoints outgrow before
+        # they outgrow any timeout longer than it
+        assert last["expiry_at_ms"] <= first_ms, (last["as_of"], last["expiry_at_ms"] - first_ms)
+    else:
+        assert last["expiry_earliest_ms"] <= first_ms <= last["expiry_latest_ms"], last
+        assert abs(last["expiry_at_ms"] - first_ms) <= 1.5 * spacing, (last["as_of"], last["expiry_at_ms"] - first_ms)
     assert states[-1]["status"] == "superseded", [r["status"] for r in states]
+
+
+def test_a_timeout_set_in_code_is_judged_against_the_interval_or_the_jobs_rest_configuration() -> None:
+    """The timeout the job set in its code shows in no log: the warning comes from the logs alone, judged against
+    the checkpoints' spacing; with `flink-stats`' reading of the job's REST configuration (recorded in the same run)
+    it is judged against the job's real timeout and still comes before the first expiry."""
+    from correlator.adapters.flink_rest import CheckpointPoller, FlinkRest
+    from correlator.core.explain.risk import RiskWatch
+    from correlator.offline.analyze import ordered_events
+    from tests.support.fake_jobmanager import fake_jobmanager
+
+    run = DATA / "3.3.6-1.20.1" / "state-growth-timeout-in-code"
+    truth = json.loads((run / "truth.json").read_text())
+    first_ms = datetime.fromisoformat(truth["risk"]["first_failure"].replace("Z", "+00:00")).timestamp() * 1000
+    assert not any("execution.checkpointing.timeout" in f.read_text() for f in run.glob("*.log"))
+    logs_only = [r for r in RISKS.get(run) or _risks(run) if r["status"] == "raised"]
+    assert logs_only and logs_only[0]["timeout_source"] == "checkpoint_interval"
+    assert logs_only[0]["as_of_ms"] < first_ms
+    with fake_jobmanager(DATA.parent / "flink-rest" / "1.20.1-state-growth-timeout-in-code") as url:
+        [setting] = CheckpointPoller(FlinkRest(url), "default").job_settings()
+    assert setting.value_ms == 10_000 and setting.job_id == truth["failed_checkpoints"][0]["job_id"]
+    watch = RiskWatch()
+    with_rest = [r for e in sorted([setting, *ordered_events([str(run)])], key=lambda e: e.ts_ms)
+                 for r in watch.observe(e)]
+    raised = [r for r in with_rest if r.status == "raised"]
+    assert raised and (raised[0].timeout_source, raised[0].timeout_ms) == ("job_configuration", 10_000)
+    assert raised[0].as_of_ms < first_ms
+    last = [r for r in with_rest if r.status in ("raised", "updated") and r.as_of_ms < first_ms][-1]
+    assert last.expiry_earliest_ms is not None and last.expiry_latest_ms is not None
+    assert last.expiry_earliest_ms <= first_ms <= last.expiry_latest_ms, last.headline
+
+
+def _risks(run: Path) -> list[dict[str, Any]]:
+    _analyze(run)
+    return RISKS[run]
 
 
 NOT_FROM_THE_LAB = {

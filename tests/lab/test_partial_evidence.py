@@ -24,12 +24,14 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "lab"
 
 
 def _datanode_faults() -> list[Path]:
-    """Lab runs whose fault is on one DataNode and failed checkpoints."""
+    """Lab runs whose fault is on one DataNode and is the cause of their failed checkpoints (not a hiccup that only
+    tipped a grown checkpoint over)."""
     out = []
     for truth_path in sorted(DATA.glob("*/*/truth.json")):
         truth = json.loads(truth_path.read_text())
         host = (truth.get("fault") or {}).get("host") or ""
-        if truth["failed_checkpoints"] and any(p.name.endswith(f"-datanode-{host}.log") for p in truth_path.parent.iterdir()):
+        blamed = truth["expected"] and all(host in want["hosts"] for want in truth["expected"])
+        if blamed and any(p.name.endswith(f"-datanode-{host}.log") for p in truth_path.parent.iterdir()):
             out.append(truth_path.parent)
     return out
 

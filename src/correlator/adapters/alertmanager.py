@@ -45,9 +45,9 @@ def iso(epoch_s: float) -> str:
     return datetime.fromtimestamp(epoch_s, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def labels_of(verdict: Mapping[str, Any]) -> dict[str, str]:
-    """The alert's identity: the verdict, its incident's key (the Slack bot's grouping: cluster, job, code) and the
-    hosts of the cause, which routes match on."""
+def labels_of(verdict: Mapping[str, Any], severity: str = "warning") -> dict[str, str]:
+    """The alert's identity: the verdict, its incident's key (the Slack bot's grouping: cluster, job, code), the
+    hosts of the cause and the severity, which routes match on."""
     key = incident_key(verdict)
     return {
         "alertname": ALERTNAME,
@@ -55,12 +55,13 @@ def labels_of(verdict: Mapping[str, Any]) -> dict[str, str]:
         "job_id": clean(key.job_id or "unknown", 200),
         "code": clean(key.cause, 100),
         "hosts": clean(",".join(sorted(verdict["root_cause"].get("hosts") or ())), 500),
+        "severity": severity,
         "verdict_id": clean(verdict["verdict_id"], 200),
     }
 
 
 def alert_of(verdict: Mapping[str, Any], *, now_s: float, hold_s: float,
-             report_base_url: str | None = None) -> dict[str, Any]:
+             report_base_url: str | None = None, severity: str = "warning") -> dict[str, Any]:
     """The Alertmanager v2 alert of a verdict (``POST /api/v2/alerts`` takes a list of these)."""
     cause = verdict["root_cause"]
     failure = verdict.get("failure") or {}
@@ -77,7 +78,7 @@ def alert_of(verdict: Mapping[str, Any], *, now_s: float, hold_s: float,
     if verdict.get("revision"):
         annotations["revision"] = f"revision {verdict['revision']}: {verdict.get('revision_reason') or ''}".strip()
     alert: dict[str, Any] = {
-        "labels": labels_of(verdict),
+        "labels": labels_of(verdict, severity),
         "annotations": {k: clean(v) for k, v in annotations.items() if v},
         "startsAt": iso(now_s),
         "endsAt": iso(now_s + hold_s),

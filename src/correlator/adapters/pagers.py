@@ -25,9 +25,11 @@ from typing import Any, Protocol
 from correlator.adapters.alertmanager import ALERTNAME, AlertmanagerClient, clean, iso
 from correlator.adapters.http_call import ServiceRejected, ServiceUnavailable, send
 from correlator.adapters.report_html import page_key
+from correlator.core.explain.causes import Severity
 from correlator.core.incidents import Incident
 
 PAGE_SCHEMA = "correlator.page/v1"
+OPSGENIE_PRIORITY: Mapping[Severity, str] = {"critical": "P1", "warning": "P3", "info": "P5"}
 
 
 PageUnavailable = ServiceUnavailable
@@ -46,6 +48,8 @@ class Page:
     incident: Incident
     verdict: Mapping[str, Any]
     report_base_url: str | None = None
+    severity: Severity = "warning"
+    """The alert policy's for the incident's code: PagerDuty's severity, Opsgenie's priority."""
 
     @property
     def dedup_key(self) -> str:
@@ -144,7 +148,7 @@ class PagerDutyTarget:
         key = page.incident.key
         event: dict[str, Any] = {
             "event_action": str(PageEvent.TRIGGER), "dedup_key": page.dedup_key,
-            "payload": {"summary": clean(page.summary, 1024), "severity": "error",
+            "payload": {"summary": clean(page.summary, 1024), "severity": page.severity,
                         "source": clean(", ".join(page.incident.hosts) or key.cluster, 255),
                         "timestamp": iso(page.incident.first_seen_ms / 1000), "component": clean(key.job_id or "", 255),
                         "group": clean(key.cluster, 255), "class": key.cause, "custom_details": page.details()},
@@ -180,7 +184,8 @@ class OpsgenieTarget:
             "message": clean(page.summary, 130), "alias": page.dedup_key, "source": "correlator",
             "description": clean("\n\n".join(filter(None, (details.get("explanation"), details.get("remediation")))),
                                  15_000),
-            "entity": clean(", ".join(page.incident.hosts) or key.cluster, 512), "priority": "P2",
+            "entity": clean(", ".join(page.incident.hosts) or key.cluster, 512),
+            "priority": OPSGENIE_PRIORITY[page.severity],
             "tags": [clean(t, 50) for t in ("correlator", key.cause, key.cluster)], "details": details,
         })
 

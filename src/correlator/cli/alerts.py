@@ -14,7 +14,8 @@ from correlator.cli.options import KAFKA, settings_options
 from correlator.config import Settings
 
 SETTINGS = (*KAFKA, "topic_verdicts", "redis_url", "alertmanager_url", "alerts_group", "alert_hold_min",
-            "alert_resolve_after_min", "alerts_namespace", "webhook_url", "pagerduty_url", "opsgenie_url",
+            "alert_resolve_after_min", "alerts_namespace", "alert_codes", "alert_severity", "alert_max_age_min",
+            "webhook_url", "pagerduty_url", "opsgenie_url",
             "report_base_url", "log_level")
 """Keys and secrets (CORRELATOR_WEBHOOK_SECRET, CORRELATOR_PAGERDUTY_ROUTING_KEY, CORRELATOR_OPSGENIE_API_KEY) are read
 from the environment only: an option would show them in the process list."""
@@ -36,6 +37,7 @@ def alerts(settings: Settings, verdicts_file: Path | None, once: bool) -> None:
     CORRELATOR_PAGERDUTY_ROUTING_KEY, CORRELATOR_OPSGENIE_API_KEY."""
     from correlator.adapters import logs
     from correlator.cli.feeds import feed_verdicts
+    from correlator.stream.alert_forwarder import AlertForwarder
 
     if not logging.getLogger().handlers:
         logs.configure(settings.log_level)
@@ -46,8 +48,14 @@ def alerts(settings: Settings, verdicts_file: Path | None, once: bool) -> None:
         for lane in getattr(sink.parts[-1], "lanes", ()):
             lane.store.close()
     retries = sum(part.stats.retries for part in sink.parts)
-    click.echo(f"alerts posted {stats.posted}, duplicates {stats.duplicates}, skipped {stats.skipped}, "
-               f"retries {retries}", err=True)
+    click.echo(f"alerts: verdicts read {stats.posted + stats.duplicates + stats.skipped + stats.suppressed}: sent "
+               f"{stats.posted}, already sent {stats.duplicates}, not verdicts {stats.skipped}, held back by the "
+               f"alert policy {stats.suppressed}; retries {retries}", err=True)
+    for part in sink.parts:
+        if isinstance(part, AlertForwarder):
+            click.echo(f"alerts: alertmanager: {part.stats.posted} alert(s) posted", err=True)
+        for kind, n in sorted(getattr(part, "sent", {}).items()):
+            click.echo(f"alerts: {kind}: {n} request(s)", err=True)
 
 
 def build_sinks(settings: Settings) -> Any:
@@ -58,12 +66,18 @@ def build_sinks(settings: Settings) -> Any:
     from correlator.stream.alert_forwarder import AlertForwarder, ForwarderConfig
     from correlator.stream.pager import Lane, Pager, PagerConfig, Sinks
 
+    from correlator.core.alert_policy import AlertPolicy, PolicyError
+
+    try:
+        policy = AlertPolicy.parse(settings.alert_codes, settings.alert_severity, settings.alert_max_age_min)
+    except PolicyError as exc:
+        raise click.UsageError(str(exc)) from None
     targets: list[Target] = []
     parts: list[Any] = []
     if settings.alertmanager_url:
         client = AlertmanagerClient(settings.alertmanager_url)
         parts.append(AlertForwarder(client, ForwarderConfig(hold_s=settings.alert_hold_min * 60.0,
-                                                            report_base_url=settings.report_base_url)))
+                                                            report_base_url=settings.report_base_url, policy=policy)))
         targets.append(AlertmanagerTarget(client))
     if settings.webhook_url:
         secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else None
@@ -83,5 +97,5 @@ def build_sinks(settings: Settings) -> Any:
         raise RuntimeFailure(f"the incident store is unreachable (CORRELATOR_REDIS_URL): {exc}") from None
     quiet_s = settings.alert_resolve_after_min * 60.0
     parts.append(Pager(lanes, PagerConfig(quiet_ms=int(quiet_s * 1000), sweep_every_s=min(60.0, quiet_s / 4),
-                                          report_base_url=settings.report_base_url)))
-    return Sinks(parts)
+                                          report_base_url=settings.report_base_url, policy=policy)))
+    return Sinks(parts, policy=policy)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from correlator.adapters.alertmanager import ALERTNAME, AlertmanagerClient, AlertmanagerUnavailable, alert_of
+from correlator.core.alert_policy import AlertPolicy
 from correlator.core.incidents import VerdictShapeError
 from correlator.stream.slackbot import Outcome, Stats
 
@@ -26,6 +27,7 @@ class ForwarderConfig:
     backoff_max_s: float = 60.0
     sweep_every_s: float = 3600.0
     """Nothing to sweep (Alertmanager ends alerts itself); read by the shared verdict feed."""
+    policy: AlertPolicy = AlertPolicy()
 
 
 @dataclass
@@ -41,7 +43,8 @@ class AlertForwarder:
         """One verdict; ``None`` only when ``stop`` was set before Alertmanager took it."""
         try:
             alert = alert_of(verdict, now_s=self.clock_s(), hold_s=self.config.hold_s,
-                             report_base_url=self.config.report_base_url)
+                             report_base_url=self.config.report_base_url,
+                             severity=self.config.policy.severity_of(str(verdict["root_cause"]["code"])))
         except (KeyError, TypeError, AttributeError, VerdictShapeError) as exc:
             log.warning("skipping a record that is not a verdict this can alert on (%s: %s)", type(exc).__name__,
                         str(exc)[:200])

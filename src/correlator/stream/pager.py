@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from correlator.adapters.http_call import ServiceRejected, ServiceUnavailable
 from correlator.adapters.pagers import Page, Target
 from correlator.adapters.redis_incidents import BeginStatus, RedisIncidentStore, StoreUnavailable, Thread
+from correlator.core.alert_policy import AlertPolicy
 from correlator.core.incidents import Action, VerdictShapeError, observe, occurrence, resolve
 from correlator.stream.slackbot import Outcome, Stats, default_owner, wall_ms
 
@@ -38,6 +40,7 @@ class PagerConfig:
     backoff_max_s: float = 60.0
     sweep_every_s: float = 60.0
     report_base_url: str | None = None
+    policy: AlertPolicy = AlertPolicy()
 
 
 @dataclass
@@ -55,6 +58,8 @@ class Pager:
     owner: str = field(default_factory=default_owner)
     clock_ms: Callable[[], int] = wall_ms
     stats: Stats = field(default_factory=Stats)
+    sent: Counter[str] = field(default_factory=Counter)
+    """Requests each target took, by kind ("webhook trigger"): the honest count, one per incident, not per verdict."""
 
     def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
         """Every target's share of one verdict; ``None`` only when ``stop`` was set first."""
@@ -89,9 +94,12 @@ class Pager:
                 transition = observe(begun.incident, occ, self.config.quiet_ms)
                 if transition.closed is not None and begun.last_verdict is not None:
                     lane.target.resolve(Page(transition.closed, begun.last_verdict, self.config.report_base_url))
-                page = Page(transition.incident, verdict, self.config.report_base_url)
+                    self.sent[f"{lane.target.name} resolve"] += 1
+                page = Page(transition.incident, verdict, self.config.report_base_url,
+                            self.config.policy.severity_of(occ.key.cause))
                 if transition.action is Action.OPEN:
                     lane.target.trigger(page)
+                    self.sent[f"{lane.target.name} trigger"] += 1
                 else:
                     lane.target.update(page)
                 lane.store.finish(occ.verdict_id, self.owner, transition.incident,
@@ -138,6 +146,7 @@ class Pager:
             try:
                 if begun.last_verdict is not None:
                     lane.target.resolve(Page(done, begun.last_verdict, self.config.report_base_url))
+                    self.sent[f"{lane.target.name} resolve"] += 1
             except REFUSED as exc:
                 log.error("%s refused resolving incident %s; recorded as resolved: %s", lane.target.name,
                           incident_id, exc)
@@ -151,16 +160,24 @@ class Pager:
 
 @dataclass
 class Sinks:
-    """Several verdict sinks fed from one consumer: a verdict is done when each of them has it."""
+    """Several verdict sinks fed from one consumer: a verdict is done when each of them has it, or when the alert
+    policy keeps it from all of them (said in the log and counted)."""
 
     parts: Sequence[Any]
     stats: Stats = field(default_factory=Stats)
+    policy: AlertPolicy = AlertPolicy()
+    clock_ms: Callable[[], int] = wall_ms
 
     @property
     def config(self) -> Any:
         return min((p.config for p in self.parts), key=lambda c: c.sweep_every_s)
 
     def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
+        why = self.policy.suppressed(verdict, self.clock_ms())
+        if why is not None:
+            log.info("verdict %s not sent: %s", str(verdict.get("verdict_id"))[:40], why)
+            self.stats.count(Outcome.SUPPRESSED)
+            return Outcome.SUPPRESSED
         outcomes = [part.deliver(verdict, stop) for part in self.parts]
         if any(o is None for o in outcomes):
             return None

@@ -47,6 +47,8 @@ class Outcome(Enum):
     DUPLICATE = "duplicate"
     SKIPPED = "skipped"
     """Not a verdict this bot can group (bad JSON, no id, no cause): logged and passed over."""
+    SUPPRESSED = "suppressed"
+    """A verdict the alert policy does not send (its code does not alert, its failure is too old)."""
 
 
 class IncidentBusy(RuntimeError):
@@ -78,6 +80,7 @@ class Stats:
     posted: int = 0
     duplicates: int = 0
     skipped: int = 0
+    suppressed: int = 0
     retries: int = 0
     timelines: int = 0
     """Timeline PNGs attached to threads by this bot."""
@@ -87,6 +90,8 @@ class Stats:
             self.posted += 1
         elif outcome is Outcome.DUPLICATE:
             self.duplicates += 1
+        elif outcome is Outcome.SUPPRESSED:
+            self.suppressed += 1
         else:
             self.skipped += 1
 

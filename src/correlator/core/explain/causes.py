@@ -41,6 +41,9 @@ class Code(StrEnum):
 
 
 Periodic = Literal["directory_scan", "jvm_pause"]
+Severity = Literal["critical", "warning", "info"]
+"""How urgently on-call should look: ``critical`` (HDFS refuses every write until someone acts), ``warning`` (a
+stall or a Flink-side cause), ``info`` (no cause named)."""
 When = Literal["always", "known_issue", "no_known_issue"]
 
 
@@ -91,6 +94,8 @@ class Cause:
     of its own): it then ranks as their symptom."""
     hosts_are: str = "cause on"
     """How the verdict's hosts are introduced: a verdict that names no cause names no culprit."""
+    severity: Severity = "warning"
+    """The alert's ``severity`` label (and PagerDuty severity, Opsgenie priority); overridable per code."""
     on_role: str | None = None
     """Where the cause is: when hosts of this role logged its evidence, the verdict names only them (the NameNode's
     count of DataNodes without room is evidence of a full disk, but the space is on the DataNodes)."""
@@ -124,7 +129,7 @@ def _refusal(code: Code, meaning: str, title: str, steps: tuple[Step, ...], kind
     ``seen_in``: the other event types its timeline draws."""
     return Cause(code, meaning, title, steps, {kind: 1.0}, root=True, checkpoint_steps="restarts",
                  points=frozenset({kind}), stated=True, timeline_types=frozenset({"hdfs_refusal", *seen_in}),
-                 explained_by=explained_by, on_role=on_role)
+                 explained_by=explained_by, on_role=on_role, severity="critical")
 
 
 CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
@@ -421,6 +426,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "org.apache.flink.traces.slf4j.Slf4jTraceReporterFactory"),
         ),
         hosts_are="looked at",
+        severity="info",
     ),
     Cause(
         Code.INSUFFICIENT_DATA,
@@ -433,6 +439,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         ),
         checkpoint_steps="none",
         hosts_are="missing logs of",
+        severity="info",
         titles_by_kind={"silent": "{Chk} waited on DataNode {where}, whose log does not cover the write"},
     ),
 )}

@@ -49,6 +49,8 @@ GROWTH = 1.5
 FLINK_DEFAULT_TIMEOUT_MS = 600_000
 TIMEOUT_KEY = "execution.checkpointing.timeout"
 HOUR_MS = 3_600_000
+DUE: dict[str, str] = {"checkpoint_interval": "a checkpoint outgrows its spacing"}
+"""What the predicted moment is, where it is not the first expiry."""
 TRIGGERS_KEPT = 8
 
 
@@ -291,7 +293,7 @@ class RiskWatch:
         latest = at(durations.low, spacing + drift)
         headline = (f"Checkpoint duration of job {event.job_id} rose from {secs(max(0.0, fitted_from))} to "
                     f"{secs(fitted_now)} over {span(now - start)} ({_timeout_words(timeout, source)}); at this rate "
-                    f"the first expiry is due at about {clock(expiry or now, now)}")
+                    f"{DUE.get(source, 'the first expiry is due')} at about {clock(expiry or now, now)}")
         earliest = at(durations.high, -drift)
         first, last = clock(earliest or now, now), clock(latest, now) if latest is not None else None
         if last is None:

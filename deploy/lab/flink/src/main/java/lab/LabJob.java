@@ -31,7 +31,8 @@ import org.apache.flink.util.Collector;
  * {@code --slow-ms} ms in the keyed operator: the source outpaces it, the buffers between them fill and a checkpoint's
  * barriers wait behind them (the backpressure scenario). Compiles unchanged against Flink 1.20 and 2.x.
  *
- * <p>Arguments: {@code --trigger PATH --keys N --payload BYTES --rate PER_SECOND --grow BYTES --slow PATH --slow-ms MS}.
+ * <p>Arguments: {@code --trigger PATH --keys N --payload BYTES --rate PER_SECOND --grow BYTES --slow PATH --slow-ms MS
+ * --checkpoint-timeout-ms MS} (the last sets the checkpoint timeout in code, as most jobs do).
  */
 public final class LabJob {
   private LabJob() {}
@@ -45,7 +46,13 @@ public final class LabJob {
     String slow = arg(args, "--slow", "/tmp/lab-slow-trigger");
     int slowMs = Integer.parseInt(arg(args, "--slow-ms", "5"));
 
+    long checkpointTimeoutMs = Long.parseLong(arg(args, "--checkpoint-timeout-ms", "0"));
+
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    if (checkpointTimeoutMs > 0) {
+      // set in code, as most jobs do: no log line shows it, the REST API's checkpoint configuration does
+      env.getCheckpointConfig().setCheckpointTimeout(checkpointTimeoutMs);
+    }
     DataGeneratorSource<Long> source =
         new DataGeneratorSource<>(new Numbers(), Long.MAX_VALUE, RateLimiterStrategy.perSecond(rate), Types.LONG);
     env.fromSource(source, WatermarkStrategy.noWatermarks(), "generator")
