@@ -135,3 +135,53 @@ def test_kcat_on_one_partition_under_a_cpu_hog_changes_no_verdict(
             assert sorted(got) == sorted(wanted), f"run {run + 1}"
             assert not revised, f"run {run + 1}: decided before its evidence was read: {revised}"
     assert duplicates(records) == 0
+
+
+def test_a_datanode_shipped_late_is_named_missing_then_revised_to_the_offline_verdict(
+    stack: Stack, workers: list[WorkerProcess], processes: Processes, tmp_path: Path
+) -> None:
+    """kcat-style shipping (a producer per file, one partition) of a recurring scanner incident spanning an hour of
+    log time, while busy loops hold every core, with the scanning DataNode's producer started only after every
+    verdict was out: its verdicts first name it as the DataNode whose log is missing (never "nothing abnormal",
+    never a neighbour), and once its lines arrive, however late, each is revised to the offline verdict."""
+    require("kcat")
+    logs = GOLDEN / "recurring"
+    cluster = "lab-late-dn"
+    expected = offline(logs, cluster)
+    silent = "dn02.example.com"
+    waited_on = {vid for vid, _, hosts in expected if silent in hosts}
+    assert waited_on, "the scanner must be on the withheld DataNode in some checkpoint"
+    stack.extra["CORRELATOR_IDLE_TIMEOUT_MS"] = str(IDLE_TIMEOUT_MS)
+    workers.append(WorkerProcess(stack).start())
+    sources = sources_of(logs)
+    with cpu_hog(seconds=150):
+        for phase, chosen in enumerate(([s for s in sources if s.host != silent],
+                                        [s for s in sources if s.host == silent])):
+            procs = [processes.start(kcat_args(stack, s, "headers_only", cluster), env=stack.env,
+                                     log=tmp_path / f"kcat-{phase}-{i}.out", stdin=subprocess.PIPE)
+                     for i, s in enumerate(chosen)]
+            sinks = [p.stdin for p in procs]
+            try:
+                write_live(merged(chosen), sinks, seconds=6)  # type: ignore[arg-type]
+            finally:
+                for sink in sinks:
+                    sink.close()  # type: ignore[union-attr]
+            for proc in procs:
+                assert proc.wait(60) == 0
+            if phase == 0:
+                first = {r["verdict_id"]: r for r in stack.read("verdicts", until=len(expected), timeout_s=120)}
+                assert set(first) == {vid for vid, _, _ in expected}
+                for vid in waited_on:
+                    cause = first[vid]["root_cause"]
+                    suspects = {m["host"] for m in first[vid]["coverage"]["missing"] if m.get("pointed_by")}
+                    assert cause["code"] == "INSUFFICIENT_DATA", cause
+                    assert set(cause["hosts"]) == suspects and suspects, (cause, first[vid]["coverage"])
+        deadline = time.monotonic() + 120
+        while sorted(got := streamed(stack.read("verdicts", until=len(expected), timeout_s=10))) != expected:
+            assert time.monotonic() < deadline, (got, expected)
+            time.sleep(1)
+    records = stack.read("verdicts", until=len(expected), timeout_s=10)
+    revised = {r["verdict_id"] for r in records if int(r.get("revision") or 0) > 0}
+    assert waited_on <= revised
+    ROWS.append(Row("kcat, CPU hog, the scanning DataNode shipped after the verdicts", None, len(expected),
+                    len(expected), duplicates(records), revised=len(revised)))

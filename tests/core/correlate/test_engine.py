@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from correlator.core.correlate.engine import Engine, EngineConfig
-from correlator.core.events import DatasetLockHeld, JvmPause, SlowIo
+from correlator.core.events import BlockWrite, DatasetLockHeld, JvmPause, SlowIo, SourceProgress
 from correlator.core.explain.verdict import Verdict, verdict_to_dict
 from tests.core.correlate.factory import T0, ev, failure, noise, read_too, scanner, seed, with_event
 
@@ -272,6 +272,42 @@ class TestRevisions:
         # the same verdict as when every source was in time, revision aside
         [whole] = run(seed())
         assert verdict_to_dict(v) | {"revision": 0, "revision_reason": None} == verdict_to_dict(whole)
+
+    def test_a_datanode_shipped_after_the_retention_still_revises(self) -> None:
+        """The silent DataNode's lines come 50 min of log time later, past the engine's 30 min retention: the case
+        that lacked them, and the evidence it read, waited for them (within the hold limit), and the revision equals
+        the verdict every source in time gives."""
+        early, late = self._late_dn02()
+        engine = Engine(EngineConfig(evict_every=1))
+        [first] = self._decided_without_dn02(engine, early)
+        assert first.root_cause.code == "INSUFFICIENT_DATA"
+        later = sorted([e for e in noise(T0 + 400_000, T0 + 3_400_000) if e.host != "dn02.example.com"]
+                       + read_too(T0 + 400_000, T0 + 3_400_000), key=lambda e: e.ts_ms)
+        assert [v for e in later for v in engine.feed(e)] == []
+        assert later[-1].ts_ms - first.decided_at_ms > EngineConfig().retention_ms  # without the wait: evicted
+        revised = [v for e in late for v in engine.feed(e)] + engine.finish()
+        [v] = revised
+        assert v.verdict_id == first.verdict_id and v.revision == 1
+        [whole] = run(seed())
+        assert (v.root_cause.code, v.root_cause.hosts) == (whole.root_cause.code, whole.root_cause.hosts)
+
+    def test_a_silent_datanode_that_shipped_nothing_abnormal_revises_the_missing_log(self) -> None:
+        """Its lines arrive late and show nothing of their own: the verdict no longer says its log is missing."""
+        events = sorted(seed(), key=lambda e: e.ts_ms)
+        quiet_dn02 = [e for e in events if e.host == "dn02.example.com" and isinstance(e, BlockWrite)]
+        early = sorted([e for e in events if e.host != "dn02.example.com"]
+                       + [e for e in read_too(T0 - 600_000, T0 + 400_000) if e.role == "namenode"],
+                       key=lambda e: e.ts_ms)
+        engine = Engine()
+        [first] = self._decided_without_dn02(engine, early)
+        assert first.root_cause.code == "INSUFFICIENT_DATA"
+        progress = [ev(SourceProgress, t, "dn02.example.com", "datanode") for t in range(T0 - 600_000, T0 + 400_000,
+                                                                                          20_000)]
+        revised = [v for e in sorted(quiet_dn02 + progress, key=lambda e: e.ts_ms) for v in engine.feed(e)]
+        revised += engine.finish()
+        [v] = revised
+        assert v.revision == 1 and v.root_cause.code != "INSUFFICIENT_DATA"
+        assert "dn02.example.com" not in {m.host for m in v.missing}
 
     def test_late_evidence_that_changes_nothing_publishes_nothing(self) -> None:
         events = sorted(seed(), key=lambda e: e.ts_ms)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from correlator.core.correlate.awaiting import Awaiting
 from correlator.core.correlate.cases import CaseKey, case_key_of, failure_at, is_failure_signal, summarize
 from correlator.core.correlate.lost import aborted_after_loss
 from correlator.core.correlate.decision import Context, decide
@@ -111,6 +112,7 @@ class Engine:
         """Sources (cluster, host, role) whose log could not be read to its end, and why."""
         self._facts = Facts()
         self._decided: dict[CaseKey, _Decided] = {}
+        self._awaiting = Awaiting()
         self._history = History()
         self._completions = Completions()
         self._counts = {"events": 0, "late_evidence": 0, "late_case_events": 0, "decided": 0, "revised": 0,
@@ -124,6 +126,8 @@ class Engine:
             self._unread[(event.cluster, event.host, event.role)] = event.why
             return self._decide_ready()
         self._marks.observe((event.cluster, event.host, event.role), event.ts_ms)
+        if self._awaiting and event.role == "datanode":
+            self._source_arrived(event.cluster, event.host)
         self._route(event)
         if self._counts["events"] % self.config.evict_every == 0:
             self._evict()
@@ -179,8 +183,16 @@ class Engine:
             case = self._job_for(case)
         self._cases.setdefault(case, []).append(event)
 
+    def _source_arrived(self, cluster: str, node: str) -> None:
+        """A line of a DataNode some decided verdicts lacked: each of them is judged again (see ``awaiting.py``)."""
+        for key in self._awaiting.arrived(cluster, node):
+            if (d := self._decided.get(key)) is not None:
+                d.late += 1
+
     def _learn_address(self, event: Event, address: str) -> None:
         """A DataNode's own ``ip:port`` (its earliest telling wins: the same address may move to a new host later)."""
+        if self._awaiting:
+            self._source_arrived(event.cluster, address)
         key = (event.cluster, address.lstrip("/"))
         known = self._ip_hosts.get(key)
         if known is None or event.ts_ms < known[1]:
@@ -238,11 +250,13 @@ class Engine:
             late, d.late = d.late, 0
             old = d.verdict
             new = self._judge(key[0], old.job_id or "", key[2], d.events, d.trigger, d.deadline_ms, old.recurrence)
+            self._awaiting.register(key, new)
             was, now = old.root_cause, new.root_cause
             if (now.code, now.hosts, now.known_issue) == (was.code, was.hosts, was.known_issue):
                 continue
             d.verdict = replace(new, revision=old.revision + 1, revision_reason=(
-                f"{late} late evidence line(s) changed the cause from {was.code} on {', '.join(was.hosts) or '-'} "
+                f"{late} late line(s) (evidence, or a DataNode log it lacked) changed the cause from {was.code} on "
+                f"{', '.join(was.hosts) or '-'} "
                 f"to {now.code} on {', '.join(now.hosts) or '-'}"))
             self._counts["revised"] += 1
             out.append(d.verdict)
@@ -271,6 +285,7 @@ class Engine:
         window_start = summary.started_at_ms if summary.started_at_ms is not None else summary.failed_at_ms
         verdict = self._judge(cluster, job, chk, events, trigger, deadline)
         self._decided[key] = _Decided(min(window_start, summary.failed_at_ms), deadline, events, trigger, verdict)
+        self._awaiting.register(key, verdict)
         self._counts["decided"] += 1
         return verdict
 
@@ -336,6 +351,11 @@ class Engine:
         for key, events in self._cases.items():
             start = min(e.ts_ms for e in events) - self.config.retention_ms
             horizons[key[0]] = min(horizons.get(key[0], start), start)
+        held = self._awaiting.waiting() | {k for k, d in self._decided.items() if d.late}
+        for key in held:  # what a revision reads, kept while it waits or is due, within the hold limit
+            if (d := self._decided.get(key)) is not None and (newest := self._marks.max_event_ms(key[0])) is not None:
+                start = max(newest - HOLD_LIMIT * retention, d.window_start_ms - self.config.retention_ms)
+                horizons[key[0]] = min(horizons.get(key[0], start), start)
         before = len(self._evidence)
         link_gap = self.config.retention_ms - self.config.link_retention_ms
         self._evidence = [
@@ -345,6 +365,7 @@ class Engine:
         self._counts["evicted"] += before - len(self._evidence)
         self._triggers = {k: t for k, t in self._triggers.items() if t.ts_ms >= horizons.get(k[0], t.ts_ms)}
         self._decided = {k: d for k, d in self._decided.items() if d.deadline_ms >= horizons.get(k[0], d.deadline_ms)}
+        self._awaiting.keep_only(self._decided)
         self._history.evict(horizons)
 
     @property
@@ -390,6 +411,9 @@ class Engine:
         engine._ip_hosts = {(c, ip): (h, ts) for c, ip, h, ts in data["ip_hosts"]}
         engine._facts = Facts.restore(data)
         engine._decided = {(k[0], k[1], k[2]): _unpack_decided(d) for k, d in data["decided"]}
+        for key, d in engine._decided.items():
+            if d.verdict is not None:
+                engine._awaiting.register(key, d.verdict)
         engine._history = History.restore(data["history"])
         engine._completions = Completions.restore(data.get("completions", []))
         engine._counts.update(data["counts"])
