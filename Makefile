@@ -71,9 +71,12 @@ soak: setup
 LAB_HADOOP ?= 3.3.6
 LAB_FLINK ?= 1.20.1
 LAB_SCENARIOS ?=
+LAB_SILENT_SHIPPER ?=
 LAB_ARGS = --hadoop $(LAB_HADOOP) --flink $(LAB_FLINK) $(foreach s,$(LAB_SCENARIOS),--scenario $(s))
+# `make lab LAB_SILENT_SHIPPER=1`: the faulted daemon's shipper stops while its fault lasts (see deploy/lab/live.py)
+LIVE_ARGS = $(LAB_ARGS) $(if $(LAB_SILENT_SHIPPER),--silent-shipper)
 lab: setup lab-shipper
-	$(PY) deploy/lab/live.py $(LAB_ARGS)
+	$(PY) deploy/lab/live.py $(LIVE_ARGS)
 
 lab-shipper:
 	@bash deploy/local/install-shippers.sh

@@ -49,9 +49,10 @@ def run_name(scenario: str, flink_layout: str = "text") -> str:
 
 
 def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
-                 on_logs: Callable[[Path], None] | None = None,
+                 on_logs: Callable[[Path], None] | None = None, on_fault: Callable[[], None] | None = None,
                  flink_layout: str = "text", rest_dir: Path | None = None) -> tuple[dict[str, object], Path]:
-    """One fresh cluster, one fault (repeated once when it failed no checkpoint); returns the truth and log dir."""
+    """One fresh cluster, one fault (repeated once when it failed no checkpoint); returns the truth and log dir.
+    ``on_logs`` is called with the log directory before anything starts, ``on_fault`` as each fault starts."""
     jars = fetch(hadoop, flink, flink_layout, traces=scenario.traces)
     run_dir = HOME / f"{hadoop}-{flink}" / run_name(scenario.name, flink_layout)
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -88,6 +89,8 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
             line, said = scenario.starts_after
             m, _ = jobs.wait(line, 60, not_before=armed)
             start = time.time()
+            if on_fault is not None:
+                on_fault()
             fault.start()
             say(f"{scenario.name}: fault {scenario.kind} on {scenario.target or 'the cluster'} right after checkpoint "
                 f"{m.group(1)} {said}")

@@ -1,7 +1,7 @@
 """The live lab: every daemon's log file shipped as it is written by Debian's rsyslog (imfile → omkafka) into a real
 Kafka broker, the correlator worker deciding, and a table of truth against verdict.
 
-    python deploy/lab/live.py [--hadoop V] [--flink V] [--scenario NAME ...] [--json OUT]
+    python deploy/lab/live.py [--hadoop V] [--flink V] [--scenario NAME ...] [--json OUT] [--silent-shipper]
 
 One broker (deploy/local/kafka.sh on a free port) and one worker serve the whole run; each scenario gets its own
 rsyslogd instance (own config, pid file and work dir — never the system's) that tails that scenario's log directory,
@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,10 @@ FILES = {
 }
 
 
-def rsyslog_conf(logs: Path, work: Path, broker: str, cluster: str, topics: dict[str, str]) -> str:
-    """imfile per daemon log (a record starts with a timestamp; stack lines join it), one JSON envelope per record."""
+def rsyslog_conf(logs: Path, work: Path, broker: str, cluster: str, topics: dict[str, str],
+                 hosts: Callable[[str], bool] = lambda _host: True) -> str:
+    """imfile per daemon log (a record starts with a timestamp; stack lines join it), one JSON envelope per record;
+    only the logs of the ``hosts`` it accepts."""
     out = [
         f'global(workDirectory="{work}" maxMessageSize="4m" parser.escapeControlCharactersOnReceive="off")',
         'module(load="imfile" mode="inotify")',
@@ -58,6 +61,8 @@ def rsyslog_conf(logs: Path, work: Path, broker: str, cluster: str, topics: dict
         'template(name="key" type="string" string="%$!host%:%$!metadata!filename%")',
     ]
     for i, (name, (host, topic)) in enumerate(sorted(FILES.items())):
+        if not hosts(host):
+            continue
         out += [
             f'ruleset(name="f{i}") {{',
             f'  set $!host = "{host}";',
@@ -250,6 +255,41 @@ def judge(truth: dict[str, Any], verdicts: list[tuple[float, dict[str, Any]]],
     return {"ok": not problems, "problems": problems}
 
 
+def latest(got: list[tuple[float, dict[str, Any]]]) -> list[tuple[float, dict[str, Any]]]:
+    """The highest revision of each verdict, as a consumer keeps them."""
+    best: dict[str, tuple[float, dict[str, Any]]] = {}
+    for t, v in got:
+        if v["verdict_id"] not in best or int(v.get("revision") or 0) > int(best[v["verdict_id"]][1].get("revision") or 0):
+            best[v["verdict_id"]] = (t, v)
+    return list(best.values())
+
+
+def judge_silent(truth: dict[str, Any], first: list[dict[str, Any]], final: list[tuple[float, dict[str, Any]]],
+                 logs: Path, cluster: str, silent: str) -> dict[str, Any]:
+    """The faulted DataNode's shipper stopped during its fault: each first verdict names it (as the cause's host or
+    the suspect whose log is missing), never "nothing abnormal"; each final revision equals `analyze` on the
+    complete logs."""
+    from correlator.core.explain.verdict import verdict_to_dict
+    from correlator.offline.analyze import analyze
+
+    problems = []
+    for v in first:
+        rc = v["root_cause"]
+        suspects = {m["host"] for m in v["coverage"]["missing"] if m.get("pointed_by")}
+        if rc["code"] == "UNEXPLAINED" or silent not in set(rc["hosts"]) | suspects:
+            problems.append(f"first verdict of checkpoint {v['checkpoint_id']}: {rc['code']} on {rc['hosts']}, "
+                            f"suspects {sorted(suspects)}")
+    offline = {v["verdict_id"]: v for v in map(verdict_to_dict, analyze([str(logs)], cluster=cluster))}
+    shapes = {vid: (v["root_cause"]["code"], v["root_cause"]["hosts"]) for vid, v in offline.items()}
+    streamed = {v["verdict_id"]: (v["root_cause"]["code"], v["root_cause"]["hosts"]) for _, v in final}
+    if streamed != shapes:
+        problems.append(f"final verdicts {streamed} differ from analyze's {shapes}")
+    if not first:
+        problems.append("no first verdict")
+    return {"truth": truth, "verdicts": [v for _, v in final], "first": first, "delays": [0.0 for _ in final],
+            "judged": {"ok": not problems, "problems": problems}}
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     head = ["scenario", "fault", "host", "window (UTC)", "failed", "verdict", "hosts", "conf", "known issue",
             "delay", "ok"]
@@ -281,6 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
                     help="repeatable; default: all but the directory-scan ones")
     ap.add_argument("--json", type=Path, help="also write the rows (truth, verdicts, judgement) here")
+    ap.add_argument("--silent-shipper", action="store_true",
+                    help="stop the faulted daemon's shipper when its fault starts and start it again once the first\n"
+                         "verdicts are out: they must name the silent DataNode, their revisions equal `analyze`\n"
+                         "on the complete logs")
     args = ap.parse_args(argv)
     exit_on_signals()
     names = args.scenario or default_scenarios(args.hadoop)
@@ -298,19 +342,40 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             cluster = f"lab-{name}"
             shipper = Rsyslog(RUN / "rsyslog" / name)
+            silent = SCENARIOS[name].target if args.silent_shipper else None
+            late = Rsyslog(RUN / "rsyslog" / f"{name}-{silent}")
+            logs_at: list[Path] = []
 
-            def ship(logs: Path, shipper: Rsyslog = shipper, cluster: str = cluster) -> None:
+            def ship(logs: Path, shipper: Rsyslog = shipper, cluster: str = cluster, silent: str | None = silent,
+                     late: Rsyslog = late) -> None:
                 shutil_rm(shipper.dir)
-                shipper.start(rsyslog_conf(logs, shipper.dir / "work", stack.broker, cluster, stack.topics()))
+                shutil_rm(late.dir)
+                logs_at.append(logs)
+                shipper.start(rsyslog_conf(logs, shipper.dir / "work", stack.broker, cluster, stack.topics(),
+                                           lambda host: host != silent))
+                if silent is not None:
+                    late.start(rsyslog_conf(logs, late.dir / "work", stack.broker, cluster, stack.topics(),
+                                            lambda host: host == silent))
+
+            def hush(late: Rsyslog = late, silent: str | None = silent) -> None:
+                if silent is not None and late.popen is not None and late.popen.poll() is None:
+                    say(f"{name}: {silent}'s shipper stopped as its fault starts")
+                    late.stop()
 
             try:
-                truth, _ = run_scenario(SCENARIOS[name], args.hadoop, args.flink, on_logs=ship)
+                truth, _ = run_scenario(SCENARIOS[name], args.hadoop, args.flink, on_logs=ship, on_fault=hush)
                 end = time.time()
                 want = len(truth["failed_checkpoints"])
                 deadline = time.monotonic() + (VERDICT_WAIT if want else 20)
                 while time.monotonic() < deadline and len(reader.of(cluster)) < want:
                     reader.poll(1)
                 reader.poll(3)
+                if silent is not None:
+                    first = [v for _, v in reader.of(cluster)]
+                    say(f"{name}: {len(first)} first verdict(s) out; {silent}'s shipper started again")
+                    late.start(rsyslog_conf(logs_at[0], late.dir / "work", stack.broker, cluster, stack.topics(),
+                                            lambda host: host == silent))
+                    reader.poll(IDLE_TIMEOUT_MS / 1000 * 3)
             except LabError as e:
                 say(f"{name}: FAILED: {e}")
                 rows.append({"truth": {"scenario": name, "fault": {"kind": "lab error", "host": None, "start": "",
@@ -319,7 +384,12 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             finally:
                 shipper.stop()
+                late.stop()
             got = reader.of(cluster)
+            if silent is not None:
+                rows.append(judge_silent(truth, first, latest(got), logs_at[0], cluster, silent))
+                say(f"{name}: {'as expected' if rows[-1]['judged']['ok'] else rows[-1]['judged']['problems']}")
+                continue
             fault_end = datetime_of(truth["fault"]["end"])
             rows.append({"truth": truth, "verdicts": [v for _, v in got], "delays": [t - fault_end for t, _ in got],
                          "judged": judge(truth, got, reader.risks_of(cluster)), "shipped_until": end,
