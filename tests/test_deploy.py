@@ -117,7 +117,7 @@ def topic_names() -> dict[str, str]:
     names = {}
     for field in ("topic_logs_flink", "topic_logs_hdfs"):
         default = Settings.model_fields[field].default
-        definition = REPO / "topics" / f"{default}.yaml"
+        definition = REPO / "src" / "correlator" / "topics" / f"{default}.yaml"
         names[field] = load_yaml(definition)["name"] if definition.exists() else default
     return names
 
@@ -307,7 +307,7 @@ class TestKubernetes:
     def test_worker_replicas_share_the_events_partitions(self, k8s_docs: list[dict[str, Any]]) -> None:
         """No worker replica is idle: there are at least as many events partitions as replicas."""
         worker = self.by_kind(k8s_docs, "StatefulSet")[0]
-        events = load_yaml(REPO / "topics" / f"{Settings.model_fields['topic_events'].default}.yaml")
+        events = load_yaml(REPO / "src" / "correlator" / "topics" / f"{Settings.model_fields['topic_events'].default}.yaml")
         assert 1 < worker["spec"]["replicas"] <= events["partitions"]
 
     def test_references_resolve(self, k8s_docs: list[dict[str, Any]]) -> None:

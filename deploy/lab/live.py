@@ -126,7 +126,7 @@ class Stack:
                 "CORRELATOR_TOPIC_LOGS_FLINK": t["logs.flink"], "CORRELATOR_TOPIC_LOGS_HDFS": t["logs.hdfs"],
                 "CORRELATOR_TOPIC_EVENTS": t["correlator.events"], "CORRELATOR_TOPIC_VERDICTS": t["correlator.verdicts"],
                 "CORRELATOR_TOPIC_RISKS": t["correlator.risks"],
-                "CORRELATOR_TOPIC_DEADLETTER": t["correlator.deadletter"], "CORRELATOR_TOPICS_DIR": str(ROOT / "topics"),
+                "CORRELATOR_TOPIC_DEADLETTER": t["correlator.deadletter"],
                 "CORRELATOR_WORKER_ID": f"correlator-{self.suffix}", "CORRELATOR_LOOKAHEAD_MS": str(LOOKAHEAD_MS),
                 "CORRELATOR_IDLE_TIMEOUT_MS": str(IDLE_TIMEOUT_MS),
                 "CORRELATOR_WEB_PORT": str(self.web_port), "CORRELATOR_DATA_DIR": str(self.dir / "worker-data"),

@@ -57,7 +57,8 @@ class Settings(BaseModel):
     ssl_cafile: Path | None = Field(None, description="CA bundle (PEM) to verify the brokers")
     ssl_certfile: Path | None = Field(None, description="client certificate (PEM) for mutual TLS")
     ssl_keyfile: Path | None = Field(None, description="client private key (PEM) for mutual TLS")
-    topics_dir: Path = Field(Path("topics"), description="directory of topic definitions (*.yaml)")
+    topics_dir: Path | None = Field(None, description="directory of topic definitions (*.yaml); unset: the ones "
+                                    "installed with correlator")
     topic_logs_flink: str = Field("logs.flink", description="input topic of Flink log lines")
     topic_logs_hdfs: str = Field("logs.hdfs", description="input topic of Hadoop log lines")
     topic_events: str = Field("correlator.events", description="topic of parsed events, keyed by cluster")

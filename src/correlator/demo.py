@@ -97,7 +97,8 @@ def run(stack: ExitStack, workdir: Path) -> None:
     say(cli("topics", "apply").strip().splitlines()[-1])
     logs = workdir / "logs"
     cli("simulate", "seed", "--out", str(logs))
-    say(f"bundled incident written to {logs.name}/: " + ", ".join(sorted(p.name for p in logs.rglob("*.log"))))
+    say(f"the bundled incident's logs written (to a temporary directory, removed at the end): "
+        + ", ".join(sorted(p.name for p in logs.rglob("*.log"))))
 
     worker_log = stack.enter_context((workdir / "worker.log").open("wb"))
     worker = subprocess.Popen([*CLI, "worker"], env=env, stdout=worker_log, stderr=worker_log)
@@ -198,6 +199,8 @@ def main() -> int:
             return 130
         stack.close()
     say(f"done in {time.monotonic() - started:.0f} s; everything it started is stopped")
+    say("next, in this directory: source .venv/bin/activate (or prefix each command with .venv/bin/), then "
+        "correlator simulate seed --out seed-logs && correlator analyze seed-logs --format text")
     return 0
 
 

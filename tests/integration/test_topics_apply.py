@@ -13,7 +13,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 from correlator.cli import cli
 
 pytestmark = pytest.mark.integration
-TOPICS = Path(__file__).resolve().parents[2] / "topics"
+TOPICS = Path(__file__).resolve().parents[2] / "src" / "correlator" / "topics"
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import yaml
 
 from tests.shippers.live import SHIPPERS
 
-TOPICS = Path(__file__).resolve().parents[2] / "topics"
+TOPICS = Path(__file__).resolve().parents[2] / "src" / "correlator" / "topics"
 
 
 def topic_limit() -> int:

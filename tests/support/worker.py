@@ -44,7 +44,6 @@ class Stack:
             "CORRELATOR_TOPIC_RISKS": f"correlator.risks.{self.suffix}",
             "CORRELATOR_TOPIC_FEEDBACK": f"correlator.feedback.{self.suffix}",
             "CORRELATOR_TOPIC_DEADLETTER": f"correlator.deadletter.{self.suffix}",
-            "CORRELATOR_TOPICS_DIR": str(ROOT / "topics"),
             "CORRELATOR_WORKER_ID": f"correlator-{self.suffix}",
             "CORRELATOR_IDLE_TIMEOUT_MS": "4000",
             "CORRELATOR_MULTILINE_IDLE_MS": "1000",

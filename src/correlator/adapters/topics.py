@@ -53,8 +53,14 @@ class TopicDefinitionError(ValueError):
     """A topics/*.yaml file that does not describe a topic."""
 
 
-def load_specs(directory: Path, settings: Settings) -> list[TopicSpec]:
-    """Load every topic definition; a topic's name is overridden only by an explicitly set ``topic_<id>`` setting."""
+INSTALLED = Path(__file__).resolve().parents[1] / "topics"
+"""The topic definitions installed with the package (``correlator topics apply`` from any directory)."""
+
+
+def load_specs(directory: Path | None, settings: Settings) -> list[TopicSpec]:
+    """Load every topic definition (``None``: the installed ones); a topic's name is overridden only by an
+    explicitly set ``topic_<id>`` setting."""
+    directory = directory or INSTALLED
     files = sorted(directory.glob("*.yaml"))
     if not files:
         raise TopicDefinitionError(f"no topic definitions (*.yaml) in {directory}")

@@ -85,7 +85,8 @@ def _epoch_ms(stamp: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def run_soak(base: Settings, topics_dir: Path, echo: Echo, *, minutes: float, rate: int, hosts: int = 8) -> bool:
+def run_soak(base: Settings, topics_dir: Path | None, echo: Echo, *, minutes: float, rate: int,
+             hosts: int = 8) -> bool:
     """Returns whether memory stayed flat and under the limit while the worker kept up."""
     suffix = uuid.uuid4().hex[:8]
     settings = contender_settings(base, "soak", suffix, f"soak-{suffix}")

@@ -72,7 +72,7 @@ def _env(settings: Settings, **extra: str) -> dict[str, str]:
     return env
 
 
-def create_topics(settings: Settings, topics_dir: Path) -> None:
+def create_topics(settings: Settings, topics_dir: Path | None) -> None:
     admin = topic_admin.admin_client(settings)
     specs = topic_admin.load_specs(topics_dir, settings)
     topic_admin.apply(admin, specs, topic_admin.plan(admin, specs))
@@ -182,7 +182,7 @@ def _corpus(logs: Path, scale: int, datanodes: int, lines_per_datanode: int, day
         write_datanode_logs(str(logs / "busy"), datanodes, lines_per_datanode)
 
 
-def run_bench(settings: Settings, scale: int, topics_dir: Path, echo: Echo, *, datanodes: int = 8,
+def run_bench(settings: Settings, scale: int, topics_dir: Path | None, echo: Echo, *, datanodes: int = 8,
               lines_per_datanode: int = 75_000, day: str = "good") -> None:
     suffix = uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory(prefix="correlator-bench-") as tmp:

@@ -25,7 +25,9 @@ def exact_ms(d: datetime) -> int:
 
 
 def wall_ms(d: datetime, zone: str) -> int:
-    return exact_ms(d.replace(tzinfo=ZoneInfo(zone)))
+    """A stamp carries no fold: a fresh source reads a repeated hour's first pass and a skipped hour with the offset
+    before it, which is fold 0 (hypothesis also draws fold 1, which no text can say)."""
+    return exact_ms(d.replace(tzinfo=ZoneInfo(zone), fold=0))
 
 
 @given(moments, st.sampled_from(ZONES), st.sampled_from((" ", "T")), st.sampled_from((",", ".")))
