@@ -230,3 +230,20 @@ def test_an_internal_word_is_rejected(text: str, word: str) -> None:
 
 def test_a_block_id_and_quoted_log_text_are_not_jargon() -> None:
     assert jargon("DataNode dn02 received blk_1073741829_1005 and logged “slow_nn_commands took 9 s”.") == []
+
+
+@pytest.mark.parametrize("run", RUNS, ids=_name)
+def test_a_text_verdict_leads_with_the_cause_and_the_fix_and_fits_100_columns(run: Path) -> None:
+    """Cause first, then what to do, then why; no line past 100 columns (a path or an id longer than a line stays
+    whole on a line of its own); evidence named in words, not by internal event types."""
+    for v in _analysis(run)[0]:
+        text = verdict_text(v)
+        lines = text.splitlines()
+        assert all(len(ln) <= 100 or " " not in ln.strip() for ln in lines), [ln for ln in lines if len(ln) > 100]
+        starts = [next((i for i, ln in enumerate(lines) if ln.startswith(f"  {head}")), None)
+                  for head in ("cause: ", "verdict: ", "what to do:", "why: ")]
+        cause = starts[0] if starts[0] is not None else starts[1]
+        assert cause is not None and starts[3] is not None and cause < starts[3]
+        assert starts[2] is None or cause < starts[2] < starts[3]
+        evidence = [ln for ln in lines if ln.startswith("    ") and ln[4:8].isdigit()]
+        assert not any(f" {e.type}: " in text for e in v.evidence if "_" in e.type), evidence[:3]

@@ -30,6 +30,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter
 
 from correlator.core.explain.timeline import Span, Timeline
+from correlator.core.explain.labels import EVENT_LABELS, event_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,30 +54,30 @@ STYLES: dict[str, Style] = {
     # bars first: each a colour of its own, so a bar is told apart without its hatch
     "checkpoint": Style(GREY_LIGHT, "checkpoint (trigger → failure)", "s"),
     "write": Style(ORANGE, "checkpoint write", "s"),
-    "dn_lock_held": Style(VERMILLION, "DataNode lock held", "o"),
-    "dn_lock_wait": Style(YELLOW, "DataNode lock wait", "o"),
-    "directory_scan_reconcile": Style(PURPLE, "scanner reconcile", "D"),
-    "slow_io": Style(SKY, "slow disk/mirror/ack", "o"),
-    "block_write": Style(BLUE, "block write", "^"),
-    "jvm_pause": Style(GREEN, "JVM pause", "o"),
-    "nn_lock_held": Style(BLACK, "NameNode lock held", "o"),
-    "hdfs_client_slow": Style(GREY_DARK, "client slow ack", "o"),
-    "checkpoint_span": Style(GREY_LIGHT, "checkpoint duration", "|", "//"),
+    "dn_lock_held": Style(VERMILLION, EVENT_LABELS["dn_lock_held"], "o"),
+    "dn_lock_wait": Style(YELLOW, EVENT_LABELS["dn_lock_wait"], "o"),
+    "directory_scan_reconcile": Style(PURPLE, EVENT_LABELS["directory_scan_reconcile"], "D"),
+    "slow_io": Style(SKY, EVENT_LABELS["slow_io"], "o"),
+    "block_write": Style(BLUE, EVENT_LABELS["block_write"], "^"),
+    "jvm_pause": Style(GREEN, EVENT_LABELS["jvm_pause"], "o"),
+    "nn_lock_held": Style(BLACK, EVENT_LABELS["nn_lock_held"], "o"),
+    "hdfs_client_slow": Style(GREY_DARK, EVENT_LABELS["hdfs_client_slow"], "o"),
+    "checkpoint_span": Style(GREY_LIGHT, EVENT_LABELS["checkpoint_span"], "|", "//"),
     # moments: a shape and a colour each
-    "checkpoint_triggered": Style(BLACK, "checkpoint triggered", ">", "//"),
-    "checkpoint_completed": Style(GREEN, "checkpoint completed", "P", "//"),
-    "checkpoint_expired": Style(VERMILLION, "checkpoint expired", "X", "//"),
-    "checkpoint_failed": Style(PURPLE, "checkpoint failed", "s", "//"),
-    "checkpoint_declined": Style(ORANGE, "checkpoint declined", "v", "//"),
-    "checkpoint_late_ack": Style(SKY, "late acknowledgement", "<", "//"),
-    "task_status": Style(GREY_DARK, "task status", "v", ".."),
-    "job_status": Style(GREY_DARK, "job status", "^", "xx"),
-    "directory_scan_stats": Style(YELLOW, "scanner totals", "D", "//"),
-    "block_allocated": Style(GREEN, "block allocated", "^", ".."),
-    "hdfs_client_error": Style(BLUE, "client error", "X", "//"),
-    "dn_write_error": Style(VERMILLION, "DataNode write error", "P", ".."),
-    "hdfs_refusal": Style(BLACK, "HDFS refused the write", "X", ".."),
-    "taskmanager_lost": Style(ORANGE, "TaskManager lost", "X", "xx"),
+    "checkpoint_triggered": Style(BLACK, EVENT_LABELS["checkpoint_triggered"], ">", "//"),
+    "checkpoint_completed": Style(GREEN, EVENT_LABELS["checkpoint_completed"], "P", "//"),
+    "checkpoint_expired": Style(VERMILLION, EVENT_LABELS["checkpoint_expired"], "X", "//"),
+    "checkpoint_failed": Style(PURPLE, EVENT_LABELS["checkpoint_failed"], "s", "//"),
+    "checkpoint_declined": Style(ORANGE, EVENT_LABELS["checkpoint_declined"], "v", "//"),
+    "checkpoint_late_ack": Style(SKY, EVENT_LABELS["checkpoint_late_ack"], "<", "//"),
+    "task_status": Style(GREY_DARK, EVENT_LABELS["task_status"], "v", ".."),
+    "job_status": Style(GREY_DARK, EVENT_LABELS["job_status"], "^", "xx"),
+    "directory_scan_stats": Style(YELLOW, EVENT_LABELS["directory_scan_stats"], "D", "//"),
+    "block_allocated": Style(GREEN, EVENT_LABELS["block_allocated"], "^", ".."),
+    "hdfs_client_error": Style(BLUE, EVENT_LABELS["hdfs_client_error"], "X", "//"),
+    "dn_write_error": Style(VERMILLION, EVENT_LABELS["dn_write_error"], "P", ".."),
+    "hdfs_refusal": Style(BLACK, EVENT_LABELS["hdfs_refusal"], "X", ".."),
+    "taskmanager_lost": Style(ORANGE, EVENT_LABELS["taskmanager_lost"], "X", "xx"),
 }
 DEFAULT = Style(GREY, "other evidence", "o")
 """Evidence types this table does not know yet are drawn, in a neutral style under their own name."""
@@ -84,7 +85,7 @@ CAUSE_EDGE, TIMEOUT = "#000000", VERMILLION
 
 
 def style(kind: str) -> Style:
-    return STYLES.get(kind) or Style(DEFAULT.color, kind.replace("_", " "), DEFAULT.marker, DEFAULT.hatch)
+    return STYLES.get(kind) or Style(DEFAULT.color, event_label(kind), DEFAULT.marker, DEFAULT.hatch)
 
 
 def ink(color: str) -> str:

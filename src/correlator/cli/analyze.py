@@ -12,7 +12,7 @@ import click
 import orjson
 
 from correlator.cli import RuntimeFailure, report
-from correlator.cli.options import settings_options
+from correlator.cli.options import settings_options, text_width
 from correlator.config import Settings
 from correlator.core.events import Event
 from correlator.core.explain.risk import Risk, risk_text, risk_to_dict
@@ -62,13 +62,14 @@ def analyze(paths: tuple[str, ...], fmt: str, with_risks: bool, report_dir: Path
     records: list[tuple[int, Verdict | Risk]] = [(v.failure.failed_at_ms, v) for v in verdicts]
     if fmt == "text" or with_risks:
         records = sorted(records + [(r.as_of_ms, r) for r in risks], key=lambda pair: pair[0])
+    width = text_width()
     try:
         for i, (_, record) in enumerate(records):
             if fmt == "json":
                 data = risk_to_dict(record) if isinstance(record, Risk) else verdict_to_dict(record)
                 out.write(orjson.dumps(data) + b"\n")
             else:
-                text = risk_text(record) if isinstance(record, Risk) else verdict_text(record)
+                text = risk_text(record) if isinstance(record, Risk) else verdict_text(record, width)
                 out.write(((("\n" if i else "") + text) + "\n").encode("utf-8"))
         out.flush()
     except BrokenPipeError:

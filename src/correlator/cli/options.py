@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -72,3 +73,12 @@ def settings_options(*names: str) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def text_width() -> int:
+    """Text verdicts wrap to the terminal they are written to, else to a fixed width (a file, a pipe, CI logs)."""
+    import shutil
+
+    from correlator.core.explain.verdict_text import TEXT_WIDTH
+
+    return shutil.get_terminal_size((TEXT_WIDTH, 24)).columns if sys.stdout.isatty() else TEXT_WIDTH

@@ -7,7 +7,7 @@ import uuid
 import click
 
 from correlator.cli import RuntimeFailure
-from correlator.cli.options import KAFKA, settings_options
+from correlator.cli.options import KAFKA, settings_options, text_width
 from correlator.config import Settings
 
 
@@ -60,7 +60,7 @@ def verdicts(follow: bool, from_beginning: bool, as_json: bool, idle_timeout: fl
             last = time.monotonic()
             try:
                 data = orjson.loads(msg.value())  # also proves the bytes are UTF-8
-                text = msg.value().decode() if as_json else verdict_text(verdict_from_dict(data))
+                text = msg.value().decode() if as_json else verdict_text(verdict_from_dict(data), text_width())
             except (ValueError, KeyError, TypeError) as exc:
                 click.echo(f"(skipped a record that is not a verdict at offset {msg.offset()}: {exc})", err=True)
                 continue

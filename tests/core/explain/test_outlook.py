@@ -198,7 +198,7 @@ def test_recurring_pauses_are_periodic_irregular_ones_are_not() -> None:
 def test_text_shows_the_outlook_and_each_figure_under_its_line() -> None:
     from correlator.core.explain.verdict_text import verdict_text
 
-    text = verdict_text(analyze([str(GOLDEN / "recurring")])[-1])
+    text = verdict_text(analyze([str(GOLDEN / "recurring")])[-1], width=10_000)  # the content, not its wrapping
     assert ("  outlook:\n    The next DirectoryScanner run on dn02.example.com is expected at about "
             "2020-01-02T10:55:54.025Z") in text
     # the JDK short format
@@ -206,7 +206,7 @@ def test_text_shows_the_outlook_and_each_figure_under_its_line() -> None:
     lines = text.splitlines()
     raise_line = next(i for i, line in enumerate(lines) if "Raise dfs.datanode.directoryscan.interval" in line)
     assert lines[raise_line + 1].startswith("      what if: a scan interval of 24 h would have overlapped 3 of these 4")
-    plain = verdict_text(analyze([str(GOLDEN / "slow-disk")])[0])
+    plain = verdict_text(analyze([str(GOLDEN / "slow-disk")])[0], width=10_000)
     assert "outlook:" not in plain
     assert "what if: with setCheckpointTimeout = 30 s, this failure would have completed (it needed 15.2 s)" in plain
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from correlator.core.events import iso_ms
 from correlator.core.explain.causes import hosts_are
+from correlator.core.explain.labels import event_label
 from correlator.core.explain.outlook import span_text
 from correlator.core.explain.verdict import NextWindow, Outlook, Verdict
 
@@ -81,38 +84,51 @@ def _cause_line(code: str, confidence: float, hosts: tuple[str, ...]) -> str:
     return f"  verdict: {code} (confidence {confidence:.2f})" + (f"; {said} {', '.join(hosts)}" if hosts else "")
 
 
-def verdict_text(v: Verdict) -> str:
+TEXT_WIDTH = 100
+"""Where a text verdict wraps when it is not written to a terminal (whose own width is used then)."""
+
+
+def verdict_text(v: Verdict, width: int = TEXT_WIDTH) -> str:
+    """The cause first, then what to do, then why; evidence named in words; every line wrapped to ``width``."""
     f, rc = v.failure, v.root_cause
     chk = f"checkpoint {v.checkpoint_id}" if v.checkpoint_id is not None else "a checkpoint"
     job = v.job_id or "unknown job"
     lines = [
-        f"{chk} of job {job} failed at {iso_ms(f.failed_at_ms)} ({f.kind}; ran {_s(f.duration_ms)}, "
-        f"timeout {_s(f.timeout_ms)})",
-        *([f"  when: {when}"] if (when := failure_time_sentence(v)) else []),
-        _cause_line(rc.code, rc.confidence, rc.hosts)
-        + (f" — known issue {rc.known_issue}" if rc.known_issue else ""),
-        f"  {rc.title}",
-        f"  why: {rc.explanation}",
+        (f"{chk} of job {job} failed at {iso_ms(f.failed_at_ms)} ({f.kind}; ran {_s(f.duration_ms)}, "
+         f"timeout {_s(f.timeout_ms)})", ""),
+        (_cause_line(rc.code, rc.confidence, rc.hosts).strip()
+         + (f" — known issue {rc.known_issue}" if rc.known_issue else ""), "  "),
+        (rc.title, "  "),
     ]
+    if v.remediation:
+        lines.append(("what to do:", "  "))
+        for i, r in enumerate(v.remediation):
+            lines.append((f"- {r.text}", "    "))
+            lines += [(f"what if: {w.text}; assumes {w.assumes}", "      ") for w in v.whatif if w.remediation == i]
+    lines.append((f"why: {rc.explanation}", "  "))
+    if (when := failure_time_sentence(v)) is not None:
+        lines.append((f"when: {when}", "  "))
     if v.recurrence is not None:
         every = v.recurrence.typical_interval_ms
-        lines.append(f"  recurrence: the {_ordinal(v.recurrence.count)} failure of this job with this cause since "
-                     f"{iso_ms(v.recurrence.first_at_ms)}" + (f", typically every {every / 60000:.1f} min" if every
-                                                               else ""))
+        lines.append((f"recurrence: the {_ordinal(v.recurrence.count)} failure of this job with this cause since "
+                      f"{iso_ms(v.recurrence.first_at_ms)}" + (f", typically every {every / 60000:.1f} min" if every
+                                                               else ""), "  "))
     if v.evidence:
-        lines.append("  evidence:")
-        lines += [f"    {iso_ms(e.at_ms)} {e.host} {e.type}: {e.summary}" for e in v.evidence]
-    if v.remediation:
-        lines.append("  remediation:")
-        for i, r in enumerate(v.remediation):
-            lines.append(f"    - {r.text}")
-            lines += [f"      what if: {w.text}; assumes {w.assumes}" for w in v.whatif if w.remediation == i]
+        lines.append(("evidence:", "  "))
+        lines += [(f"{iso_ms(e.at_ms)} {e.host} {event_label(e.type)}: {e.summary}", "    ") for e in v.evidence]
     if v.outlook is not None:
-        lines.append("  outlook:")
-        lines += [f"    {line}" for line in outlook_lines(v.outlook)]
+        lines.append(("outlook:", "  "))
+        lines += [(line, "    ") for line in outlook_lines(v.outlook)]
     if v.missing:
-        lines.append("  missing: " + "; ".join(f"{m.role} {m.host} ({m.why})" for m in v.missing))
+        lines.append(("missing: " + "; ".join(f"{m.role} {m.host} ({m.why})" for m in v.missing), "  "))
     guessed = [c for c in v.covered if c.why]
     if guessed:
-        lines.append("  hosts guessed: " + "; ".join(f"{c.role} {c.host} ({c.why})" for c in guessed))
-    return "\n".join(lines)
+        lines.append(("hosts guessed: " + "; ".join(f"{c.role} {c.host} ({c.why})" for c in guessed), "  "))
+    return "\n".join(_wrapped(text, indent, width) for text, indent in lines)
+
+
+def _wrapped(text: str, indent: str, width: int) -> str:
+    """One item over as many lines as it needs, its continuation lines indented two more (long words not broken:
+    a path or an id stays whole)."""
+    return textwrap.fill(text, width=max(40, width), initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_long_words=False, break_on_hyphens=False)
