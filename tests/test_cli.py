@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import click
 from click.testing import CliRunner
 
 from correlator.cli import COMMANDS, cli
@@ -61,3 +62,30 @@ def test_every_help_reads_as_plain_text() -> None:
         assert "TEXT" not in "".join(line for line in text.splitlines() if "timelines" in line), name
     simulate = runner.invoke(cli, ["simulate", "--help"], terminal_width=80).output
     assert all(f" {s}," in simulate or simulate.rstrip().endswith(s) for s in ("insufficient-data", "two-jobs"))
+
+
+def _commands(group: click.Group, ctx: click.Context, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = [path]
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            out += _commands(command, ctx, (*path, name))
+        else:
+            out.append((*path, name))
+    return out
+
+
+def test_every_help_fits_80_columns_without_cut_summaries() -> None:
+    """``--help`` of the tool and of every command at 80 columns: nothing cut with "..." (each listing's summary is
+    written to fit), every command listed with words of its own."""
+    from correlator.cli import SUMMARIES
+
+    with click.Context(cli) as ctx:
+        paths = _commands(cli, ctx)
+    assert set(SUMMARIES) == {p[0] for p in paths if p}
+    for path in paths:
+        result = CliRunner().invoke(cli, [*path, "--help"], terminal_width=80)
+        assert result.exit_code == 0, (path, result.output)
+        body = result.output.split("\n", 1)[1]  # the usage line's own "[ARGS]..." is click's grammar, not a cut
+        cut = [line for line in body.splitlines() if "..." in line]  # click cuts a summary with three dots
+        assert not cut, (path, cut)

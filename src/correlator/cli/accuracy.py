@@ -108,7 +108,9 @@ def _read_to_end(settings: Settings, topic: str) -> Iterator[bytes | None]:
         try:
             metadata = consumer.list_topics(topic, timeout=10)
         except KafkaException as exc:
-            raise RuntimeFailure(f"cannot reach Kafka at {settings.bootstrap_servers}: {exc.args[0].str()}") from None
+            wanted = "--feedback-file" if topic == settings.topic_feedback else "--verdicts-file"
+            raise RuntimeFailure(f"cannot reach Kafka at {settings.bootstrap_servers} to read {topic}: "
+                                 f"{exc.args[0].str()} (without Kafka, give {wanted})") from None
         found = metadata.topics.get(topic)
         if found is None or found.error is not None:
             raise RuntimeFailure(f"no topic {topic} (correlator topics apply creates it)")

@@ -10,7 +10,7 @@ def bench() -> None:
     """Benchmarks; each prints our rate next to baselines measured in the same run."""
 
 
-@bench.command("parse")
+@bench.command("parse", short_help="Parse rate against grep and a naive regex loop.")
 @click.option("--size-mb", type=click.IntRange(1), default=256, show_default=True,
               help="size of each generated corpus (MiB); 256 is where Hadoop's default log4j.properties rolls a "
                    "daemon's log")

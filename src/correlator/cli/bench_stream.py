@@ -10,7 +10,7 @@ from correlator.cli.options import KAFKA, settings_options
 from correlator.config import Settings
 
 
-@click.command("stream")
+@click.command("stream", short_help="Worker records/s, CPU, RSS against bare consume loops.")
 @click.option("--scale", type=click.IntRange(1), default=20, show_default=True,
               help="size multiplier of the generated 'recurring' scenario in the corpus")
 @click.option("--datanodes", type=click.IntRange(1), default=8, show_default=True,
@@ -31,7 +31,7 @@ def stream_bench(scale: int, datanodes: int, lines_per_datanode: int, day: str, 
         raise RuntimeFailure(str(exc)) from exc
 
 
-@click.command("soak")
+@click.command("soak", short_help="Is the worker's memory flat under a steady stream?")
 @click.option("--minutes", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
               help="how long to feed the worker")
 @click.option("--rate", type=click.IntRange(1), default=20_000, show_default=True, help="raw records per second")

@@ -1,17 +1,18 @@
-"""``correlator schema verdict|risk``: print the JSON Schema a consumer of the verdict or risk topic can validate
-against."""
+"""``correlator schema verdict|risk|feedback``: print the JSON Schema a consumer of the verdict, risk or feedback topic
+can validate against."""
 
 from __future__ import annotations
 
 import click
 
-from correlator.schemas import risk_schema_text, verdict_schema_text
+from correlator.schemas import feedback_schema_text, risk_schema_text, verdict_schema_text
 
-SCHEMAS = {"verdict": verdict_schema_text, "risk": risk_schema_text}
+SCHEMAS = {"verdict": verdict_schema_text, "risk": risk_schema_text, "feedback": feedback_schema_text}
 
 
 @click.command()
 @click.argument("name", type=click.Choice(sorted(SCHEMAS)))
 def schema(name: str) -> None:
-    """Print a published JSON Schema (draft 2020-12): 'verdict' is correlator.verdict/v1, 'risk' correlator.risk/v1."""
+    """Print a published JSON Schema (draft 2020-12): 'verdict' is correlator.verdict/v1, 'risk' correlator.risk/v1,
+    'feedback' correlator.feedback/v1 (the Slack buttons' answers, which `correlator accuracy` reads)."""
     click.echo(SCHEMAS[name](), nl=False)

@@ -14,7 +14,7 @@ def topics() -> None:
     """Manage the Kafka topics correlator reads and writes."""
 
 
-@topics.command("apply")
+@topics.command("apply", short_help="Create missing topics, align partitions and configs.")
 @click.option("--dry-run", is_flag=True, help="Print the plan, change nothing.")
 @settings_options(*KAFKA, "topics_dir", *TOPICS)
 def apply_command(dry_run: bool, settings: Settings) -> None:

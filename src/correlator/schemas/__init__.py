@@ -8,6 +8,7 @@ from typing import Any
 
 VERDICT_SCHEMA_FILE = "verdict-v1.schema.json"
 RISK_SCHEMA_FILE = "risk-v1.schema.json"
+FEEDBACK_SCHEMA_FILE = "feedback-v1.schema.json"
 
 
 def verdict_schema_text() -> str:
@@ -28,3 +29,8 @@ def risk_schema_text() -> str:
 def risk_schema() -> dict[str, Any]:
     schema: dict[str, Any] = json.loads(risk_schema_text())
     return schema
+
+
+def feedback_schema_text() -> str:
+    """The ``correlator.feedback/v1`` schema (JSON Schema draft 2020-12) exactly as shipped."""
+    return files(__package__).joinpath(FEEDBACK_SCHEMA_FILE).read_text(encoding="utf-8")
