@@ -14,7 +14,7 @@ from typing import Any
 from correlator.core.events import Event, JobStatus
 from correlator.core.explain.outlook import ScanBook
 from correlator.core.explain.verdict import Verdict
-from correlator.core.explain.whatif import Stall, stall_of, whatif
+from correlator.core.explain.whatif import Stall, helpful_first, stall_of, whatif
 
 HISTORY_LIMIT = 64
 RESTART_STATES = ("RESTARTING", "FAILED")
@@ -53,7 +53,8 @@ class Foresight:
             stalls.sort(key=lambda s: (s.failed_at_ms, s.verdict_id))
             del stalls[:-HISTORY_LIMIT]
         upto = [s for s in stalls if s.failed_at_ms <= v.failure.failed_at_ms]
-        return replace(v, outlook=outlook, whatif=whatif(v.remediation, upto, outlook))
+        steps, figures = helpful_first(v.remediation, whatif(v.remediation, upto, outlook))
+        return replace(v, outlook=outlook, remediation=steps, whatif=figures)
 
     def snapshot(self) -> dict[str, Any]:
         """Plain data, like the engine's: the stream worker keeps it beside the engine snapshot."""

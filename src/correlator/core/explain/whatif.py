@@ -7,7 +7,7 @@ assumption the replay makes. A figure that needs a measurement some failure lack
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import median
 
 from correlator.core.explain.causes import Step
@@ -161,6 +161,30 @@ def whatif(remediation: tuple[Step, ...], stalls: list[Stall], outlook: Outlook 
     figures = [*interval_figures(remediation, stalls, outlook), *timeout_figures(remediation, stalls),
                *restart_figures(remediation, stalls)]
     return tuple(sorted(figures, key=lambda w: w.remediation))
+
+
+def helps(w: WhatIf) -> bool:
+    """Whether the change would have avoided any of the measured failures (fewer overlaps or restarts, some
+    completed)."""
+    return w.result > 0 if w.metric == "completed" else w.result < w.baseline
+
+
+NOT_ENOUGH = "; alone it would not have avoided these failures (the figure below)"
+
+
+def helpful_first(remediation: tuple[Step, ...], figures: tuple[WhatIf, ...]) -> tuple[tuple[Step, ...],
+                                                                                       tuple[WhatIf, ...]]:
+    """The steps whose own figure says they would not have helped go last, and say so: advice never leads with what
+    its own replay shows useless. The figures follow their steps."""
+    useless = {w.remediation for w in figures if not helps(w)} - {w.remediation for w in figures if helps(w)}
+    if not useless:
+        return remediation, figures
+    order = [i for i in range(len(remediation)) if i not in useless] + sorted(useless)
+    steps = tuple(replace(remediation[i], text=remediation[i].text + NOT_ENOUGH) if i in useless else remediation[i]
+                  for i in order)
+    moved = {old: new for new, old in enumerate(order)}
+    return steps, tuple(sorted((replace(w, remediation=moved[w.remediation]) for w in figures),
+                               key=lambda w: w.remediation))
 
 
 def _of(k: int, n: int, what: str) -> str:
