@@ -39,7 +39,7 @@ fetch() {
   [ "$(major)" -ge 4 ] && profile=(-Dkafka4)
   rm -rf "$LIBS"
   log="$CACHE/mvn-kafka-$KAFKA_VERSION.log"
-  echo "kafka: resolving the Apache Kafka $KAFKA_VERSION broker jars from Maven Central (once; about a minute)" >&2
+  echo "kafka: resolving the Apache Kafka $KAFKA_VERSION broker jars from Maven Central (once; about a minute)"
   mkdir -p "$CACHE"
   # shellcheck disable=SC2086  # KAFKA_MVN_OPTS is a list of flags (e.g. -o for offline)
   if ! mvn -B -q ${KAFKA_MVN_OPTS:-} -f "$ROOT/deploy/local/pom.xml" "${profile[@]}" \
