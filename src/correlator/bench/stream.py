@@ -45,7 +45,8 @@ CLI = [sys.executable, "-m", "correlator.cli"]
 RAW_PROCESSES = max(2, min(4, os.cpu_count() or 1))
 """The second worker run: one raw-ingest process per core (two at least, four at most)."""
 SCRAPE_EVERY_S = 0.25
-"""Each scrape renders every metric in the worker's process: ten a second took 7 % of its interpreter's time."""
+"""Each scrape renders every metric in the worker's process, on its interpreter: scraped too often, the bench would
+measure its own scraping."""
 
 
 def contender_settings(base: Settings, contender: str, suffix: str, raw_suffix: str) -> Settings:
