@@ -1,6 +1,7 @@
 """``correlator bench parse``: our parsing rate against a naive per-line regex loop and ``grep -cE``, in one run.
 
-Two generated corpora, both by default: ``datanode`` (``correlator.bench.datanode``: a busy DataNode, mostly routine
+Generated corpora and a real one, all by default: ``real`` (``correlator.bench.real``: the lab's real DataNode and
+TaskManager logs laid end to end in time — the yardstick), ``datanode`` (``correlator.bench.datanode``: a busy DataNode, mostly routine
 block writes and reads, the shape of a real cluster's HDFS traffic) and ``mixed`` (Flink JobManager/TaskManager and
 DataNode lines, at least 99 % noise; the rest are the records the parsers exist for: checkpoint lifecycle, the
 incident's failed task with its cause chain, lock reports with their stacks, scan statistics, slow IO, pauses).
@@ -220,6 +221,12 @@ def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None]) 
         size, lines = write_datanode_corpus(path, size_mb)
         echo(f"corpus 'datanode': {size / 1e6:.0f} MB, {lines:,} lines (one DataNode; ~78 % block-write lines,"
              " ~20 % reads)")
+    elif kind == "real":
+        from correlator.bench.real import real_files, write_real_corpus
+
+        size, lines = write_real_corpus(path, size_mb)
+        echo(f"corpus 'real': {size / 1e6:.0f} MB, {lines:,} lines (REAL: the {len(real_files())} DataNode and"
+             " TaskManager logs of the lab's runs in tests/data/lab, time-shifted end to end)")
     elif kind == "incident":
         size, lines = write_incident_corpus(path, size_mb)
         echo(f"corpus 'incident': {size / 1e6:.0f} MB, {lines:,} lines (the same DataNode on a bad day: a quarter of"
@@ -230,8 +237,8 @@ def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None]) 
     return path, size, lines
 
 
-def run_bench(size_mb: int, corpus: str | None, echo: Callable[[str], None], kinds: tuple[str, ...] = ("datanode",
-              "incident", "mixed")) -> dict[str, float]:
+def run_bench(size_mb: int, corpus: str | None, echo: Callable[[str], None], kinds: tuple[str, ...] = ("real",
+              "datanode", "incident", "mixed")) -> dict[str, float]:
     """Each corpus in turn; the result keys of a corpus are prefixed with its kind (``datanode.ours_over_grep``)."""
     result: dict[str, float] = {}
     workdir = tempfile.mkdtemp(prefix="correlator-bench-")

@@ -14,15 +14,22 @@ def bench() -> None:
 @click.option("--size-mb", type=click.IntRange(1), default=256, show_default=True,
               help="size of each generated corpus (MiB); 256 is where Hadoop's default log4j.properties rolls a "
                    "daemon's log")
-@click.option("--kind", "kinds", type=click.Choice(["datanode", "incident", "mixed"]), multiple=True,
-              default=("datanode", "incident", "mixed"), show_default=True,
-              help="generated corpora to run (repeatable): a DataNode on a good day, the same on a bad day, a mix")
+@click.option("--kind", "kinds", type=click.Choice(["real", "datanode", "incident", "mixed"]), multiple=True,
+              default=None, help="corpora to run (repeatable): the lab's real logs end to end (in a clone of the "
+              "repository), a generated DataNode on a good day, the same on a bad day, a mix  [default: all]")
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
               help="read this log file instead of generating a corpus")
 def parse_bench(size_mb: int, corpus: str | None, kinds: tuple[str, ...]) -> None:
     """Parsing rate (lines/s, MB/s) vs a naive per-line re loop and grep -cE over the same trigger phrases."""
     from correlator.bench.parse import run_bench
+    from correlator.bench.real import available
 
+    if not kinds:
+        kinds = ("real",) * available() + ("datanode", "incident", "mixed")
+        if "real" not in kinds:
+            click.echo("no lab logs here (tests/data/lab of a clone): the real corpus is left out", err=True)
+    elif "real" in kinds and not available():
+        raise click.UsageError("--kind real needs the lab's logs (tests/data/lab of a clone of the repository)")
     run_bench(size_mb, corpus, click.echo, kinds)
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from correlator.core.events import BlockWrite, JvmPause
 from correlator.core.ingest.ingest import Ingest, IngestConfig
 from correlator.core.ingest.prefilter import Scanner
+from correlator.core.ingest import write_batch
 from correlator.core.ingest.write_batch import CLOSE, plan_writes
 from tests.core.ingest.test_writes import HINT, finished, receiving, responder
 
@@ -18,6 +21,13 @@ NOISE = ("2020-01-02 {ts} INFO org.apache.hadoop.hdfs.server.datanode.DataNode.c
          "srvID: 6f0a7c9e, blockid: BP-1:blk_99_1, duration(ns): 60787850")
 PAUSE = ("2020-01-02 {ts} WARN org.apache.hadoop.util.JvmPauseMonitor: Detected pause in JVM or host machine (eg GC): "
          "pause of approximately 1520ms")
+
+
+@pytest.fixture(autouse=True)
+def _pairing_restored() -> Iterator[None]:
+    kept = write_batch.SECONDS_PER_PAIR
+    yield
+    write_batch.SECONDS_PER_PAIR = kept
 
 
 def _stamp(ms: int) -> str:
@@ -53,14 +63,17 @@ Write = tuple[int, int | None, int, int]
 """Gap after the previous write started, ms until it ends by the stamps (``None``: never), clienttrace ms, bytes."""
 
 
-def _log(writes: list[Write], noise_every: int, lags: list[int] | None = None) -> list[str]:
+def _log(writes: list[Write], noise_every: int, lags: list[int] | None = None,
+         ids: list[int] | None = None) -> list[str]:
     """Lines in the order they are written. With ``lags``, each line is written that many ms (taken in turn) after
     it was stamped, as log4j does when threads wait for the appender: lines of different threads then leave stamp
-    order, while one write's own lines keep theirs (its thread goes on only once it has logged the line before)."""
+    order, while one write's own lines keep theirs (its thread goes on only once it has logged the line before).
+    With ``ids``, write n names block ``ids[n - 1]``: a replica written again (a recovery, a re-replication)."""
     timed: list[tuple[int, int, str]] = []
     lag = itertools.cycle(lags or [0])
     at = 0
-    for n, (gap, length, duration, size) in enumerate(writes, start=1):
+    for k, (gap, length, duration, size) in enumerate(writes, start=1):
+        n = ids[k - 1] if ids is not None else k
         at += gap
         opened = at + next(lag)
         timed.append((opened, len(timed), receiving(_stamp(at), n)))
@@ -69,8 +82,8 @@ def _log(writes: list[Write], noise_every: int, lags: list[int] | None = None) -
             closed = end + next(lag)
             timed.append((closed, len(timed), finished(_stamp(end), n, duration * 1_000_000, size)))
             timed.append((max(closed, end + 1 + next(lag)), len(timed), responder(_stamp(end + 1), n)))
-        if noise_every and n % noise_every == 0:
-            other = PAUSE if n % (2 * noise_every) == 0 else NOISE
+        if noise_every and k % noise_every == 0:
+            other = PAUSE if k % (2 * noise_every) == 0 else NOISE
             timed.append((at + gap // 2 + next(lag), len(timed), other.format(ts=_stamp(at + gap // 2))))
     return [line for _, _, line in sorted(timed)]
 
@@ -95,10 +108,16 @@ def _decided(lines: list[str], cuts: list[int] | None, scanner: Scanner | None =
     return got, ingest.writes.routine
 
 
-@settings(max_examples=300, deadline=None)
+PAIRING = pytest.mark.parametrize("seconds_per_pair", [0.0, 1e9], ids=["stamps read per pair", "runs bisected"])
+"""Both ways a plan times its pairs (``write_batch._sparse`` picks one per block) must decide as lines do."""
+
+
+@PAIRING
+@settings(max_examples=200, deadline=None)
 @given(st.lists(_WRITE, min_size=1, max_size=60), st.integers(0, 7), st.lists(st.integers(1, 200), max_size=6))
-def test_blocks_decide_writes_as_lines_do(writes: list[Write], noise_every: int,
+def test_blocks_decide_writes_as_lines_do(seconds_per_pair: float, writes: list[Write], noise_every: int,
                                           cuts: list[int]) -> None:
+    write_batch.SECONDS_PER_PAIR = seconds_per_pair
     lines = _log(writes, noise_every)
     lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
     # Blocks end on a write line: the block path also reads the source's clock off a block's last line, any line,
@@ -108,19 +127,53 @@ def test_blocks_decide_writes_as_lines_do(writes: list[Write], noise_every: int,
     assert _decided(lines, blocks) == _decided(lines, None)  # from the second block on the address is known
 
 
-@settings(max_examples=300, deadline=None)
+@PAIRING
+@settings(max_examples=200, deadline=None)
 @given(st.lists(_AWAY_FROM_THE_THRESHOLD, min_size=1, max_size=60), st.integers(0, 7),
        st.lists(st.integers(1, 200), max_size=6), st.lists(st.integers(0, 30), min_size=1, max_size=20))
 def test_blocks_decide_writes_as_lines_do_when_threads_log_a_little_out_of_stamp_order(
-        writes: list[Write], noise_every: int, cuts: list[int], lags: list[int]) -> None:
+        seconds_per_pair: float, writes: list[Write], noise_every: int, cuts: list[int], lags: list[int]) -> None:
     """The block path finds second changes and deadlines by bisecting on stamps, which assumes time order; a real
     DataNode's lines leave it by a few ms wherever threads interleave. A run of one second is therefore checked
     before its pairs are called fast (an early-stamped line can hide a second between two probes)."""
+    write_batch.SECONDS_PER_PAIR = seconds_per_pair
     lines = _log(writes, noise_every, lags)
     lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
     ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
     blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
     assert _decided(lines, blocks) == _decided(lines, None)
+
+
+@PAIRING
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_WRITE, st.integers(1, 6)), min_size=1, max_size=60), st.integers(0, 7),
+       st.lists(st.integers(1, 200), max_size=6))
+def test_blocks_decide_writes_as_lines_do_when_a_block_id_comes_again(
+        seconds_per_pair: float, writes: list[tuple[Write, int]], noise_every: int, cuts: list[int]) -> None:
+    """Real DataNodes write a replica again under the same block id (a pipeline recovery, a re-replication), often
+    while other writes are open: a block naming an id twice, or ending one before starting it, is still decided
+    in bulk for its other writes, and the same as line by line."""
+    write_batch.SECONDS_PER_PAIR = seconds_per_pair
+    lines = _log([w for w, _ in writes], noise_every, ids=[i for _, i in writes])
+    lines.append(receiving(_stamp(sum(w[0][0] for w in writes) + 5000), 99))
+    ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
+    blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
+    assert _decided(lines, blocks) == _decided(lines, None)
+
+
+def test_a_block_id_written_twice_leaves_the_blocks_other_writes_to_the_plan() -> None:
+    lines = [receiving(_stamp(0), 7), finished(_stamp(20), 7), receiving(_stamp(30), 8), finished(_stamp(40), 8),
+             receiving(_stamp(50), 7), finished(_stamp(60), 7)]
+    from correlator.core.ingest.write_lines import StdlibWriteReader
+
+    data = ("\n".join(lines) + "\n").encode()
+    ingest = Ingest(IngestConfig())
+    plan = plan_writes(data, 0, StdlibWriteReader().find(data), StdlibWriteReader(), {}, 1000,
+                       ingest.writes.stamp_at, 4000, None, 5000)
+    assert plan is not None
+    assert plan.routine == 1  # blk_8, in bulk
+    assert sorted((s.kind, s.block) for s in plan.steps if s.kind != 0) == [
+        (1, "blk_7"), (1, "blk_7"), (CLOSE, "blk_7"), (CLOSE, "blk_7")]
 
 
 def test_a_line_stamped_early_at_a_blocks_end_hides_no_second_from_the_pairing() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from correlator.core.ingest.burst_lines import BurstRun, HeldBursts
 from correlator.core.ingest.bursts import FAST_PHRASES
-from correlator.core.ingest.multiline import RECORD_START_BYTES
+from correlator.core.ingest.multiline import NEXT_RECORD_BYTES, RECORD_START_BYTES
 from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits
 from correlator.core.ingest.progress import local_stamp
 from correlator.core.ingest.write_batch import OBSERVE, OPEN, Step, WritePlan, plan_writes
@@ -150,6 +150,9 @@ class BlockReader:
             self._feed_to(self._line_end(hit))
             while self.pos < n:
                 starts = RECORD_START_BYTES.match(block, self.pos) is not None
+                if not starts and self._open_is_candidate():
+                    self._feed_continuation()
+                    continue
                 if starts and ((plan is not None and self._is_write_line(self.pos)) or self._is_burst_line(self.pos)):
                     # the write line itself was decided by the plan; a burst line is the next hit's, for its fast path
                     self.ingest.end_open_record(self.key, self.out)
@@ -373,6 +376,20 @@ class BlockReader:
         while start > self.pos and RECORD_START_BYTES.match(self.block, start) is None:
             start = self.block.rfind(b"\n", 0, start - 1) + 1
         return max(start, self.pos)
+
+    def _feed_continuation(self) -> None:
+        """The open candidate record's continuation lines from ``pos`` to the next record start, in one step."""
+        found = NEXT_RECORD_BYTES.search(self.block, self.pos)
+        end = found.end() if found is not None else len(self.block)
+        chunk = self.block[self.pos:end]
+        newlines = chunk.count(b"\n")
+        lines = [raw.decode("utf-8", errors="replace").removesuffix("\r")
+                 for raw in chunk.removesuffix(b"\n").split(b"\n")]
+        if not self.ingest.continue_record(self.key, lines, self.now_ms):
+            self._feed_to(end)
+            return
+        self.fed_newlines += newlines
+        self.pos = end
 
     def _feed_to(self, end: int) -> None:
         chunk = self.block[self.pos:end]

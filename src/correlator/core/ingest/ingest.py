@@ -287,6 +287,16 @@ class Ingest:
         if closed is not None:
             self._safe_record(closed, out)
 
+    def continue_record(self, key: str, lines: list[str], now_ms: int | None) -> bool:
+        """Continuation lines of a candidate record of ``key`` (it already holds a hit), added as ``_line`` would add
+        each: a stack trace under a trigger line costs no step per frame. False, and nothing done, when one of them
+        is too long (``_line`` reports it)."""
+        if any(len(line) > self.config.max_line_bytes for line in lines):
+            return False
+        self._stats.lines += len(lines)
+        self._stitcher.extend(key, lines, now_ms)
+        return True
+
     def _write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
                     out: list[Output]) -> None:
         """A block-write line: it ends the source's open record, then the tracker decides whether it matters."""

@@ -18,6 +18,8 @@ _START = (
 )
 RECORD_START = re.compile(_START)
 RECORD_START_BYTES = re.compile(_START.encode())
+NEXT_RECORD_BYTES = re.compile(b"\n(?=" + _START.encode() + b")")
+"""The newline that ends a record's last continuation line: the next line starts a record."""
 
 
 def is_record_start(line: str) -> bool:
@@ -77,6 +79,15 @@ class Stitcher:
         if now_ms is not None:
             current.touched_ms = now_ms
         return None
+
+    def extend(self, key: str, lines: list[str], now_ms: int | None) -> None:
+        """Continuation lines of the open record of ``key``, appended at once (``add`` of each, none a start)."""
+        current = self.open[key]
+        room = max(0, self.max_lines - len(current.lines))
+        current.lines.extend(lines[:room])
+        current.truncated += max(0, len(lines) - room)
+        if now_ms is not None:
+            current.touched_ms = now_ms
 
     def close(self, key: str) -> Closed | None:
         """Close the open record of ``key`` now (a line that is not part of it has arrived)."""

@@ -13,8 +13,10 @@ writes take seconds, and a write that long usually crosses an edge.
 
 What is left is few, and goes through the tracker's own rules at its own byte offset, so the block's events keep the
 order of its lines: writes that were slow, and the moments the source's clock passes an open write's deadline (found
-by binary search on the lines' stamps). A block whose write phrases the reader could not all read, or that names
-one block id twice, is left to the line-by-line path.
+by binary search on the lines' stamps). So are the lines of a block id the sets cannot pair: one written again in the
+block (a pipeline recovery, a re-replication: real DataNodes log both, often among other open writes), or started
+while still open from before it. A block whose write phrases the reader could not all read is left to the
+line-by-line path.
 """
 
 from __future__ import annotations
@@ -67,14 +69,17 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
     edges are steps). ``None`` when the block needs the line-by-line path."""
     if not lines.all_read:
         return None
+    every_line = sorted(lines.opens + lines.closes)
+    odd = _odd_ids(lines, open_before)
+    lines, odd_steps = _set_apart(block, start, lines, odd, stamp_at)
+    if odd_steps is None:
+        return None
     open_at, close_at = lines.opens, lines.closes
     opens: list[bytes] = lines.open_ids  # type: ignore[assignment]  # all read: no None among them
     close_ids: list[bytes] = lines.close_ids  # type: ignore[assignment]
     durations: list[bytes] = lines.durations  # type: ignore[assignment]
     ended = dict(zip(close_ids, durations))
     started = set(opens)
-    if len(started) != len(opens) or len(ended) != len(close_ids):
-        return None
     slow_ns = slow_ms * 1_000_000
     digits = len(str(slow_ns))
     slow = {b for b, d in zip(close_ids, durations) if len(d) >= digits and int(d) >= slow_ns} if max(
@@ -83,10 +88,13 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
     ended_at = dict(zip(close_ids, close_at))
     paired = started & ended.keys()
     unsure = paired - slow
-    if slow_ms >= 1000 and unsure:  # no pair to judge, no runs to find (a quiet DataNode's block, a Flink log's)
-        unsure -= _within_one_second(block, start, opens, open_at, close_ids, close_at, reader)
-    slow |= _late_ends(block, unsure, opened_at, ended_at, slow_ms, stamp_at)
-    if _steps_back(block, open_at, close_at, stamp_at):
+    if unsure and _sparse(block, every_line, len(unsure), stamp_at):
+        slow |= _apart_in_the_minute(block, unsure, opened_at, ended_at, slow_ms, stamp_at, reader)
+    else:
+        if slow_ms >= 1000 and unsure:  # no pair to judge, no runs to find (a quiet DataNode's block, a Flink log's)
+            unsure -= _within_one_second(block, start, opens, open_at, close_ids, close_at, reader)
+        slow |= _late_ends(block, unsure, opened_at, ended_at, slow_ms, stamp_at)
+    if _steps_back(block, every_line, stamp_at):
         return None
     open_ms = slow_ms if open_ms is None else open_ms
     if floor_bytes_per_ms is not None:
@@ -95,14 +103,14 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
     routine = len(paired - slow)
     wanted_ends = (ended.keys() - started) | (paired & slow)
     wanted_starts = (started - ended.keys()) | (paired & slow)
-    steps: list[Step] = []
+    steps: list[Step] = odd_steps
     for raw in wanted_starts:
         at = max(start, block.rfind(b"\n", 0, opened_at[raw]) + 1)
         ts = stamp_at(block, at)
         if ts is None:
             return None
         steps.append(Step(at, OPEN, ts, raw.decode("ascii")))
-    bulk = 0 < max_open and len(open_before) + len(opens) < max_open  # no start in the block can evict a write
+    bulk = 0 < max_open and len(open_before) + len(every_line) < max_open  # no start in the block can evict a write
     closed: list[str] = []
     for raw in wanted_ends:
         at = max(start, block.rfind(b"\n", 0, ended_at[raw]) + 1)
@@ -120,7 +128,7 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
     opened: list[tuple[str, int, int]] = []
     deadlines = sorted({ts + open_ms for b, ts in open_before.items() if b not in gone}
                        | {s.ts_ms + open_ms for s in steps if s.kind == OPEN})
-    write_lines = sorted(open_at + close_at) if deadlines else []
+    write_lines = every_line if deadlines else []
     probed: dict[int, int | None] = {}
     beyond: int | None = None
     for deadline in deadlines:
@@ -135,6 +143,49 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
         steps = [s for s in steps if s.kind != OPEN or s.block not in staying]
     steps.sort(key=lambda s: (s.at, s.kind))
     return WritePlan(routine, steps, closed, opened)
+
+
+def _odd_ids(lines: WriteLines, open_before: Mapping[str, int]) -> set[bytes]:
+    """Block ids the set pairing cannot take: started or ended twice in the block (a replica written again after a
+    recovery or a re-replication: real DataNodes log both), started while still open from before the block, or
+    ended before their only start there."""
+    first_open: dict[bytes | None, int] = {}
+    odd: set[bytes] = {raw.encode("ascii") for raw in open_before}.intersection(lines.open_ids) if open_before else set()
+    for raw, at in zip(lines.open_ids, lines.opens):
+        if first_open.setdefault(raw, at) != at:
+            odd.add(raw)  # type: ignore[arg-type]  # all read
+    seen: set[bytes | None] = set()
+    for raw, at in zip(lines.close_ids, lines.closes):
+        if raw in seen or first_open.get(raw, at) > at:
+            odd.add(raw)  # type: ignore[arg-type]
+        seen.add(raw)
+    return odd
+
+
+def _set_apart(block: bytes, start: int, lines: WriteLines, odd: set[bytes],
+               stamp_at: StampAt) -> tuple[WriteLines, list[Step] | None]:
+    """The write lines without those of ``odd`` ids, and those lines as steps: the tracker decides each one in line
+    order, exactly as the line path would. ``None`` steps when such a line has no stamp."""
+    if not odd:
+        return lines, []
+    steps: list[Step] = []
+    keep_o = [i for i, raw in enumerate(lines.open_ids) if raw not in odd]
+    keep_c = [i for i, raw in enumerate(lines.close_ids) if raw not in odd]
+    for kind, offsets, ids, digits in ((OPEN, lines.opens, lines.open_ids, None),
+                                       (CLOSE, lines.closes, lines.close_ids, lines.durations)):
+        for i, raw in enumerate(ids):
+            if raw not in odd:
+                continue
+            at = max(start, block.rfind(b"\n", 0, offsets[i]) + 1)
+            ts = stamp_at(block, at)
+            if ts is None or raw is None:
+                return lines, None
+            took = int(digits[i] or 0) // 1_000_000 if digits is not None else 0
+            steps.append(Step(at, kind, ts, raw.decode("ascii"), took))
+    kept = WriteLines([lines.opens[i] for i in keep_o], [lines.open_ids[i] for i in keep_o],
+                      [lines.closes[i] for i in keep_c], [lines.close_ids[i] for i in keep_c],
+                      [lines.durations[i] for i in keep_c])
+    return kept, steps
 
 
 def _ended_fast(block: bytes, at: int, gap_ms: int, duration_ms: int, slow_ms: int, open_ms: int,
@@ -219,6 +270,32 @@ def _second_changes(block: bytes, start: int) -> list[int]:
     return changes
 
 
+SECONDS_PER_PAIR = 0.25
+"""A block whose write lines span more seconds than this per pair to judge has about as many second changes as
+pairs: bisecting for its runs of one second costs more than reading each pair's two stamps natively."""
+
+
+def _sparse(block: bytes, every_line: list[int], pairs: int, stamp_at: StampAt) -> bool:
+    """Whether the block's writes are sparse in time (a quiet or real-world DataNode's log, where lines of other kinds
+    separate the writes): its first and last write lines more than ``SECONDS_PER_PAIR`` per pair apart."""
+    first = stamp_at(block, block.rfind(b"\n", 0, every_line[0]) + 1)
+    last = stamp_at(block, block.rfind(b"\n", 0, every_line[-1]) + 1)
+    return first is not None and last is not None and (last - first) > pairs * SECONDS_PER_PAIR * 1000
+
+
+def _apart_in_the_minute(block: bytes, pairs: set[bytes], opened_at: Mapping[bytes, int],
+                         ended_at: Mapping[bytes, int], slow_ms: int, stamp_at: StampAt,
+                         reader: WriteReader) -> set[bytes]:
+    """``_late_ends`` with each pair's time read natively (``WriteReader.spans``) where its two lines share a
+    minute; only pairs across a minute's edge have their stamps read here. Like a run of one second on the other
+    path, a pair within a minute is judged on its stamps' digits alone."""
+    raws = list(pairs)
+    gaps, _ = reader.spans(block, [opened_at[raw] for raw in raws], [ended_at[raw] for raw in raws])
+    across = {raw for raw, gap in zip(raws, gaps) if gap is None}
+    late = {raw for raw, gap in zip(raws, gaps) if gap is not None and gap >= slow_ms}
+    return late | _late_ends(block, across, opened_at, ended_at, slow_ms, stamp_at)
+
+
 def _late_ends(block: bytes, pairs: set[bytes], opened_at: Mapping[bytes, int], ended_at: Mapping[bytes, int],
                slow_ms: int, stamp_at: StampAt) -> set[bytes]:
     """Pairs that ended ``slow_ms`` or more after they started by their lines' stamps, although the clienttrace
@@ -279,10 +356,10 @@ STEP_BACK_MS = 30_000
 """As ``writes.CLOCK_STEP_BACK_MS``: further back than this, a source's clock stepped back."""
 
 
-def _steps_back(block: bytes, open_at: Sequence[int], close_at: Sequence[int], stamp_at: StampAt) -> bool:
-    """Whether the block's write lines' stamps step back (sampled at ``STEP_SAMPLES`` points): the deadlines' binary
-    search needs them in order, so such a block — one in a great many — takes the line-by-line path."""
-    positions = sorted([*open_at, *close_at])
+def _steps_back(block: bytes, positions: Sequence[int], stamp_at: StampAt) -> bool:
+    """Whether the block's write lines' stamps (``positions``, ascending) step back (sampled at ``STEP_SAMPLES``
+    points): the deadlines' binary search needs them in order, so such a block — one in a great many — takes the
+    line-by-line path."""
     if not positions:
         return False
     newest = None
