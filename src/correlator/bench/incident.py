@@ -2,8 +2,12 @@
 
 What changes when a cluster is sick, and what this corpus holds in those shares:
 
-* big blocks and slow disks: a quarter of the block writes take a second or more. Most are big blocks written at a
-  healthy 60-120 MB/s (64-128 MiB, 0.5-2.2 s); one in a hundred writes is stuck for 5-40 s on a few MiB;
+* big blocks and slow disks: a third of the block writes take a second or more. Most are big blocks written at a
+  healthy 60-120 MB/s (64-128 MiB, 0.5-2.2 s); one in nine is a small write paced by its writer (1-4 s for up to
+  4 MiB: the share the lab's real DataNodes show); one in a hundred writes is stuck for 5-40 s on a few MiB;
+* deletions: most blocks are deleted seconds later (checkpoints subsumed), each logged with the replica's
+  five-line description, and in storms a client gives up on a write now and then (an ERROR with its stack) —
+  continuation lines in the share the real logs have;
 * slow-IO storms: for 20 s in every ~100,000 lines, each write logs ``Slow BlockReceiver write data to disk``,
   ``Slow flushOrSync`` or ``Slow PacketResponder send ack`` warnings (one to three per write);
 * DirectoryScanner reconcile bursts: every ~250,000 lines, 3,000 ``Added missing block to memory`` /
@@ -68,6 +72,30 @@ STORM_EVERY = 100_000
 RECONCILE_EVERY = 250_000
 RECONCILE_LINES = 3_000
 CLOCK_STEP_BACK_MS = 70_000
+_DELETION = ("org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetAsyncDiskService: Scheduling blk_{blk}_{gs} "
+             "replica FinalizedReplica, blk_{blk}_{gs}, FINALIZED\n  getNumBytes()     = {bytes}\n  getBytesOnDisk()  = "
+             "{bytes}\n  getVisibleLength()= {bytes}\n  getVolume()       = /data/{v}/dfs/dn\n  getBlockURI()     = "
+             "file:/data/{v}/dfs/dn/current/" + _BP + "/current/finalized/subdir0/subdir3/blk_{blk} for deletion")
+DELETED_PER_MILLE = 700
+"""Writes whose block is deleted some seconds later (a checkpoint subsumed): the replica's five-line description is
+most of the continuation lines of the lab's real DataNode logs."""
+_XCEIVER_ERROR = (
+    "ERROR " + _DN + ": dn01:9866:DataXceiver error processing WRITE_BLOCK operation  src: /{src} dst: /{dest}\n"
+    "java.io.IOException: Premature EOF from inputStream\n"
+    + "\n".join("\tat " + frame for frame in (
+        "org.apache.hadoop.io.IOUtils.readFully(IOUtils.java:217)",
+        "org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver.doReadFully(PacketReceiver.java:211)",
+        "org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver.doRead(PacketReceiver.java:134)",
+        "org.apache.hadoop.hdfs.protocol.datatransfer.PacketReceiver.receiveNextPacket(PacketReceiver.java:109)",
+        "org.apache.hadoop.hdfs.server.datanode.BlockReceiver.receivePacket(BlockReceiver.java:547)",
+        "org.apache.hadoop.hdfs.server.datanode.BlockReceiver.receiveBlock(BlockReceiver.java:990)",
+        "org.apache.hadoop.hdfs.server.datanode.DataXceiver.writeBlock(DataXceiver.java:911)",
+        "org.apache.hadoop.hdfs.protocol.datatransfer.Receiver.opWriteBlock(Receiver.java:176)",
+        "org.apache.hadoop.hdfs.protocol.datatransfer.Receiver.processOp(Receiver.java:110)",
+        "org.apache.hadoop.hdfs.server.datanode.DataXceiver.run(DataXceiver.java:294)",
+        "java.base/java.lang.Thread.run(Thread.java:840)"))
+)
+"""A write its client gave up on, with its stack (the shape of the lab's real 3.3.6 lines)."""
 
 
 def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int | None = None) -> Iterator[str]:
@@ -96,7 +124,7 @@ def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int |
         while pending and pending[0][0] <= ms and emitted < count:
             due, _, text = heapq.heappop(pending)
             head, *stack = text.split("\n")
-            yield out(due, head if head.startswith("WARN ") else "INFO " + head)
+            yield out(due, head if head.startswith(("WARN ", "ERROR ")) else "INFO " + head)
             yield from stack
             emitted += 1 + len(stack)
         if emitted >= count:
@@ -119,7 +147,9 @@ def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int |
             kind = rng.randrange(100)
             if kind < 1:
                 size, took = rng.randrange(1 << 20, 8 << 20), rng.randrange(5_000, 40_000)
-            elif kind < 25:
+            elif kind < 12:  # paced by its writer: a checkpoint stream or a sink sends as it produces
+                size, took = rng.randrange(1000, 4 << 20), rng.randrange(1_000, 4_000)
+            elif kind < 36:
                 size = rng.randrange(64 << 20, 128 << 20)
                 took = max(1_000, size * 1000 // (rng.randrange(60, 121) << 20))
             else:
@@ -130,6 +160,11 @@ def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int |
             end = ms + took
             heapq.heappush(pending, (end, block, _TRACE.format(**f)))
             heapq.heappush(pending, (end + 1, block, _RESPONDER.format(**f)))
+            if rng.randrange(1000) < DELETED_PER_MILLE:
+                heapq.heappush(pending, (end + rng.randrange(2_000, 30_000), block,
+                                         _DELETION.format(blk=block, gs=gs, bytes=size, v=rng.randrange(1, 9))))
+            if ms <= storm_until and rng.randrange(30) == 0:
+                heapq.heappush(pending, (end, block, _XCEIVER_ERROR.format(src=src, dest=dest)))
             if ms <= storm_until:
                 for n in range(rng.randrange(1, 4)):
                     warn = _SLOW[rng.randrange(len(_SLOW))].format(ms=rng.randrange(301, 4000), v=1 + n, blk=block,

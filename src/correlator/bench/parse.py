@@ -229,8 +229,9 @@ def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None]) 
              " TaskManager logs of the lab's runs in tests/data/lab, time-shifted end to end)")
     elif kind == "incident":
         size, lines = write_incident_corpus(path, size_mb)
-        echo(f"corpus 'incident': {size / 1e6:.0f} MB, {lines:,} lines (the same DataNode on a bad day: a quarter of"
-             " the writes >= 1 s, slow-IO storms, reconcile bursts, a clock step back)")
+        echo(f"corpus 'incident': {size / 1e6:.0f} MB, {lines:,} lines (the same DataNode on a bad day: a third of"
+             " the writes >= 1 s, writer-paced small writes, deletions and stacks, slow-IO storms, reconcile bursts,"
+             " a clock step back)")
     else:
         size, lines = write_corpus(path, size_mb)
         echo(f"corpus 'mixed': {size / 1e6:.0f} MB, {lines:,} lines (generated, >= 99 % noise)")
@@ -252,6 +253,7 @@ def run_bench(size_mb: int, corpus: str | None, echo: Callable[[str], None], kin
                 with open(path, "rb") as handle:
                     lines = sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 22), b""))
                 echo(f"corpus: {size / 1e6:.0f} MB, {lines:,} lines ({path})")
+            echo(f"  shape (first {SHAPE_LINES:,} lines): {_shape(path)}")
             for key, value in _bench_one(path, size, lines, echo).items():
                 result[f"{kind}.{key}"] = value
             if kind == "incident":
@@ -261,6 +263,19 @@ def run_bench(size_mb: int, corpus: str | None, echo: Callable[[str], None], kin
         return result
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+SHAPE_LINES = 300_000
+
+
+def _shape(path: str) -> str:
+    """What makes the corpus hard on the reader (``correlator.bench.realism``), to set beside the real one's."""
+    import itertools
+
+    from correlator.bench.realism import shape_of
+
+    with open(path, "rb") as handle:
+        return str(shape_of(itertools.islice(handle, SHAPE_LINES)))
 
 
 STEP_BACK_GOAL = 1.5
