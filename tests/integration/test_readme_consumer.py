@@ -1,5 +1,5 @@
-"""The README's consumer, run as printed against the real broker: it prints each revision of a verdict once, never an
-older one after a newer."""
+"""The consumer of docs/operations.md (the README links it), run as printed against the real broker: it prints each
+revision of a verdict once, never an older one after a newer."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ VERDICTS = ROOT / "tests" / "data" / "verdicts" / "recurring.jsonl"
 
 
 def readme_consumer() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
     match = re.search(r"<!-- consumer -->\n```python\n(.*?)```", text, re.S)
-    assert match, "README has no consumer example"
+    assert match, "docs/operations.md has no consumer example"
     return match.group(1)
 
 

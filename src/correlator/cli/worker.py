@@ -26,6 +26,8 @@ def worker(settings: Settings) -> None:
     require_free_port(settings.web_host, settings.web_port)
     require_topics(settings, (settings.topic_logs_flink, settings.topic_logs_hdfs, settings.topic_events,
                               settings.topic_verdicts, settings.topic_risks, settings.topic_deadletter))
+    # Faust creates only the last level of its data directory: the default, .run/worker, in any working directory
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
 
     from correlator.adapters import logs
     from correlator.stream.guard import Health
