@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from matplotlib.colors import to_hex
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
+from correlator.adapters import timeline_plot
 from correlator.adapters.timeline_plot import (
     BLACK,
     BLUE,
@@ -177,3 +179,46 @@ def test_a_long_title_wraps_inside_the_figure(seed: Verdict) -> None:
     fig = draw(tl)
     [head] = [t for t in fig.texts if t.get_gid() == "title"]
     assert head.get_text() == f"{tl.code}: {tl.title}"
+
+
+def test_the_svg_leaves_the_title_to_its_page(seed: Verdict) -> None:
+    """The PNG is looked at alone and carries the verdict's title; the SVG sits under the page's heading, which says
+    it already, so it has none, and gives the plot the room."""
+    tl = build_timeline(seed)
+    both = render_all(tl)
+    svg = both["svg"].decode()
+    assert 'id="title"' not in svg and tl.title not in svg
+    assert "time (UTC; the logs are in UTC)" in svg  # the zone is said once, on the axis
+    fig = draw(tl)
+    assert [t.get_text() for t in fig.texts if t.get_gid() == "title"] == [f"{tl.code}: {tl.title}"]
+
+
+def test_every_label_lies_inside_its_bar(seed: Verdict) -> None:
+    """Bars of many widths: each label is the longest of its forms that fits its bar as the PNG and as the SVG
+    measure it, the narrowest bars go without one, and the timeout's words lie inside the plot, on the side with
+    room, even when the timeout is at the plot's right edge."""
+    ends = list(itertools.accumulate((300, 1200, 2500, 4000, 7000, 12000), initial=seed.failure.started_at_ms or 0))
+    extra = tuple(EvidenceItem("dn_write_error", end, "dn03.example.com", "datanode", "slow", f"f:{end}", start, end)
+                  for start, end in itertools.pairwise(ends))  # side by side in one row of their lane
+    v = dataclasses.replace(seed, evidence=seed.evidence + extra)
+    tl = build_timeline(v)
+    edge = dataclasses.replace(tl, timeout_at_ms=tl.view_end_ms - 200)
+    for drawn in (tl, edge):
+        fig = draw(drawn)
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)
+        ax = fig.axes[0]
+        bars = {p.get_gid().split("-")[1]: p for p in ax.patches if (p.get_gid() or "").startswith("span-")}
+        labels = {x.get_gid().split("-")[1]: x for x in ax.texts if (x.get_gid() or "").startswith("label-")}
+        assert labels and set(labels) < set(bars), "the narrowest bars go without a label"
+        for i, label in labels.items():
+            box = bars[i].get_window_extent(renderer)
+            width, height = timeline_plot._size(label, renderer)
+            x0 = label.get_window_extent(renderer).x0
+            assert box.x0 <= x0 and x0 + width <= box.x1 and height <= box.height, label.get_text()
+        texts = [x.get_text() for x in labels.values()]
+        assert any("write error" in x for x in texts) and any(x.endswith(" s") for x in texts), texts
+        [timeout] = [x for x in ax.texts if x.get_gid() == "timeout-label"]
+        plot, words = ax.get_window_extent(renderer), timeout.get_window_extent(renderer)
+        assert plot.x0 <= words.x0 and words.x1 <= plot.x1
+        assert timeout.get_horizontalalignment() == ("right" if drawn is edge else "left")

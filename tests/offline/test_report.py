@@ -39,6 +39,8 @@ def report(evil_seed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("\n") == 1  # the verdict JSON still goes to stdout
+    # where the report went is said once, on stderr with the run's other words
+    assert result.stderr.count(f"correlator: analyze: report written to {out / 'index.html'} (1 verdict page)") == 1
     return out
 
 
@@ -99,7 +101,7 @@ def test_chromium_shows_the_report(report: Path, evil_seed: Path) -> None:
 
 
 def test_the_page_leads_with_the_fix(tmp_path: Path) -> None:
-    """Title, why and what to do come before the timeline and the evidence table."""
+    """Title, what to do, then why, before the timeline and the evidence table."""
     from click.testing import CliRunner
 
     from correlator.cli import cli
@@ -108,5 +110,6 @@ def test_the_page_leads_with_the_fix(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     [page] = [p for p in (tmp_path / "r").glob("*.html") if p.name != "index.html"]
     html = page.read_text(encoding="utf-8")
-    order = [html.index(marker) for marker in ("<h1", "id=\"remediation\"", "<svg", "id=\"evidence\"")]
+    order = [html.index(marker) for marker in ("<h1", "id=\"remediation\"", "id=\"explanation\"", "<svg",
+                                               "id=\"evidence\"")]
     assert order == sorted(order), order

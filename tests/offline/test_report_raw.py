@@ -144,6 +144,6 @@ def test_worker_pages_name_where_the_line_is() -> None:
     page = verdict_page(v, None)
     assert "<details" not in page and "<img" not in page
     assert 'title="/var/log/hadoop/hadoop-hdfs-datanode-dn-2.log:1200"' in page
-    assert "<bdi>hadoop-hdfs-datanode-dn-2.log</bdi></span><span class=\"line\">:1200</span>" in page
+    assert "<bdi>hadoop-hdfs-datanode-dn-2<wbr>.log</bdi></span><span class=\"line\">:1200</span>" in page
     note = re.search(r'<p class="meta" id="raw-where">(.*?)</p>', page)
     assert note is not None and "a file and line number" in note[1] and "topic/partition@offset" in note[1]

@@ -28,6 +28,11 @@ def test_the_report_of_a_real_growing_state_shows_its_warning_and_chart(tmp_path
     assert index.count('class="duration"') == len(last.series), "one dot per completed checkpoint of the window"
     assert 'class="timeout"' in index and 'class="expiry"' in index and 'class="size"' in index
     assert "<script" not in index
+    # the verdict the warning led to shows it too, with the same chart
+    [page] = [p for p in tmp_path.glob("*.html") if p.name != "index.html"]
+    html = page.read_text(encoding="utf-8")
+    assert html.count('class="risk"') == 1 and html.count('class="duration"') == len(last.series)
+    assert html.index('id="explanation"') < html.index('class="risk"') < html.index('id="timeline"')
 
 
 def test_log_words_in_a_warning_are_escaped() -> None:

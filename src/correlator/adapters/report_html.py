@@ -6,8 +6,12 @@ that came from a log or a record is escaped: log lines are untrusted. A Content-
 outright, so even a missed escape could not run one.
 
 Each evidence row opens (``<details>``, no script) onto the raw lines it was read from when the caller can look them
-up (the offline report reads its files); this module does no I/O, so the worker's pages, which keep no log files,
+up (the offline report reads its files), and the rows that decided the verdict (the root cause's, as the timeline
+outlines them) are open from the start; this module does no I/O, so the worker's pages, which keep no log files,
 say where each line is instead.
+
+No word is cut to fit: cells, names and lines wrap inside their boxes (the browser test measures every text box),
+and event types are shown by their names for people (:mod:`correlator.core.explain.labels`).
 """
 
 from __future__ import annotations
@@ -18,10 +22,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from correlator.adapters.report_risks import risks_section, warned
 from correlator.core.events import iso_ms
 from correlator.core.explain.causes import hosts_are
-from correlator.core.explain.timeline import role_name
-from correlator.core.explain.verdict import Verdict
+from correlator.core.explain.labels import event_label
+from correlator.core.explain.risk import Risk
+from correlator.core.explain.timeline import CAUSE_TYPES, build_timeline, role_name
+from correlator.core.explain.verdict import EvidenceItem, Verdict
 from correlator.core.explain.verdict_text import failure_time_sentence, unpredicted_sentence, window_sentence
 
 CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -29,27 +36,25 @@ SAFE_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em auto;max-width:1280px;
-color:#1c2833;padding:0 1em}
+color:#1c2833;padding:0 1em;overflow-wrap:break-word}
 h1{font-size:1.3em;margin:.2em 0}h2{font-size:1.05em;margin:1.4em 0 .4em;border-bottom:1px solid #d5d8dc}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25em .5em;border-bottom:1px solid #eaeded;
 vertical-align:top}th{background:#f4f6f7;font-weight:600}td.num{text-align:right;white-space:nowrap}
 code,.ref,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}
-td:first-child{white-space:nowrap}
+td:first-child{white-space:nowrap}#verdicts td.job,#verdicts td.title{overflow-wrap:anywhere}
 .code{display:inline-block;padding:.1em .5em;border-radius:4px;background:#c0392b;color:#fff;font-weight:600}
 .meta{color:#566573}figure{margin:0}figure svg{width:100%;height:auto}nav a{margin-right:1em}
 .whatif{margin:.2em 0 .4em}.risk-chart{max-width:560px}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em}dt{color:#566573}
 dd{margin:0;min-width:0;overflow-wrap:anywhere}
-#evidence{table-layout:fixed}#evidence td{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-#evidence td.sum{white-space:normal;overflow-wrap:anywhere}
-col.at{width:8em}col.span{width:4.5em}col.type{width:14em}col.host{width:20%}col.src{width:16.5%}
-.ref{display:flex;min-width:0}.ref .file{flex:0 1 auto;min-width:0;overflow:hidden;text-overflow:ellipsis;
-white-space:nowrap;direction:rtl}.ref .line{flex:none}
+#evidence{table-layout:fixed}#evidence td{white-space:normal;overflow-wrap:anywhere}
+col.at{width:8em}col.span{width:4.5em}col.type{width:11em}col.host{width:20%}col.src{width:18%}
+.ref .line{white-space:nowrap}
 details.raw summary{cursor:pointer}details.raw p{margin:.3em 0 0}
 details.raw pre{margin:.2em 0 .4em;padding:.4em .5em;background:#f4f6f7;border-left:3px solid #aab7b8;
 white-space:pre-wrap;overflow-wrap:anywhere;max-height:24em;overflow:auto}
 @media (max-width:1000px){#evidence{font-size:.9em}col.at{width:8.2em}col.span{width:4.2em}col.type{width:8.5em}
-col.host{width:9.5em}col.src{width:10em}#evidence td.wrap{white-space:normal}.role{display:block}}
+col.host{width:10.5em}col.src{width:10.5em}.role{display:block}}
 """
 
 
@@ -102,6 +107,12 @@ def _e(value: object) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
+def _name(value: str) -> str:
+    """A host or file name, escaped, that a narrow cell may break before a dot (``dn02<wbr>.example<wbr>.com``)
+    rather than anywhere."""
+    return "<wbr>.".join(_e(part) for part in value.split("."))
+
+
 def _page(title: str, body: str) -> str:
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -129,11 +140,14 @@ def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: 
     rows = []
     for v in verdicts:
         cp = "–" if v.checkpoint_id is None else str(v.checkpoint_id)
-        link = f"<a href=\"{_e(links.page(page_key(v.verdict_id)))}\">{_e(v.root_cause.code)}</a>"
+        code = "_<wbr>".join(_e(part) for part in v.root_cause.code.split("_"))  # a narrow page breaks it there
+        link = f"<a href=\"{_e(links.page(page_key(v.verdict_id)))}\">{code}</a>"
+        hosts = ", ".join(_name(h) for h in v.root_cause.hosts) or "–"
         rows.append(
-            f"<tr><td>{_e(iso_ms(v.failure.failed_at_ms))}</td><td><code>{_e(v.job_id or '–')}</code></td>"
-            f"<td class=\"num\">{_e(cp)}</td><td>{link}</td><td>{_e(', '.join(v.root_cause.hosts) or '–')}</td>"
-            f"<td class=\"num\">{v.root_cause.confidence:.2f}</td><td>{_e(v.root_cause.title)}</td></tr>"
+            f"<tr><td>{_e(iso_ms(v.failure.failed_at_ms))}</td>"
+            f"<td class=\"job\"><code>{_e(v.job_id or '–')}</code></td><td class=\"num\">{_e(cp)}</td>"
+            f"<td>{link}</td><td>{hosts}</td><td class=\"num\">{v.root_cause.confidence:.2f}</td>"
+            f"<td class=\"title\">{_e(v.root_cause.title)}</td></tr>"
         )
     table = ("<table id=\"verdicts\"><thead><tr><th>failed at (UTC)</th><th>job</th><th>checkpoint</th><th>code</th>"
              "<th>host</th><th>confidence</th><th>title</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
@@ -142,10 +156,11 @@ def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: 
 
 
 def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone: str = "UTC",
-                 raw: RawLookup | None = None) -> str:
-    """One verdict, the fix first: title, explanation, remediation (with its what-if figures), then the timeline,
-    the failure, evidence with refs (opening onto their raw lines when ``raw`` can look them up), alternatives,
-    the outlook of a periodic cause, coverage."""
+                 raw: RawLookup | None = None, risks: Sequence[Risk] = ()) -> str:
+    """One verdict, the fix first: the cause (heading), what to do (with its what-if figures), why, the early
+    warning that preceded it (the job's warnings among ``risks``, with their chart), the timeline, the failure,
+    evidence with refs (opening onto their raw lines when ``raw`` can look them up), alternatives, the outlook of a
+    periodic cause, coverage. The logs' ``zone`` is named once, on the timeline's axis (drawn with it)."""
     f, rc = v.failure, v.root_cause
     nav = f"<nav><a href=\"{_e(links.index)}\">all verdicts</a>"
     nav += f"<a href=\"{_e(links.png(page_key(v.verdict_id)))}\">timeline PNG</a>" if svg is not None else ""
@@ -158,7 +173,7 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
     figure = "" if svg is None else (
         "<h2>Timeline</h2><figure id=\"timeline\" role=\"img\" "
         "aria-label=\"timeline of the failure, one lane per host\">"
-        f"{inline_svg(svg)}<figcaption class=\"meta\">times in UTC; the logs are in {_e(zone)}</figcaption></figure>")
+        f"{inline_svg(svg)}</figure>")  # the axis says the times are UTC and the zone of the logs
     facts = [("cluster", v.cluster), ("job", v.job_id), ("checkpoint", v.checkpoint_id),
              ("failure", f.kind.replace("_", " ")), ("failed at", iso_ms(f.failed_at_ms)),
              ("started at", None if f.started_at_ms is None else iso_ms(f.started_at_ms)),
@@ -189,27 +204,29 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
                       for m in v.missing)
     coverage = (f"<h2>Logs read</h2><p id=\"covered\">{_e(covered)}</p>"
                 + (f"<p>missing:</p><ul id=\"missing\">{missing}</ul>" if missing else ""))
+    warning = risks_section(warned(v, risks), heading="Early warning")
     return _page(f"{rc.code} – {rc.title}",
-                 # the fix first: what failed and why, what to do, then the picture and the evidence behind it
-                 nav + head + explanation + remediation + figure + failure + evidence + alternatives + outlook
-                 + coverage)
+                 # the fix first: what failed, what to do, why, then the pictures and the evidence behind it
+                 nav + head + remediation + explanation + warning + figure + failure + evidence + alternatives
+                 + outlook + coverage)
 
 
 def _short(ref: str) -> str:
-    """The source cell: the file's name and line, the full ref on hover (the directory is noise in a table)."""
+    """The source cell: the file's name and line, the full ref on hover (the directory is noise in a table). A long
+    name wraps within its cell, whole; the line number stays in one piece."""
     where = file_line(ref)
     if where is None:
         return (f"<span class=\"ref\" title=\"{_e(ref)}\"><span class=\"file\"><bdi>{_e(ref or '–')}</bdi></span>"
                 "</span>")
     path, line = where
     name = path.replace("\\", "/").rsplit("/", 1)[-1] or path
-    # the name is set apart so a long one is cut at its start, keeping host and line in view
-    return (f"<span class=\"ref\" title=\"{_e(ref)}\"><span class=\"file\"><bdi>{_e(name)}</bdi></span>"
+    return (f"<span class=\"ref\" title=\"{_e(ref)}\"><span class=\"file\"><bdi>{_name(name)}</bdi></span>"
             f"<span class=\"line\">:{line}</span></span>")
 
 
-def _raw_block(summary: str, found: RawLines | None) -> str:
-    """The summary as the ``<summary>`` of a ``<details>`` holding the raw lines with their file and line."""
+def _raw_block(summary: str, found: RawLines | None, is_open: bool = False) -> str:
+    """The summary as the ``<summary>`` of a ``<details>`` holding the raw lines with their file and line, open when
+    the row is one that decided the verdict."""
     if found is None or not found.lines:
         why = found.missing if found is not None and found.missing else "its source is not a line of a file"
         body = f"<p class=\"meta\">raw line not shown: {_e(why)}</p>"
@@ -218,7 +235,7 @@ def _raw_block(summary: str, found: RawLines | None) -> str:
         lines = f"line {found.first_line}" if last == found.first_line else f"lines {found.first_line}–{last}"
         body = (f"<p class=\"meta\">{_e(found.path)}, {lines}{' (shortened)' if found.cut else ''}</p>"
                 f"<pre>{_e(chr(10).join(found.lines))}</pre>")
-    return f"<details class=\"raw\"><summary>{_e(summary)}</summary>{body}</details>"
+    return f"<details class=\"raw\"{' open' if is_open else ''}><summary>{_e(summary)}</summary>{body}</details>"
 
 
 def _where_note(refs: Sequence[str]) -> str:
@@ -240,23 +257,40 @@ EVIDENCE_HEAD = (
     "<th>type</th><th>host</th><th>summary</th><th>source line</th></tr></thead><tbody>")
 
 
+OPEN_ROWS = 6
+"""Deciding rows shown open at most: the rest of a long cause's rows are a click away."""
+
+
+def deciding(v: Verdict) -> set[EvidenceItem]:
+    """The evidence rows that decided the verdict, the first ``OPEN_ROWS`` of them in the verdict's order: those the
+    timeline outlines as the root cause's, or when it outlines none (a cause that names no host, a host lost as told
+    by another) the rows of the types the cause is read from; none for a verdict that names no cause."""
+    drawn = build_timeline(v)
+    cause = {(d.kind, d.ref) for d in drawn.spans if d.emphasis == "cause"}
+    cause |= {(d.kind, d.ref) for d in drawn.marks if d.emphasis == "cause"}
+    rows = [e for e in v.evidence if (e.type, e.ref) in cause]
+    if not rows:
+        rows = [e for e in v.evidence if e.type in CAUSE_TYPES.get(v.root_cause.code, ())]
+    return set(rows[:OPEN_ROWS])
+
+
 def evidence_table(v: Verdict, raw: RawLookup | None) -> str:
-    """The evidence, one row each: time, span, kind, host, summary (opening onto the raw lines when ``raw`` is
-    given) and the source shortened to file name and line. Fixed column widths: a long path or line never widens
-    the page, and only the summary wraps."""
+    """The evidence, one row each: time, span, kind (in words), host, summary (opening onto the raw lines when
+    ``raw`` is given, the deciding rows open) and the source shortened to file name and line. Fixed column widths:
+    a long path or line never widens the page, it wraps within its cell."""
     day = iso_ms(v.failure.failed_at_ms)[:10]
     rows = []
+    opened = deciding(v) if raw is not None else set()
     for e in v.evidence:
         at = iso_ms(e.at_ms)
         shown = at[11:23] if at[:10] == day else at  # the day is the failure's unless it says otherwise
         span = _ms(e.end_ms - e.start_ms) if e.start_ms is not None and e.end_ms is not None else ""
-        kind = "_<wbr>".join(_e(part) for part in e.type.split("_"))  # narrow pages break it at an underscore
-        # as the timeline's lanes: the role first, it is short; a long host name is what gets cut
-        host = f"<span class=\"role\">{_e(role_name(e.role))}</span> {_e(e.host)}"
-        summary = _e(e.summary) if raw is None else _raw_block(e.summary, raw(e.ref))
+        # as the timeline's lanes: the role first, it is short; a long host name wraps before a dot
+        host = f"<span class=\"role\">{_e(role_name(e.role))}</span> {_name(e.host)}"
+        summary = _e(e.summary) if raw is None else _raw_block(e.summary, raw(e.ref), e in opened)
         rows.append(f"<tr><td title=\"{_e(at)}\">{_e(shown)}</td><td class=\"num\">{_e(span)}</td>"
-                    f"<td class=\"wrap\" title=\"{_e(e.type)}\"><code>{kind}</code></td>"
-                    f"<td class=\"wrap\" title=\"{_e(role_name(e.role))} {_e(e.host)}\">{host}</td>"
+                    f"<td>{_e(event_label(e.type))}</td>"
+                    f"<td title=\"{_e(role_name(e.role))} {_e(e.host)}\">{host}</td>"
                     f"<td class=\"sum\">{summary}</td><td>{_short(e.ref)}</td></tr>")
     note = "" if raw is not None else _where_note([e.ref for e in v.evidence])
     return EVIDENCE_HEAD + "".join(rows) + "</tbody></table>" + note

@@ -1,5 +1,5 @@
-"""The early warnings of a run in the report's index: each warning's last state, its words, and a small chart of its
-checkpoints' durations and sizes against the timeout.
+"""The early warnings of a run in the report's index, and on the page of each verdict they preceded: each warning's
+last state, its words, and a small chart of its checkpoints' durations and sizes against the timeout.
 
 The chart is plain SVG written here (a few dozen points, no plotting library needed): durations as dots with the
 fitted pace as a line, the timeout dashed, the predicted expiry marked, the state's size as a second, lighter line on
@@ -13,6 +13,7 @@ from html import escape
 
 from correlator.core.events import iso_ms
 from correlator.core.explain.risk import Risk
+from correlator.core.explain.verdict import Verdict
 
 WIDTH, HEIGHT, PAD = 560, 180, 36
 DURATION, SIZE, TIMEOUT, EXPIRY = "#1f77b4", "#ff7f0e", "#c0392b", "#7f8c8d"
@@ -29,6 +30,14 @@ def latest(risks: Sequence[Risk]) -> list[Risk]:
     for r in risks:
         last[r.risk_id] = r
     return list(last.values())
+
+
+def warned(v: Verdict, risks: Sequence[Risk]) -> list[Risk]:
+    """The warnings of the verdict's job raised by the time it failed, each in its last state by the time the verdict
+    was decided (a warning the failure supersedes says so)."""
+    raised = {r.risk_id for r in risks
+              if r.cluster == v.cluster and r.job_id == v.job_id and r.as_of_ms <= v.failure.failed_at_ms}
+    return latest([r for r in risks if r.risk_id in raised and r.as_of_ms <= v.decided_at_ms])
 
 
 def chart(risk: Risk) -> str:
@@ -77,8 +86,8 @@ def chart(risk: Risk) -> str:
     return "".join(out)
 
 
-def risks_section(risks: Sequence[Risk]) -> str:
-    """``<h2>Early warnings</h2>`` and one entry per warning; empty when there is none."""
+def risks_section(risks: Sequence[Risk], heading: str = "Early warnings") -> str:
+    """``<h2>`` with ``heading`` and one entry per warning; empty when there is none."""
     shown = latest(risks)
     if not shown:
         return ""
@@ -89,4 +98,4 @@ def risks_section(risks: Sequence[Risk]) -> str:
             f'<section class="risk" id="{_e(r.risk_id)}"><p><strong>{_e(r.status)}</strong> · job '
             f"<code>{_e(r.job_id)}</code> · {_e(iso_ms(r.as_of_ms))}</p><p>{_e(r.headline)}</p>"
             + (f"<ol>{advice}</ol>" if advice else "") + f"<figure>{chart(r)}</figure></section>")
-    return "<h2>Early warnings</h2>" + "".join(items)
+    return f"<h2>{_e(heading)}</h2>" + "".join(items)

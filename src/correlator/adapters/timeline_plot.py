@@ -1,11 +1,17 @@
 """Drawing a :class:`~correlator.core.explain.timeline.Timeline` with matplotlib (Agg, no display): PNG for Slack,
 SVG for pages.
 
-Every drawn element carries an id (``lane-N``, ``span-N-<kind>``, ``mark-N-<kind>``, ``timeout``, ``failed``,
-``title``, ``legend``) that survives into the SVG, so tests and people can find what is where. Colours are the
-Okabe–Ito palette plus greys, and no two evidence kinds share a look, as a bar or as a mark: a reader with a
-colour-vision deficiency tells an expiry from a failure by shape as well as hue. Log-derived text is drawn literally:
-matplotlib's math parsing is switched off for it, so a ``$`` in a host name cannot break or alter the picture.
+Every drawn element carries an id (``lane-N``, ``span-N-<kind>``, ``label-N``, ``mark-N-<kind>``, ``timeout``,
+``timeout-label``, ``failed``, ``note-N``, ``title``, ``legend``) that survives into the SVG, so tests and people can
+find what is where. Colours are the Okabe–Ito palette plus greys, and no two evidence kinds share a look, as a bar or
+as a mark: a reader with a colour-vision deficiency tells an expiry from a failure by shape as well as hue.
+Log-derived text is drawn literally: matplotlib's math parsing is switched off for it, so a ``$`` in a host name
+cannot break or alter the picture.
+
+No word is cut: a bar's label, the timeout's and a lane's note are measured with the renderer once the layout is
+known, and each is shortened, moved, wrapped or left out rather than run past its bar or the plot. The PNG stands
+alone (Slack, the report's link), so it carries the verdict's title; the SVG sits in a page under that same title as
+its heading, so it has none.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from matplotlib import dates as mdates
@@ -27,6 +33,7 @@ from matplotlib.legend_handler import HandlerTuple
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.text import Text
+from matplotlib.textpath import TextToPath
 from matplotlib.ticker import FuncFormatter
 
 from correlator.core.explain.timeline import Span, Timeline
@@ -145,10 +152,7 @@ def draw(tl: Timeline) -> Figure:
     spans = list(tl.spans)
     slots = _slots(spans)
     view = _num(tl.view_end_ms) - _num(tl.view_start_ms)
-    for lane in tl.lanes:
-        if lane.note is not None:
-            _text(ax, _num(tl.view_start_ms) + view / 2, y_of[lane.index], lane.note, ha="center", va="center",
-                  fontsize=8, style="italic", color="#7b241c" if lane.missing else "#566573", gid=f"note-{lane.index}")
+    bars: list[tuple[Rectangle, tuple[str, ...], dict[str, Any]]] = []
     for i, s in enumerate(spans):
         row, rows = slots[i]
         height = 0.8 / rows
@@ -159,20 +163,14 @@ def draw(tl: Timeline) -> Figure:
         rect = Rectangle((_num(s.start_ms), bottom + 0.05 * height), width, height * 0.9, **_bar(st, s.emphasis),
                          zorder=3 if cause else 2, gid=f"span-{i}-{s.kind}")
         ax.add_patch(rect)
-        if width < view * 0.08:
-            continue
-        text = f"{s.duration_ms / 1000:.1f} s  {st.label}" + ("  ◀ root cause" if cause else "")
-        label = _text(ax, _num(s.start_ms) + view * 0.008, bottom + height / 2, text,
-                      fontsize=7.5 if rows == 1 else 6.5, weight="bold" if cause else "normal", va="center",
-                      ha="left", zorder=4, color=ink(st.color))
-        label.set_clip_path(rect)  # a label never runs over its neighbour
+        bars.append((rect, _span_labels(s.duration_ms, st.label, cause),
+                     {"fontsize": 7.5 if rows == 1 else 6.5, "weight": "bold" if cause else "normal",
+                      "color": ink(st.color), "gid": f"label-{i}"}))
     for j, m in enumerate(tl.marks):
         ax.add_line(Line2D([_num(m.at_ms)], [y_of[m.lane]], **_mark(style(m.kind), m.emphasis), linestyle="none",
                            zorder=5, gid=f"mark-{j}-{m.kind}"))
     if tl.timeout_at_ms is not None:
         ax.axvline(_num(tl.timeout_at_ms), color=TIMEOUT, linestyle="--", linewidth=1.5, zorder=6, gid="timeout")
-        _text(ax, _num(tl.timeout_at_ms), n - 0.5, f" timeout {(tl.timeout_ms or 0) / 1000:.1f} s",
-              color=TIMEOUT, fontsize=8, va="bottom", ha="left")
     ax.axvline(_num(tl.failed_at_ms), color="black", linestyle=":", linewidth=1.2, zorder=6, gid="failed")
     ax.set_xlim(_num(tl.view_start_ms), _num(tl.view_end_ms))
     ax.set_ylim(-0.5, n - 0.5 + 0.35)
@@ -187,7 +185,106 @@ def draw(tl: Timeline) -> Figure:
     ax.grid(axis="x", color="#d5d8dc", linewidth=0.6, zorder=1)
     _legend(ax, tl)
     _title(fig, f"{tl.code}: {tl.title}")
+    # the words inside the plot are fitted to where the layout put it (the texts below never move it)
+    layout = fig.get_layout_engine()
+    if layout is not None:
+        layout.execute(fig)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    for rect, texts, kwargs in bars:
+        _bar_label(ax, renderer, rect, texts, view, **kwargs)
+    if tl.timeout_at_ms is not None:
+        _timeout_label(ax, renderer, _num(tl.timeout_at_ms), n - 0.5, f"timeout {(tl.timeout_ms or 0) / 1000:.1f} s")
+    for lane in tl.lanes:
+        if lane.note is not None:
+            _note(ax, renderer, _num(tl.view_start_ms) + view / 2, y_of[lane.index], lane.note,
+                  color="#7b241c" if lane.missing else "#566573", gid=f"note-{lane.index}")
     return fig
+
+
+def _span_labels(duration_ms: int, label: str, cause: bool) -> tuple[str, ...]:
+    """A bar's label, longest first: the first that fits inside its bar is drawn (the legend names every kind)."""
+    took = f"{duration_ms / 1000:.1f} s"
+    if cause:
+        return f"{took}  {label}  ◀ root cause", f"{took}  ◀ root cause", f"{took} ◀", took
+    return f"{took}  {label}", took
+
+
+LABEL_PAD = 4.0
+"""Pixels kept clear between a label and the edge of its bar or of the plot."""
+TEXT_PATH = TextToPath()
+
+
+def _size(label: Text, renderer: Any) -> tuple[float, float]:
+    """Width and height of the label in pixels, the larger of the PNG's measure (hinted glyphs) and the SVG's (glyph
+    outlines): they differ by a few per cent either way, and a label must fit in both pictures."""
+    extent = label.get_window_extent(renderer)
+    prop, scale = label.get_fontproperties(), float(renderer.points_to_pixels(1.0))
+    lines = [TEXT_PATH.get_text_width_height_descent(line, prop, ismath=False) for line in label.get_text().split("\n")]
+    width = max(w for w, _, _ in lines) * scale
+    height = sum(h for _, h, _ in lines) * scale
+    return max(extent.width, width), max(extent.height, height)
+
+
+def _bar_label(ax: Axes, renderer: Any, rect: Rectangle, texts: tuple[str, ...], view: float,
+               **kwargs: Any) -> Text | None:
+    """The longest of ``texts`` that lies whole inside the bar, or none when even the shortest does not."""
+    box = rect.get_window_extent(renderer)
+    if box.width < 2 * LABEL_PAD + 8:
+        return None
+    x, y = rect.get_x() + view * 0.008, rect.get_y() + rect.get_height() / 2
+    offset = ax.transData.transform((x, y))[0] - box.x0
+    label = _text(ax, x, y, texts[0], va="center", ha="left", zorder=4, **kwargs)
+    label.set_in_layout(False)
+    label.set_clip_path(rect)  # a label never runs over its neighbour, even should a measure be off
+    for text in texts:
+        label.set_text(text)
+        width, height = _size(label, renderer)
+        if offset + width + LABEL_PAD <= box.width and height <= box.height:
+            return label
+    label.remove()
+    return None
+
+
+def _timeout_label(ax: Axes, renderer: Any, x: float, y: float, text: str) -> Text | None:
+    """The timeout's words beside its line, on the side with room for them inside the plot."""
+    plot = ax.get_window_extent(renderer)
+    at = ax.transData.transform((x, y))[0]
+    label = _text(ax, x, y, f" {text}", color=TIMEOUT, fontsize=8, va="bottom", ha="left", gid="timeout-label")
+    label.set_in_layout(False)
+    sides: tuple[tuple[Literal["left", "right"], str], ...] = (("left", f" {text}"), ("right", f"{text} "))
+    for ha, words in sides:
+        label.set_horizontalalignment(ha)
+        label.set_text(words)
+        width, _ = _size(label, renderer)
+        x0, x1 = (at, at + width) if ha == "left" else (at - width, at)
+        if plot.x0 <= x0 and x1 <= plot.x1:  # the space on the line's side keeps the words off it
+            return label
+    label.remove()
+    return None
+
+
+NOTE_LINES = 2
+
+
+def _note(ax: Axes, renderer: Any, x: float, y: float, note: str, **kwargs: Any) -> Text:
+    """A lane's note centred in the plot, wrapped onto two lines when it is wider than the plot (a third would
+    leave its lane), and ending in "…" when even two lines cannot hold it."""
+    limit = ax.get_window_extent(renderer).width - 2 * LABEL_PAD
+    label = _text(ax, x, y, note, ha="center", va="center", fontsize=8, style="italic", linespacing=1.1, **kwargs)
+    label.set_in_layout(False)
+
+    def fits(text: str) -> bool:
+        label.set_text(text)
+        return _size(label, renderer)[0] <= limit
+
+    if fits(note):
+        return label
+    lines, overflow = _wrap(note[:TITLE_CHARS], fits, NOTE_LINES)
+    if overflow or len(note) > TITLE_CHARS:
+        last = lines[-1]
+        lines[-1] = last[:_most(len(last), lambda k: fits(last[:k] + " …"))].rstrip() + " …"
+    label.set_text("\n".join(lines))
+    return label
 
 
 def _bar(st: Style, emphasis: str) -> dict[str, Any]:
@@ -317,17 +414,25 @@ def _clock(view_ms: int) -> FuncFormatter:
     return FuncFormatter(fmt)
 
 
+TITLED = frozenset({"png"})
+"""Formats drawn with the verdict's title: the PNG is looked at on its own, the SVG inside a page that is headed by
+the same words."""
+
+
 def render(tl: Timeline, fmt: str) -> bytes:
     """The picture as ``png`` or ``svg`` bytes; deterministic for the same timeline (no dates in the metadata)."""
     return render_all(tl, (fmt,))[fmt]
 
 
 def render_all(tl: Timeline, formats: tuple[str, ...] = ("svg", "png")) -> dict[str, bytes]:
-    """One drawing saved in several formats (drawing is most of the cost)."""
+    """One drawing saved in several formats (drawing is most of the cost), titled in the formats of ``TITLED``."""
     out: dict[str, bytes] = {}
     with rc_context({"svg.hashsalt": tl.verdict_id}):
         fig = draw(tl)
+        [title] = [t for t in fig.texts if t.get_gid() == "title"]
         for fmt in formats:
+            title.set_visible(fmt in TITLED)
+            title.set_in_layout(fmt in TITLED)  # an untitled picture gives the plot the title's room
             buffer = io.BytesIO()
             fig.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else {"Software": None})
             out[fmt] = buffer.getvalue()

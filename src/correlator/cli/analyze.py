@@ -97,13 +97,17 @@ def _report(verdicts: list[Any], report_dir: Path, zone: str, risks: list[Risk])
 
     progress = _progress(unit=" pages", desc="report", total=len(verdicts))
     try:
-        write_report(verdicts, report_dir, zone=zone, risks=risks,
-                     on_page=(lambda _v: progress.update(1)) if progress is not None else None)
+        written = write_report(verdicts, report_dir, zone=zone, risks=risks,
+                               on_page=(lambda _v: progress.update(1)) if progress is not None else None)
     except OSError as exc:
         raise RuntimeFailure(f"cannot write the report to {report_dir}: {exc.strerror or exc}") from None
     finally:
         if progress is not None:
             progress.close()
+    # stdout holds the verdicts; where the report went is said beside the run's other words, on stderr
+    pages = len(verdicts)
+    click.echo(f"correlator: analyze: report written to {written[0]} ({pages} verdict page{'' if pages == 1 else 's'})",
+               err=True)
 
 
 def _progress(unit: str = " events", desc: str = "analyzing", total: int | None = None) -> Any:

@@ -40,7 +40,7 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 def write_report(verdicts: Sequence[Verdict], out_dir: Path, *, zone: str = "UTC",
                  on_page: Callable[[Verdict], None] | None = None, risks: Sequence[Risk] = ()) -> list[Path]:
     """Write ``index.html`` (the verdicts, then the early warnings with a chart each) and ``<id>.html`` / ``.png`` /
-    ``.svg`` per verdict; returns the paths written."""
+    ``.svg`` per verdict (its page shows the warnings that preceded it); returns the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     raw = RawLineReader.read(verdicts)
     written: list[Path] = []
@@ -48,7 +48,7 @@ def write_report(verdicts: Sequence[Verdict], out_dir: Path, *, zone: str = "UTC
         key = page_key(verdict.verdict_id)
         timeline = build_timeline(verdict, zone=zone)
         pictures = render_all(timeline, ("svg", "png"))
-        page = verdict_page(verdict, pictures["svg"], zone=zone, raw=raw.lookup(verdict))
+        page = verdict_page(verdict, pictures["svg"], zone=zone, raw=raw.lookup(verdict), risks=risks)
         files = {f"{key}.svg": pictures["svg"], f"{key}.png": pictures["png"], f"{key}.html": page.encode("utf-8")}
         for name, data in files.items():
             (out_dir / name).write_bytes(data)
