@@ -60,11 +60,13 @@ def _segment(path: Path, index: int, start: datetime) -> tuple[list[bytes], date
     return out, last
 
 
-def real_lines(root: Path = LAB_DIR) -> Iterator[bytes]:
-    """The lab's files as segments of one log, endlessly (each round on from the last), each line with its newline."""
-    files = real_files(root)
+def real_lines(root: Path = LAB_DIR, *, role: str = "", first: int = 0) -> Iterator[bytes]:
+    """The lab's files as segments of one log, endlessly (each round on from the last), each line with its newline;
+    only the files of one daemon (``role``: ``datanode``, ``taskexecutor``) if given, from the ``first``-th file on."""
+    files = [p for p in real_files(root) if f"-{role}-" in p.name]
     if not files:
         raise FileNotFoundError(f"no lab logs under {root}")
+    files = files[first % len(files):] + files[:first % len(files)]
     cursor, index = datetime(2026, 1, 5, 8, 0, 0), 0
     while True:
         for path in files:
@@ -98,3 +100,11 @@ def available(root: Path = LAB_DIR) -> bool:
     return root.is_dir() and any(True for _ in real_files(root))
 
 
+
+
+def real_datanode_lines(host: int, count: int) -> Iterator[str]:
+    """``count`` lines of a DataNode made of the lab's real DataNode logs end to end, each host starting from another
+    file (for ``bench stream --day real``: several busy DataNodes)."""
+    lines = real_lines(LAB_DIR, role="datanode", first=host * 7)
+    for _ in range(count):
+        yield next(lines).rstrip(b"\n").decode("utf-8", errors="replace")

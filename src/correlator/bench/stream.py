@@ -172,13 +172,18 @@ def _quantile(before: dict[str, float], after: dict[str, float], q: float) -> fl
 
 def _corpus(logs: Path, scale: int, datanodes: int, lines_per_datanode: int, day: str = "good") -> None:
     """The 'recurring' scenario (failures to decide) plus busy DataNodes: on a good day mostly routine writes, on a
-    bad day the incident corpus's (slow writes, slow-IO storms, reconcile bursts, a clock step back)."""
+    bad day the incident corpus's (slow writes, slow-IO storms, reconcile bursts, a clock step back); on a real day the
+    lab's real DataNode logs end to end."""
     done = subprocess.run([*CLI, "simulate", "recurring", "--out", str(logs), "--scale", str(scale)],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"simulate recurring failed: {done.stderr.strip()[-300:]}")
     if day == "bad":
         write_incident_logs(str(logs / "busy"), datanodes, lines_per_datanode)
+    elif day == "real":
+        from correlator.bench.real import real_datanode_lines
+
+        write_datanode_logs(str(logs / "busy"), datanodes, lines_per_datanode, real_datanode_lines)
     else:
         write_datanode_logs(str(logs / "busy"), datanodes, lines_per_datanode)
 

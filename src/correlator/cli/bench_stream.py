@@ -17,8 +17,9 @@ from correlator.config import Settings
               help="busy DataNodes in the corpus (mostly routine block-write lines)")
 @click.option("--lines-per-datanode", type=click.IntRange(1), default=75_000, show_default=True,
               help="log lines of each busy DataNode")
-@click.option("--day", type=click.Choice(["good", "bad"]), default="good", show_default=True,
-              help="the busy DataNodes' day: routine writes, or the incident corpus (slow writes, storms, bursts)")
+@click.option("--day", type=click.Choice(["good", "bad", "real"]), default="good", show_default=True,
+              help="the busy DataNodes' day: routine writes, the incident corpus (slow writes, storms, bursts), or "
+                   "the lab's real DataNode logs end to end (in a clone of the repository)")
 @settings_options(*KAFKA, "topics_dir")
 def stream_bench(scale: int, datanodes: int, lines_per_datanode: int, day: str, settings: Settings) -> None:
     """Records/s, CPU, RSS of bare consume loops, Faust baselines and the worker on a DataNode-heavy corpus."""
