@@ -57,6 +57,7 @@ bench: setup
 	@KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh start
 	@status=0; $(VENV)/bin/correlator bench stream --bootstrap-servers 127.0.0.1:$(BENCH_KAFKA_PORT) || status=$$?; \
 	  $(VENV)/bin/correlator bench stream --day bad --bootstrap-servers 127.0.0.1:$(BENCH_KAFKA_PORT) || status=$$?; \
+	  $(VENV)/bin/correlator bench stream --day real --bootstrap-servers 127.0.0.1:$(BENCH_KAFKA_PORT) || status=$$?; \
 	  KAFKA_PORT=$(BENCH_KAFKA_PORT) KAFKA_STATE_DIR=.run/bench-kafka bash deploy/local/kafka.sh stop; exit $$status
 
 # Ten minutes of a steady 20k records/s: is the worker's memory flat while it keeps up?
@@ -95,6 +96,46 @@ lab-fixtures-json: setup
 
 lint: $(STAMP)
 	$(VENV)/bin/lint-imports
+
+# The image's install step (deploy/Dockerfile) in a fresh venv: the runtime lock, then correlator without deps; what
+# that leaves must hold together (pip check), run, and carry no test tool. 25-70 s with downloads: not in `make test`
+# (tests/test_locks.py checks the locks against the installed metadata instead).
+IMAGE_VENV := .cache/image-venv
+.PHONY: image-install-check
+image-install-check:
+	@rm -rf $(IMAGE_VENV) && $(PYTHON) -m venv $(IMAGE_VENV)
+	$(IMAGE_VENV)/bin/pip install -q -r requirements-runtime.lock
+	$(IMAGE_VENV)/bin/pip install -q --no-deps .
+	$(IMAGE_VENV)/bin/pip check
+	$(IMAGE_VENV)/bin/correlator --help >/dev/null
+	@! $(IMAGE_VENV)/bin/python -c "import pytest" 2>/dev/null || { echo "image-install-check: pytest is installed" >&2; exit 1; }
+	@echo "image-install-check: $$(du -sh $(IMAGE_VENV) | cut -f1) installed, no test tool"
+
+# The Helm chart, checked with the pinned helm v4 (built by `go install` into .cache: about 3.5 minutes on a fresh
+# 2-core machine, so not part of `make test`): lint, render into deploy/helm/rendered.yaml (the test suite checks
+# those objects, and that they were rendered from the chart as it is now), then decode every object of that rendering
+# and of deploy/k8s strictly into the types of a pinned k8s.io/api (deploy/helm/validate). Commit rendered.yaml.
+HELM_VERSION ?= v4.3.2
+HELM := .cache/helm-$(HELM_VERSION)/helm
+K8S_VALIDATE := .cache/k8s-validate/validate
+.PHONY: helm-check
+helm-check: $(STAMP) $(HELM) $(K8S_VALIDATE)
+	$(HELM) lint --strict deploy/helm/correlator
+	$(HELM) lint --strict deploy/helm/correlator --set metrics.podMonitor.enabled=true \
+	  --set 'networkPolicy.ingressFrom[0].namespaceSelector.matchLabels.name=monitoring'
+	$(HELM) lint --strict deploy/helm/correlator --set slack.enabled=false --set alerts.enabled=false \
+	  --set topics.enabled=false --set networkPolicy.enabled=false --set podDisruptionBudget.enabled=false
+	$(PY) deploy/render.py $(HELM) --helm-version $(HELM_VERSION) --kustomize-out .cache/k8s-validate/kustomize.yaml
+	$(K8S_VALIDATE) deploy/helm/rendered.yaml .cache/k8s-validate/kustomize.yaml
+
+$(HELM):
+	@command -v go >/dev/null || { echo "helm-check: Go is required to build helm" >&2; exit 1; }
+	@echo "helm-check: building helm $(HELM_VERSION) with go install (minutes the first time)"
+	GOBIN=$(abspath $(dir $(HELM))) go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+
+$(K8S_VALIDATE): deploy/helm/validate/main.go deploy/helm/validate/go.mod deploy/helm/validate/go.sum
+	@command -v go >/dev/null || { echo "helm-check: Go is required to build the schema check" >&2; exit 1; }
+	cd deploy/helm/validate && go build -o $(abspath $(K8S_VALIDATE)) .
 
 # A local stack that stays up and keeps its data across down/up: Kafka on 9092, Redis (AOF) on 6390, topics applied.
 # `make reset` wipes both.

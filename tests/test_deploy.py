@@ -129,20 +129,31 @@ def compose() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def k8s_docs() -> list[dict[str, Any]]:
-    return [doc for path in sorted(K8S.glob("*.yaml")) for doc in load_all_yaml(path) if "kind" in doc]
+    """deploy/k8s as `kubectl kustomize` renders it (deploy/render.py does the same for what it uses)."""
+    return render_module().kustomize(K8S)
+
+
+def render_module() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("deploy_render", REPO / "deploy" / "render.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 class TestCompose:
-    def test_parses_with_the_five_services(self, compose: dict[str, Any]) -> None:
-        """Compose defines kafka, redis, the one-shot topics job, the worker and the Slack bot."""
-        assert {"kafka", "redis", "topics", "worker", "slack"} <= set(compose["services"])
+    def test_parses_with_the_six_services(self, compose: dict[str, Any]) -> None:
+        """Compose defines kafka, redis, the one-shot topics job, the worker, the Slack bot and the alert forwarder."""
+        assert {"kafka", "redis", "topics", "worker", "slack", "alerts"} <= set(compose["services"])
 
     def test_images(self, compose: dict[str, Any]) -> None:
         """Kafka is the official apache/kafka 3.9.x image, Redis is 7.x, the correlator services build our Dockerfile."""
         services = compose["services"]
         assert re.fullmatch(r"apache/kafka:3\.9\.\d+", services["kafka"]["image"])
         assert re.fullmatch(r"redis:7(\.\d+)*(-\w+)?", services["redis"]["image"])
-        for name in ("topics", "worker", "slack"):
+        for name in ("topics", "worker", "slack", "alerts"):
             build = services[name]["build"]
             assert (REPO / build["context"] / build["dockerfile"]).resolve() == DOCKERFILE
 
@@ -168,12 +179,13 @@ class TestCompose:
         assert re.fullmatch(r"[A-Za-z0-9_-]{22}", env["CLUSTER_ID"]), "a KRaft cluster id is a base64 UUID"
 
     def test_commands_are_registered(self, compose: dict[str, Any]) -> None:
-        """topics, worker and slack run CLI commands the registry knows."""
+        """topics, worker, slack and alerts run CLI commands the registry knows."""
         services = compose["services"]
         assert services["topics"]["command"] == ["topics", "apply"]
         assert services["worker"]["command"] == ["worker"]
         assert services["slack"]["command"] == ["slack"]
-        for name in ("topics", "worker", "slack"):
+        assert services["alerts"]["command"] == ["alerts"]
+        for name in ("topics", "worker", "slack", "alerts"):
             assert services[name]["command"][0] in COMMANDS
 
     def test_start_order_and_health(self, compose: dict[str, Any]) -> None:
@@ -182,7 +194,7 @@ class TestCompose:
         for name in ("kafka", "redis", "worker"):
             assert services[name]["healthcheck"]["test"]
         assert services["topics"]["depends_on"]["kafka"]["condition"] == "service_healthy"
-        for name in ("worker", "slack"):
+        for name in ("worker", "slack", "alerts"):
             depends = services[name]["depends_on"]
             assert depends["kafka"]["condition"] == "service_healthy"
             assert depends["redis"]["condition"] == "service_healthy"
@@ -192,7 +204,7 @@ class TestCompose:
         """The correlator services point at the broker's container listener and at the redis service."""
         kafka_env = compose["services"]["kafka"]["environment"]
         advertised = kafka_env["KAFKA_ADVERTISED_LISTENERS"].split(",")
-        for name in ("topics", "worker", "slack"):
+        for name in ("topics", "worker", "slack", "alerts"):
             env = compose["services"][name]["environment"]
             internal = f"{kafka_env['KAFKA_INTER_BROKER_LISTENER_NAME']}://{env['CORRELATOR_BOOTSTRAP_SERVERS']}"
             assert internal in advertised
@@ -203,6 +215,24 @@ class TestCompose:
         worker = compose["services"]["worker"]
         port = str(worker["environment"]["CORRELATOR_WEB_PORT"])
         assert any(mapping.endswith(f":{port}") for mapping in worker["ports"])
+
+    def test_bot_and_forwarder_serve_health_on_the_metrics_port(self, compose: dict[str, Any]) -> None:
+        """The Slack bot and the alert forwarder serve /healthz on CORRELATOR_METRICS_PORT (not the worker's port),
+        their health checks read it, each publishes it on its own loopback port; alerts starts only by profile (it
+        needs a target from .env)."""
+        services = compose["services"]
+        published = set()
+        for name in ("slack", "alerts"):
+            service = services[name]
+            port = str(service["environment"]["CORRELATOR_METRICS_PORT"])
+            assert port != str(service["environment"]["CORRELATOR_WEB_PORT"])
+            assert "/healthz" in service["healthcheck"]["test"][-1]
+            assert "CORRELATOR_METRICS_PORT" in service["healthcheck"]["test"][-1]
+            [mapping] = service["ports"]
+            assert mapping.startswith("127.0.0.1:") and mapping.endswith(f":{port}")
+            published.add(mapping.split(":")[1])
+        assert len(published) == 2
+        assert services["alerts"]["profiles"] == ["alerts"] and "profiles" not in services["slack"]
 
     def test_every_correlator_variable_is_a_setting(self) -> None:
         """Every CORRELATOR_* name in the compose file is a field of Settings."""
@@ -252,15 +282,20 @@ class TestDockerfile:
         return [(row[0].upper(), row[1]) for row in rows if len(row) == 2 and not row[0].startswith("#")]
 
     def test_base_install_user_entrypoint(self) -> None:
-        """python:3.11-slim, dependencies from the lock then the project without deps, non-root, `correlator` entry."""
+        """python:3.11-slim, dependencies from the runtime lock only (never the test freeze) then the project without
+        deps, a numeric non-root user (runAsNonRoot can check it) that exists, `correlator` entry."""
         steps = self.instructions()
         assert steps[0] == ("FROM", "python:3.11-slim")
         runs = [arg for op, arg in steps if op == "RUN"]
-        lock = next(i for i, arg in enumerate(runs) if "pip install -r requirements.lock" in arg)
+        lock = next(i for i, arg in enumerate(runs) if "pip install -r requirements-runtime.lock" in arg)
         project = next(i for i, arg in enumerate(runs) if "pip install --no-deps ." in arg)
         assert lock < project
+        assert not any("requirements.lock" in arg for op, arg in steps if op in ("COPY", "RUN"))
+        assert not any(re.search(r"pip install[^&]*(\.\[|pytest|-e )", arg) for arg in runs)
         user = [arg for op, arg in steps if op == "USER"][-1]
-        assert user not in ("root", "0")
+        uid, _, gid = user.partition(":")
+        assert uid.isdigit() and int(uid) > 0 and (not gid or int(gid) > 0)
+        assert any(f"--uid {uid}" in arg for arg in runs)
         assert ("ENTRYPOINT", '["correlator"]') in steps
 
     def test_build_context_keeps_what_the_image_copies(self) -> None:
@@ -285,11 +320,14 @@ class TestKubernetes:
             if doc["kind"] in ("Deployment", "StatefulSet", "Job")
         }
 
-    def test_kustomization_lists_every_manifest(self) -> None:
-        """kustomization.yaml names each manifest in the directory, and each exists."""
+    def test_kustomization_lists_every_manifest_but_the_secret_example(self) -> None:
+        """kustomization.yaml names each manifest in the directory, and each exists; the Secret's example is not
+        applied (an apply would overwrite the Secret the user made), and no applied file holds a Secret."""
         resources = load_yaml(K8S / "kustomization.yaml")["resources"]
         manifests = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
-        assert set(resources) == manifests
+        assert set(resources) == manifests - {"secret.example.yaml"}
+        assert "secret.example.yaml" in manifests
+        assert [d["kind"] for d in load_all_yaml(K8S / "secret.example.yaml")] == ["Secret"]
 
     def test_workloads(self, k8s_docs: list[dict[str, Any]]) -> None:
         """A worker StatefulSet, a Slack bot and an Alertmanager forwarder Deployment and a topics Job run registered
@@ -311,10 +349,12 @@ class TestKubernetes:
         assert 1 < worker["spec"]["replicas"] <= events["partitions"]
 
     def test_references_resolve(self, k8s_docs: list[dict[str, Any]]) -> None:
-        """Every ConfigMap/Secret a pod reads exists, and every key it names is defined or optional."""
+        """Every ConfigMap a pod reads is applied, the Secret is the one secret.example.yaml shows, and every key a pod
+        names is defined or optional."""
+        assert not self.by_kind(k8s_docs, "Secret")
         defined = {
             (doc["kind"], doc["metadata"]["name"]): set(doc.get("data", {})) | set(doc.get("stringData", {}))
-            for doc in k8s_docs
+            for doc in [*k8s_docs, *load_all_yaml(K8S / "secret.example.yaml")]
             if doc["kind"] in ("ConfigMap", "Secret")
         }
         references = 0
@@ -337,7 +377,7 @@ class TestKubernetes:
     def test_slack_token_is_a_secret(self, k8s_docs: list[dict[str, Any]]) -> None:
         """The Slack token lives in the Secret, never in the ConfigMap, and the bot reads it."""
         config = self.by_kind(k8s_docs, "ConfigMap")[0]["data"]
-        secret = self.by_kind(k8s_docs, "Secret")[0]["stringData"]
+        secret = load_all_yaml(K8S / "secret.example.yaml")[0]["stringData"]
         secrets = {env_var(name) for name in SECRET_FIELDS}
         assert not secrets & set(config)
         assert env_var("slack_token") in secret
@@ -542,14 +582,19 @@ def test_multiline_joiners_keep_every_line(lines: list[str]) -> None:
         assert all(re.match(pattern, record) for record in records[1:] if "\n" in record)
 
 
-def test_the_alerting_rules_and_the_dashboard_read_only_metrics_the_worker_exposes() -> None:
+def test_the_alerting_rules_and_the_dashboard_read_only_metrics_the_services_expose() -> None:
     """A rule or panel on a metric that was renamed or never existed would stay silent forever: every
-    ``correlator_*`` name in deploy/monitoring/ is a series of the worker's registry (counters with ``_total``,
-    histograms with ``_bucket``)."""
+    ``correlator_*`` name in deploy/monitoring/ is a series of the worker's registry or of the Slack bot's and alert
+    forwarder's (counters with ``_total``, histograms with ``_bucket``)."""
+    from correlator.stream.feed_health import FeedHealth
     from correlator.stream.metrics import WorkerMetrics
+    from correlator.stream.slackbot import Stats
+
+    class Sink:
+        stats = Stats()
 
     exposed = set()
-    for family in WorkerMetrics().registry.collect():
+    for family in [*WorkerMetrics().registry.collect(), *FeedHealth("alerts", Sink()).registry.collect()]:
         exposed |= {family.name, f"{family.name}_total", f"{family.name}_bucket", f"{family.name}_count",
                     f"{family.name}_sum"}
     for name in ("correlator-rules.yml", "correlator-dashboard.json"):

@@ -152,8 +152,11 @@ class Settings(BaseModel):
 
     # --- Service -----------------------------------------------------------------------------------------------
     worker_id: str = Field("correlator", description="Faust application id (consumer group) of the worker")
-    web_host: str = Field("127.0.0.1", description="address the worker's /healthz and /metrics bind to")
+    web_host: str = Field("127.0.0.1", description="address the worker's /healthz and /metrics bind to (and those "
+                          "of the Slack bot and the alert forwarder)")
     web_port: int = Field(6066, description="port of the worker's /healthz and /metrics")
+    metrics_port: int | None = Field(None, ge=0, le=65535, description="port of /healthz and /metrics of `correlator "
+                                     "slack` and `correlator alerts`; unset: not served")
     data_dir: Path = Field(Path(".run/worker"), description="directory for the worker's local table state")
     state_replication: int = Field(1, ge=1, description="replication factor of the worker's state changelog topics")
     log_level: str = Field("INFO", description="log level of the service's JSON logs")

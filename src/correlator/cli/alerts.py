@@ -16,7 +16,7 @@ from correlator.config import Settings
 SETTINGS = (*KAFKA, "topic_verdicts", "redis_url", "alertmanager_url", "alerts_group", "alert_hold_min",
             "alert_resolve_after_min", "alerts_namespace", "alert_codes", "alert_severity", "alert_max_age_min",
             "webhook_url", "pagerduty_url", "opsgenie_url",
-            "report_base_url", "log_level")
+            "report_base_url", "log_level", "web_host", "metrics_port")
 """Keys and secrets (CORRELATOR_WEBHOOK_SECRET, CORRELATOR_PAGERDUTY_ROUTING_KEY, CORRELATOR_OPSGENIE_API_KEY) are read
 from the environment only: an option would show them in the process list."""
 
@@ -43,7 +43,8 @@ def alerts(settings: Settings, verdicts_file: Path | None, once: bool) -> None:
         logs.configure(settings.log_level)
     sink = build_sinks(settings)
     try:
-        stats = feed_verdicts(sink, settings, verdicts_file, group=settings.alerts_group, follow=not once)
+        stats = feed_verdicts(sink, settings, verdicts_file, group=settings.alerts_group, follow=not once,
+                              feed="alerts")
     finally:
         for lane in getattr(sink.parts[-1], "lanes", ()):
             lane.store.close()

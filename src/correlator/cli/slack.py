@@ -32,6 +32,8 @@ SETTINGS = (
     "topic_feedback",
     "tz",
     "log_level",
+    "web_host",
+    "metrics_port",
 )
 
 
@@ -78,7 +80,8 @@ def slack(
     feedback = None
     try:
         feedback = _feedback(settings, store, poster)
-        stats = feed_verdicts(bot, settings, verdicts_file, group=settings.slack_group, follow=not once, risks=True)
+        stats = feed_verdicts(bot, settings, verdicts_file, group=settings.slack_group, follow=not once, risks=True,
+                               feed="slack")
     except SlackRejected as exc:
         raise RuntimeFailure(str(exc)) from None
     finally:

@@ -23,6 +23,10 @@ class SinkConfig(Protocol):
     def sweep_every_s(self) -> float: ...
 
 
+class Heartbeat(Protocol):
+    def polled(self, assigned: int, caught_up: bool) -> None: ...
+
+
 class VerdictSink(Protocol):
     """What the feed hands verdicts to: the Slack bot, the Alertmanager forwarder."""
 
@@ -77,10 +81,11 @@ def run_kafka(
     stop: threading.Event | None = None,
     poll_s: float = 0.5,
     idle_exit_s: float = 30.0,
+    health: Heartbeat | None = None,
 ) -> Stats:
     """Consume ``topic`` with manual commits. Without ``follow``, return once every assigned partition is at its end
     (or nothing was assigned for ``idle_exit_s``). Following, the sink's resolution sweep runs only while every
-    assigned partition is read to its end."""
+    assigned partition is read to its end. ``health`` hears of every poll (``feed_health``: /healthz, /metrics)."""
     from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
     stop = stop or threading.Event()
@@ -108,6 +113,8 @@ def run_kafka(
     next_sweep = time.monotonic() + bot.config.sweep_every_s
     try:
         while not stop.is_set():
+            if health is not None:  # before the poll: what the previous record left
+                health.polled(len(assigned), bool(assigned) and at_end >= assigned)
             message = consumer.poll(poll_s)
             if follow and assigned and at_end >= assigned and time.monotonic() >= next_sweep:
                 # only when caught up: an incident whose next verdicts still wait in the topic is not quiet
