@@ -135,6 +135,12 @@ def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int |
             next_reconcile += RECONCILE_EVERY
             for k in range(RECONCILE_LINES):
                 ms += rng.randrange(1, 6)
+                while pending and pending[0][0] <= ms:  # the writes' threads log on meanwhile
+                    due, _, text = heapq.heappop(pending)
+                    head, *stack = text.split("\n")
+                    yield out(due, head if head.startswith(("WARN ", "ERROR ")) else "INFO " + head)
+                    yield from stack
+                    emitted += 1 + len(stack)
                 b = block - rng.randrange(1, 900_000)
                 yield out(ms, _RECONCILE[k % 2].format(blk=b, gs=b - 1_073_000_000))
             emitted += RECONCILE_LINES

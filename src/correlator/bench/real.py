@@ -63,7 +63,7 @@ def _segment(path: Path, index: int, start: datetime) -> tuple[list[bytes], date
 def real_lines(root: Path = LAB_DIR, *, role: str = "", first: int = 0) -> Iterator[bytes]:
     """The lab's files as segments of one log, endlessly (each round on from the last), each line with its newline;
     only the files of one daemon (``role``: ``datanode``, ``taskexecutor``) if given, from the ``first``-th file on."""
-    files = [p for p in real_files(root) if f"-{role}-" in p.name]
+    files = [p for p in real_files(root) if not role or f"-{role}-" in p.name]
     if not files:
         raise FileNotFoundError(f"no lab logs under {root}")
     files = files[first % len(files):] + files[:first % len(files)]

@@ -30,6 +30,11 @@ def _pairing_restored() -> Iterator[None]:
     write_batch.SECONDS_PER_PAIR = kept
 
 
+SLOW_MS = 1000
+"""The threshold these tests hold the two paths equal at (the strategies' durations lie around it); the default's
+own rule is tested in ``test_writes``."""
+
+
 def _stamp(ms: int) -> str:
     s, milli = divmod(ms, 1000)
     m, s = divmod(s, 60)
@@ -92,7 +97,7 @@ def _decided(lines: list[str], cuts: list[int] | None, scanner: Scanner | None =
         list[tuple[str, str, int, int | None]], int]:
     """Block writes in the order they came out, and the routine count; lines fed one by one (``cuts`` None) or as
     blocks cut before ``cuts``; the stdlib scanner and write reader unless ``scanner`` is given."""
-    ingest = Ingest(IngestConfig(), scanner)
+    ingest = Ingest(IngestConfig(slow_write_ms=SLOW_MS), scanner)
     out = []
     if cuts is None:
         for i, line in enumerate(lines):
@@ -167,8 +172,8 @@ def test_a_block_id_written_twice_leaves_the_blocks_other_writes_to_the_plan() -
     from correlator.core.ingest.write_lines import StdlibWriteReader
 
     data = ("\n".join(lines) + "\n").encode()
-    ingest = Ingest(IngestConfig())
-    plan = plan_writes(data, 0, StdlibWriteReader().find(data), StdlibWriteReader(), {}, 1000,
+    ingest = Ingest(IngestConfig(slow_write_ms=SLOW_MS))
+    plan = plan_writes(data, 0, StdlibWriteReader().find(data), StdlibWriteReader(), {}, SLOW_MS,
                        ingest.writes.stamp_at, 4000, None, 5000)
     assert plan is not None
     assert plan.routine == 1  # blk_8, in bulk
@@ -243,10 +248,10 @@ def test_a_big_block_written_at_a_healthy_rate_is_no_step_of_the_plan() -> None:
     assert (got, routine) == _decided(lines, None)
     assert {block[-7:] for _, block, _, _ in got} - {"blk_1_1"} == {"blk_3_1", "blk_4_1", "blk_5_1"}  # 5: never ended
     assert routine == 1
-    ingest = Ingest(IngestConfig())
+    ingest = Ingest(IngestConfig(slow_write_ms=SLOW_MS))
     reader = ingest.scanner.write_reader
     data = "\n".join(lines[3:]).encode() + b"\n"
-    plan = plan_writes(data, 0, reader.find(data), reader, {}, 1000, ingest.writes.stamp_at, ingest.writes.open_ms,
+    plan = plan_writes(data, 0, reader.find(data), reader, {}, SLOW_MS, ingest.writes.stamp_at, ingest.writes.open_ms,
                        ingest.writes.floor)
     assert plan is not None and plan.routine == 1
     assert {s.block for s in plan.steps if s.block} == {"blk_3", "blk_4", "blk_5"}  # blk_2 is no step
@@ -279,17 +284,17 @@ def test_a_write_across_a_blocks_edge_that_ended_fast_is_no_step_of_either_plan(
              finished("09:00:01,600", 2, 500_000_000), finished("09:00:01,700", 3, 500_000_000),
              receiving("09:00:20,000", 4)]
     assert _decided(lines, [3, 5]) == _decided(lines, None)
-    ingest = Ingest(IngestConfig())
+    ingest = Ingest(IngestConfig(slow_write_ms=SLOW_MS))
     reader, tracker = ingest.scanner.write_reader, ingest.writes
     first, second = ("\n".join(lines[3:5]) + "\n").encode(), ("\n".join(lines[5:7]) + "\n").encode()
-    plan = plan_writes(first, 0, reader.find(first), reader, {}, 1000, tracker.stamp_at, tracker.open_ms,
+    plan = plan_writes(first, 0, reader.find(first), reader, {}, SLOW_MS, tracker.stamp_at, tracker.open_ms,
                        tracker.floor, tracker.max_open)
     assert plan is not None and plan.steps == [] and [b for b, _, _ in plan.opened] == ["blk_2", "blk_3"]
     before = {b: ts for b, ts, _ in plan.opened}
-    plan = plan_writes(second, 0, reader.find(second), reader, before, 1000, tracker.stamp_at, tracker.open_ms,
+    plan = plan_writes(second, 0, reader.find(second), reader, before, SLOW_MS, tracker.stamp_at, tracker.open_ms,
                        tracker.floor, tracker.max_open)
     assert plan is not None and plan.steps == [] and sorted(plan.closed) == ["blk_2", "blk_3"] and plan.routine == 2
-    plan = plan_writes(second, 0, reader.find(second), reader, before, 1000, tracker.stamp_at, tracker.open_ms,
+    plan = plan_writes(second, 0, reader.find(second), reader, before, SLOW_MS, tracker.stamp_at, tracker.open_ms,
                        tracker.floor)  # max_open 0: each end is a step, and so is the clock passing a deadline
     assert plan is not None and plan.closed == [] and plan.routine == 0
     assert sorted(s.block for s in plan.steps if s.kind == CLOSE) == ["blk_2", "blk_3"]

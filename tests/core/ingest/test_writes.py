@@ -86,6 +86,18 @@ class TestWriteTracker:
             assert [(w.phase, w.block.endswith("blk_8_1")) for w in got[2:]] == [("receiving", True),
                                                                                    ("finished", True)], blocks
 
+    def test_by_default_a_small_write_paced_by_its_writer_is_routine_a_stuck_one_is_evidence(self) -> None:
+        """The default rule (``IngestConfig.slow_write_ms``): 8 KiB in 2.2 s is a writer sending as it produces (a
+        tenth of the lab's real DataNodes' writes look so); 8 KiB in 3.5 s is evidence; 128 MiB in 3.5 s a big block."""
+        paced = [receiving("09:00:01,000", 7), finished("09:00:03,200", 7, ns=2_150_000_000), responder("09:00:03,201", 7)]
+        stuck = [receiving("09:00:04,000", 8), finished("09:00:07,500", 8, ns=3_450_000_000), responder("09:00:07,501", 8)]
+        big = [receiving("09:00:08,000", 9), finished("09:00:11,500", 9, 3_450_000_000, 128 << 20),
+               responder("09:00:11,501", 9)]
+        default = IngestConfig().slow_write_ms
+        for blocks in (True, False):
+            got = writes(FIRST + paced + stuck + big, blocks=blocks, slow_ms=default)
+            assert [(w.phase, w.block[-7:]) for w in got[2:]] == [("receiving", "blk_8_1"), ("finished", "blk_8_1")]
+
     def test_a_clock_stepping_back_keeps_routine_writes_routine(self) -> None:
         """After a 70 s step back (an NTP step) the source's time runs from the jump: no write looks stalled."""
         before = [line for b in range(2, 40) for line in (receiving(f"09:01:{b:02d},000", b),
