@@ -18,7 +18,9 @@ import uuid
 from contextlib import ExitStack
 from pathlib import Path
 
-EXPECTED_CODE = "HDFS_DIRECTORY_SCAN"
+from correlator.core.explain.causes import Code
+
+EXPECTED_CODE = Code.HDFS_DIRECTORY_SCAN
 ROOT = Path.cwd()
 LOCAL = ROOT / "deploy" / "local"
 CLI = [sys.executable, "-m", "correlator.cli"]

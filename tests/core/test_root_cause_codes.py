@@ -1,7 +1,8 @@
-"""The cause registry is the one list of root-cause codes: the schema, the README, the ranking, the timeline and the
-remediation all agree with it (docs/architecture.md walks through adding one).
+"""The cause registry is the one list of root-cause codes: the schema, the README, the ranking, the detectors, the
+timeline and the remediation all agree with it (docs/architecture.md walks through adding one).
 
-A code added to the registry without a title, steps, timeline types, a schema entry or a README row fails here.
+A code added to the registry without a title, steps, timeline types, a schema entry, a README row, or a way to be
+found (ranked evidence, a detector, coverage) fails here.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from correlator.core.correlate.detectors import DETECTED, DETECTORS
 from correlator.core.correlate.explanation import title
+from correlator.core.correlate.silent import COVERAGE_CODES
 from correlator.core.explain.causes import BASE, CAUSES, CODE_OF_KIND, ROOT_CODES, Code
 from correlator.core.explain.knowledge import remediation
 from correlator.core.explain.timeline import CAUSE_TYPES
@@ -59,6 +62,22 @@ def test_every_ranked_code_is_a_code() -> None:
     assert set(BASE) == set(CODE_OF_KIND)
     kinds = [k for c in CAUSES.values() for k in c.evidence]
     assert len(kinds) == len(set(kinds)), "an evidence kind speaks for one cause only"
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_code_is_found_one_way(code: str) -> None:
+    """Ranked from its evidence kinds, found by its detector, or judged from coverage: one of the three."""
+    ways = [bool(CAUSES[Code(code)].evidence), code in DETECTED, code in COVERAGE_CODES]
+    assert ways.count(True) == 1, f"{code}: ranked, detected, judged from coverage = {ways}"
+
+
+def test_every_detector_is_registered_once_beside_its_cause() -> None:
+    assert len(DETECTED) == len(DETECTORS), "one detector per code"
+    for code, detector in DETECTED.items():
+        assert code in CAUSES and not CAUSES[code].evidence, code
+        for method in ("find", "candidate", "reading"):
+            assert callable(getattr(detector, method, None)), (code, method)
+        assert detector.write_link in ("always", "when_known", "never"), code
 
 
 @pytest.mark.parametrize("code", CODES)

@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Any
 
 from correlator.core.events import iso_ms
-from correlator.core.explain.causes import hosts_are
+from correlator.core.explain.causes import Code, hosts_are
 from correlator.core.explain.verdict import outlook_from_dict
 from correlator.core.explain.verdict_text import unpredicted_sentence, window_sentence
 from correlator.core.feedback import FeedbackShapeError, Label, VerdictRef, verdict_ref
@@ -134,7 +134,7 @@ def _fields(verdict: Mapping[str, Any]) -> list[dict[str, Any]]:
         ("Cluster", escape(verdict.get("cluster") or "default")),
         ("Confidence", f"{float(cause.get('confidence') or 0.0):.0%}"),
         ("Failure", escape(failure.get("kind") or "other") + _duration(failure)),
-        ("Cause code", code(cause.get("code") or "UNEXPLAINED")),
+        ("Cause code", code(cause.get("code") or Code.UNEXPLAINED)),
     ]
     if failure.get("operator"):
         pairs.append(("Operator", escape(failure["operator"])))

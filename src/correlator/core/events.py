@@ -1,20 +1,48 @@
 """Typed events: what a parsed log record says, in a shape the engine and the wire share.
 
-Each event is a frozen, slotted dataclass whose class attribute ``type`` is its name on the wire (the event JSON's ``type``);
-``event_dicts`` converts them to and from plain data, one schema for every adapter.
+Each event is a frozen, slotted dataclass whose class attribute ``type`` is its name on the wire (the event JSON's
+``type``); defining one registers it (:func:`event_classes`), and ``event_dicts`` converts them to and from plain data,
+one schema for every adapter. Code names an event type by its class (``SlowIo.type``), never by its string, and a
+sub-kind's values are a ``Literal`` type here, so every producer and reader of a name is found by search and checked
+by the type checker.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 CLIENT_ROLE = "client"
 """The HDFS client inside a Flink process (its own log lines, not the daemon's)."""
 ROLES = ("jobmanager", "taskmanager", "datanode", "namenode", CLIENT_ROLE)
 TEXT_LIMIT = 2000
 """Free text copied from a log (messages, causes) is cut here: a 10 MB stack must not become a 10 MB event."""
+
+
+SlowIoKind = Literal["disk_write", "mirror_write", "flush_or_sync", "os_cache", "ack_upstream"]
+"""Which DataNode write-path step was slow (``BlockReceiver`` to disk, to the mirror, ``flushOrSync``,
+``manageWriterOsCache``, the ``PacketResponder``'s ack upstream)."""
+PIPELINE_STEPS: tuple[SlowIoKind, ...] = ("mirror_write", "ack_upstream")
+"""The slow steps that wait on another DataNode of the pipeline (the others are this DataNode's own disk)."""
+RefusalKind = Literal["xceiver_limit", "no_datanodes", "pipeline_exhausted", "safe_mode", "directory_items",
+                      "space_quota", "namespace_quota", "disk_full", "token_expired"]
+"""Why HDFS refused a write, as its words say it."""
+ClientErrorKind = Literal["create_block_output_stream", "abandon_block", "exclude_datanode", "aborting",
+                          "streamer_exception", "sync_error"]
+"""A write-path error of the HDFS client inside a Flink process."""
+DnWriteErrorKind = Literal["dataxceiver_write_block", "op_write_block", "block_exception", "slow_nn_commands"]
+"""A DataNode's own write-path error (or its slow processing of the NameNode's commands)."""
+BlockWritePhase = Literal["receiving", "finished"]
+NameNodeLockKind = Literal["read", "write"]
+"""Which side of the NameNode's namesystem lock was held."""
+
+_CLASSES: dict[str, type[Event]] = {}
+
+
+def event_classes() -> dict[str, type[Event]]:
+    """Every event class by its wire ``type``, in the order they are defined: the registry ``event_dicts`` reads."""
+    return dict(_CLASSES)
 
 
 def _clip(event: object, *names: str) -> None:
@@ -39,6 +67,17 @@ class Event:
     host: str
     role: str
     ref: str = ""
+
+    def __init_subclass__(cls) -> None:
+        """Register the class under its wire ``type`` (the slotted class ``dataclass`` makes replaces the first;
+        no ``super()`` call: in a slotted dataclass its cell names the class before the copy)."""
+        name = cls.__dict__.get("type")
+        if not isinstance(name, str):
+            raise TypeError(f"{cls.__qualname__} names no wire type (its class attribute ``type``)")
+        known = _CLASSES.get(name)
+        if known is not None and (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):
+            raise TypeError(f"{cls.__qualname__} and {known.__qualname__} share the wire type {name!r}")
+        _CLASSES[name] = cls
 
     @property
     def at(self) -> str:
@@ -237,7 +276,7 @@ class SlowIo(Event):
     """A DataNode write-path step over ``dfs.datanode.slow.io.warning.threshold.ms``; logged after it finished."""
 
     type: ClassVar[str] = "slow_io"
-    kind: str
+    kind: SlowIoKind
     duration_ms: int
     threshold_ms: int | None = None
     volume: str | None = None
@@ -259,7 +298,7 @@ class BlockWrite(Event):
     src: str
     dest: str
     duration_ms: int | None = None
-    phase: str = "receiving"
+    phase: BlockWritePhase = "receiving"
     """``receiving`` (write started) or ``finished`` (clienttrace, with the PacketResponder's duration)."""
 
 
@@ -283,9 +322,7 @@ class HdfsRefusal(Event):
     token. Logged by the daemon that refused or found in a client's cause chain (a Flink failure record)."""
 
     type: ClassVar[str] = "hdfs_refusal"
-    kind: str
-    """xceiver_limit, no_datanodes, pipeline_exhausted, safe_mode, directory_items, space_quota, namespace_quota,
-    disk_full, token_expired."""
+    kind: RefusalKind
     limit: int | None = None
     """The limit the message names (transfer threads, directory items, minReplication)."""
     value: int | None = None
@@ -303,8 +340,7 @@ class HdfsClientError(Event):
     """A write-path error of the HDFS client (DataStreamer / DFSClient) inside a Flink process."""
 
     type: ClassVar[str] = "hdfs_client_error"
-    kind: str
-    """create_block_output_stream, abandon_block, exclude_datanode, aborting, streamer_exception, sync_error."""
+    kind: ClientErrorKind
     block: str | None = None
     path: str | None = None
     datanode: str | None = None
@@ -320,8 +356,7 @@ class DnWriteError(Event):
     """A DataNode's own write-path error line (or slow command processing from the NameNode)."""
 
     type: ClassVar[str] = "dn_write_error"
-    kind: str
-    """dataxceiver_write_block, op_write_block, block_exception, slow_nn_commands."""
+    kind: DnWriteErrorKind
     block: str | None = None
     peer: str | None = None
     """``ip:port`` at the other end (``src:`` of a DataXceiver error)."""
@@ -369,7 +404,7 @@ class LogUnread(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NameNodeLockHeld(Event):
     type: ClassVar[str] = "nn_lock_held"
-    kind: str
+    kind: NameNodeLockKind
     held_ms: int
     op: str | None = None
     start_ts_ms: int | None = None

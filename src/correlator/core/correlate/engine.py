@@ -13,7 +13,8 @@ from typing import Any
 from correlator.core.correlate.awaiting import Awaiting
 from correlator.core.correlate.cases import CaseKey, case_key_of, failure_at, is_failure_signal, summarize
 from correlator.core.correlate.lost import aborted_after_loss
-from correlator.core.correlate.decision import Context, decide
+from correlator.core.correlate.context import Context
+from correlator.core.correlate.decision import decide
 from correlator.core.correlate.facts import Facts
 from correlator.core.correlate.growth import Completions
 from correlator.core.correlate.packing import pack, unpack

@@ -7,9 +7,11 @@ zero-width interval; reconcile warnings of one DataNode close together form one 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from correlator.core.events import (
+    PIPELINE_STEPS,
     DatasetLockHeld,
     DatasetLockWait,
     DirectoryScanReconcile,
@@ -20,21 +22,35 @@ from correlator.core.events import (
     HdfsRefusal,
     JvmPause,
     NameNodeLockHeld,
+    RefusalKind,
     SlowIo,
 )
+from correlator.core.explain.kinds import EvidenceKind
 from correlator.core.explain.knowledge import is_scanner_holder, is_scanner_stack
 
 BURST_GAP_MS = 5_000
 WRITE_PATH_CLASSES = ("FsDatasetImpl.", "FsVolumeImpl.", "BlockReceiver.", "DataXceiver.", "BlockPoolSlice.",
                       "ReplicaMap.", "FsVolumeList.", "BlockSender.", "BPOfferService.", "BPServiceActor.", "DataNode.")
 """Holders from the DataNode's own write path: their long holds are usually a slow disk or a pause underneath."""
+REFUSED: Mapping[RefusalKind, EvidenceKind] = {
+    "xceiver_limit": EvidenceKind.REFUSED_XCEIVER_LIMIT,
+    "no_datanodes": EvidenceKind.REFUSED_NO_DATANODES,
+    "pipeline_exhausted": EvidenceKind.REFUSED_NO_DATANODES,
+    "safe_mode": EvidenceKind.REFUSED_SAFE_MODE,
+    "directory_items": EvidenceKind.REFUSED_DIRECTORY_ITEMS,
+    "space_quota": EvidenceKind.REFUSED_SPACE_QUOTA,
+    "namespace_quota": EvidenceKind.REFUSED_NAMESPACE_QUOTA,
+    "disk_full": EvidenceKind.REFUSED_DISK_FULL,
+    "token_expired": EvidenceKind.REFUSED_TOKEN_EXPIRED,
+}
+"""The evidence each refusal is: the client running out of DataNodes to replace a failed one is no DataNode left."""
 
 
 @dataclass(frozen=True, slots=True)
 class Interval:
     """One piece of evidence: ``kind`` names what it shows (not yet which root cause)."""
 
-    kind: str
+    kind: EvidenceKind
     start_ms: int
     end_ms: int
     host: str
@@ -48,6 +64,10 @@ class Interval:
     @property
     def duration_ms(self) -> int:
         return self.end_ms - self.start_ms
+
+
+PAUSE_KINDS: Mapping[str, EvidenceKind] = {"datanode": EvidenceKind.DN_PAUSE, "namenode": EvidenceKind.NN_PAUSE}
+"""A JVM pause by the role that paused (any other: a TaskManager's)."""
 
 
 def overlap_ms(a_start: int, a_end: int, b_start: int, b_end: int, skew_ms: int = 0) -> int:
@@ -68,37 +88,38 @@ def interval_of(event: Event) -> Interval | None:
     """The interval an evidence event measures, or ``None`` for events that are not evidence by themselves."""
     ts = event.ts_ms
     if isinstance(event, DatasetLockHeld):
-        kind = "scanner_lock" if is_scanner_holder(event.holder) or is_scanner_stack(event.stack) else "lock_held"
+        scanner = is_scanner_holder(event.holder) or is_scanner_stack(event.stack)
+        kind = EvidenceKind.SCANNER_LOCK if scanner else EvidenceKind.LOCK_HELD
         return Interval(kind, ts - event.held_ms, ts, event.host, event.role, event.held_ms,
                         f"dataset lock held {event.held_ms} ms by {event.holder}", event)
     if isinstance(event, DatasetLockWait):
         if is_scanner_holder(event.waiter) or is_scanner_stack(event.stack):
             frame = next((f for f in (event.waiter, *event.stack) if is_scanner_holder(f)), event.waiter)
-            return Interval("scanner_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
+            return Interval(EvidenceKind.SCANNER_WAIT, ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
                             f"the DirectoryScanner ({frame}) waited {event.wait_ms} ms for the dataset lock "
                             "(a victim of the holder, not the cause)", event)
-        return Interval("lock_wait", ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
+        return Interval(EvidenceKind.LOCK_WAIT, ts - event.wait_ms, ts, event.host, event.role, event.wait_ms,
                         f"{event.waiter} waited {event.wait_ms} ms for the dataset lock", event)
     if isinstance(event, DnWriteError):
         if event.kind != "slow_nn_commands" or not event.duration_ms:
             return None
-        return Interval("slow_commands", ts - event.duration_ms, ts, event.host, event.role, event.duration_ms,
-                        f"took {event.duration_ms} ms to process commands from the NameNode", event)
+        return Interval(EvidenceKind.SLOW_COMMANDS, ts - event.duration_ms, ts, event.host, event.role,
+                        event.duration_ms, f"took {event.duration_ms} ms to process commands from the NameNode", event)
     if isinstance(event, DirectoryScanStats):
         diffs = event.missing_meta + event.missing_block + event.missing_memory + event.mismatched
         if diffs == 0:
             return None
-        return Interval("scan_stats", ts, ts, event.host, event.role, diffs,
+        return Interval(EvidenceKind.SCAN_STATS, ts, ts, event.host, event.role, diffs,
                         f"DirectoryScanner totals for {event.block_pool}: {event.total_blocks} blocks, "
                         f"{diffs} differences", event)
     if isinstance(event, DirectoryScanReconcile):
         if event.count > 1:
-            return Interval("scan_reconcile", event.start_ts_ms or ts, ts, event.host, event.role, event.count,
-                            f"{event.count} DirectoryScanner reconcile warnings", event, event.count)
-        return Interval("scan_reconcile", ts, ts, event.host, event.role, 1,
+            return Interval(EvidenceKind.SCAN_RECONCILE, event.start_ts_ms or ts, ts, event.host, event.role,
+                            event.count, f"{event.count} DirectoryScanner reconcile warnings", event, event.count)
+        return Interval(EvidenceKind.SCAN_RECONCILE, ts, ts, event.host, event.role, 1,
                         f"DirectoryScanner reconcile: {event.action}", event)
     if isinstance(event, SlowIo):
-        kind = "slow_pipeline" if event.kind in ("mirror_write", "ack_upstream") else "slow_disk"
+        kind = EvidenceKind.SLOW_PIPELINE if event.kind in PIPELINE_STEPS else EvidenceKind.SLOW_DISK
         start = event.start_ts_ms if event.start_ts_ms is not None else ts - event.duration_ms
         if event.count > 1:
             return Interval(kind, start, ts, event.host, event.role, event.duration_ms,
@@ -107,27 +128,26 @@ def interval_of(event: Event) -> Interval | None:
         return Interval(kind, start, ts, event.host, event.role, event.duration_ms,
                         f"slow {event.kind.replace('_', ' ')} took {event.duration_ms} ms", event)
     if isinstance(event, NameNodeLockHeld):
-        return Interval("nn_lock", ts - event.held_ms, ts, event.host, event.role, event.held_ms,
+        return Interval(EvidenceKind.NN_LOCK, ts - event.held_ms, ts, event.host, event.role, event.held_ms,
                         f"FSNamesystem {event.kind} lock held {event.held_ms} ms"
                         + (f" ({event.op})" if event.op else ""), event)
     if isinstance(event, JvmPause):
-        kind = {"datanode": "dn_pause", "namenode": "nn_pause"}.get(event.role, "tm_pause")
+        kind = PAUSE_KINDS.get(event.role, EvidenceKind.TM_PAUSE)
         what = "GC pause" if event.gc else "JVM/host pause (no GC)"
         return Interval(kind, ts - event.pause_ms, ts, event.host, event.role, event.pause_ms,
                         f"{what} of {event.pause_ms} ms", event)
     if isinstance(event, HdfsRefusal):
-        kind = "refused_no_datanodes" if event.kind == "pipeline_exhausted" else f"refused_{event.kind}"
-        return Interval(kind, ts, ts, event.host, event.role, event.limit or 0,
+        return Interval(REFUSED[event.kind], ts, ts, event.host, event.role, event.limit or 0,
                         f"HDFS refused the write: {event.detail}", event)
     if isinstance(event, HdfsClientSlow):
-        return Interval("client_slow", ts - event.duration_ms, ts, event.host, event.role, event.duration_ms,
-                        f"HDFS client {event.op} took {event.duration_ms} ms", event)
+        return Interval(EvidenceKind.CLIENT_SLOW, ts - event.duration_ms, ts, event.host, event.role,
+                        event.duration_ms, f"HDFS client {event.op} took {event.duration_ms} ms", event)
     return None
 
 
 def _runs(items: list[Interval], gap_ms: int) -> list[list[Interval]]:
     """Intervals of one host and kind that follow each other within ``gap_ms``, grouped in runs."""
-    groups: dict[tuple[str, str], list[Interval]] = {}
+    groups: dict[tuple[str, EvidenceKind], list[Interval]] = {}
     for iv in items:
         groups.setdefault((iv.host, iv.kind), []).append(iv)
     out: list[list[Interval]] = []
@@ -153,8 +173,8 @@ def reconcile_bursts(points: list[Interval]) -> list[Interval]:
 def _burst(run: list[Interval]) -> Interval:
     first, last = run[0], run[-1]
     count = sum(i.count for i in run)
-    return Interval("scan_reconcile", first.start_ms, max(i.end_ms for i in run), first.host, first.role, count,
-                    f"{count} DirectoryScanner reconcile warnings", first.source, count)
+    return Interval(EvidenceKind.SCAN_RECONCILE, first.start_ms, max(i.end_ms for i in run), first.host, first.role,
+                    count, f"{count} DirectoryScanner reconcile warnings", first.source, count)
 
 
 DURATION_FIELDS = ("held_ms", "wait_ms", "pause_ms", "duration_ms")
@@ -174,7 +194,7 @@ def logged_span(event: Event) -> tuple[int, int] | None:
 
 
 RUN_GAP_MS = 1_500
-RUN_KINDS = ("slow_disk", "slow_pipeline")
+RUN_KINDS = (EvidenceKind.SLOW_DISK, EvidenceKind.SLOW_PIPELINE)
 
 
 def slow_runs(intervals: list[Interval]) -> list[Interval]:

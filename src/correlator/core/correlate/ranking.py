@@ -21,12 +21,14 @@ from correlator.core.explain.causes import (
     STATED_KINDS,
     Code,
 )
+from correlator.core.explain.kinds import EvidenceKind
 
 STATED_TAIL_MS = 60_000
 """How long after the stuck write a refusal that states its cause still counts: the failure's own cause chain (where
 a client logs HDFS's refusal) may come long after the checkpoint's timeout."""
-SCANNER_KINDS = ("scanner_lock", "scan_stats", "scan_reconcile")
-DN_SYMPTOM_KINDS = ("slow_disk", "slow_pipeline", "dn_stall", "slow_commands", "bad_link")
+SCANNER_KINDS = (EvidenceKind.SCANNER_LOCK, EvidenceKind.SCAN_STATS, EvidenceKind.SCAN_RECONCILE)
+DN_SYMPTOM_KINDS = (EvidenceKind.SLOW_DISK, EvidenceKind.SLOW_PIPELINE, EvidenceKind.DN_STALL,
+                    EvidenceKind.SLOW_COMMANDS, EvidenceKind.BAD_LINK)
 SYMPTOM_FACTOR = 0.35
 MIN_SCORE = 0.35
 CONTRIBUTING_SCORE = 0.1
@@ -50,12 +52,12 @@ class Window:
 class Scored:
     interval: Interval
     score: float
-    symptom_of: str | None
+    symptom_of: Code | None
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    code: str
+    code: Code
     score: float
     hosts: tuple[str, ...]
     scored: tuple[Scored, ...]
@@ -93,19 +95,19 @@ def relevant(iv: Interval, window: Window, skew_ms: int, tail_ms: int) -> bool:
     return touches(iv.start_ms, iv.end_ms, window.start_ms, end, skew_ms)
 
 
-def _explained_by(iv: Interval, host_kinds: Mapping[str, list[Interval]]) -> str | None:
+def _explained_by(iv: Interval, host_kinds: Mapping[EvidenceKind, list[Interval]]) -> Code | None:
     """The cause that explains ``iv`` among the intervals of its host (``host_kinds``: them by kind), if any. The
     kinds looked for are never ``iv``'s own, so ``iv`` itself is never taken for its cause."""
     if iv.kind in DN_SYMPTOM_KINDS:
         if any(host_kinds.get(kind) for kind in SCANNER_KINDS):
             return Code.HDFS_DIRECTORY_SCAN
-        if any(_mostly_inside(iv, o) for o in host_kinds.get("lock_held", ())):
+        if any(_mostly_inside(iv, o) for o in host_kinds.get(EvidenceKind.LOCK_HELD, ())):
             return Code.DATANODE_LOCK_HELD
-    if iv.kind == "lock_held" and is_write_path_holder(getattr(iv.source, "holder", "")):
-        if host_kinds.get("slow_disk"):
+    if iv.kind == EvidenceKind.LOCK_HELD and is_write_path_holder(getattr(iv.source, "holder", "")):
+        if host_kinds.get(EvidenceKind.SLOW_DISK):
             return Code.HDFS_SLOW_DISK
-    if iv.kind in DN_SYMPTOM_KINDS + ("scanner_lock", "lock_held"):
-        for o in host_kinds.get("dn_pause", ()):
+    if iv.kind in DN_SYMPTOM_KINDS + (EvidenceKind.SCANNER_LOCK, EvidenceKind.LOCK_HELD):
+        for o in host_kinds.get(EvidenceKind.DN_PAUSE, ()):
             if overlap_ms(o.start_ms, o.end_ms, iv.start_ms, iv.end_ms) * 2 >= max(1, iv.duration_ms):
                 return Code.DATANODE_JVM_PAUSE
     return None
@@ -126,8 +128,8 @@ def rank(
 ) -> list[Candidate]:
     """Candidates best first; ties broken by code so the order is deterministic."""
     pool = [iv for iv in intervals if iv.kind in CODE_OF_KIND and relevant(iv, window, skew_ms, tail_ms)]
-    by_code: dict[str, list[Scored]] = {}
-    by_host: dict[str, dict[str, list[Interval]]] = {}
+    by_code: dict[Code, list[Scored]] = {}
+    by_host: dict[str, dict[EvidenceKind, list[Interval]]] = {}
     for iv in pool:  # once per case, so a dense window stays linear: each interval asks only its host's intervals
         by_host.setdefault(iv.host, {}).setdefault(iv.kind, []).append(iv)
     for iv in pool:
@@ -139,7 +141,7 @@ def rank(
     candidates = [_candidate(code, items) for code, items in by_code.items()]
     present = {c.code for c in candidates if c.score >= MIN_SCORE}
     candidates = [Candidate(c.code, round(c.score * SYMPTOM_FACTOR, 2), c.hosts, c.scored)
-                  if CAUSES[Code(c.code)].explained_by & present else c for c in candidates]
+                  if CAUSES[c.code].explained_by & present else c for c in candidates]
     best_root = max((c.score for c in candidates if c.code in ROOT_CODES), default=0.0)
     if best_root >= 0.5:
         candidates = [
@@ -152,14 +154,14 @@ def rank(
 STORAGE_ROLES = frozenset({"datanode", "namenode"})
 
 
-def _candidate(code: str, items: list[Scored]) -> Candidate:
+def _candidate(code: Code, items: list[Scored]) -> Candidate:
     items.sort(key=lambda s: (-s.score, s.interval.start_ms, s.interval.host))
     top = items[0].score
     support = sum(1 for s in items[1:] if s.score >= 0.25 * top)
     score = min(0.99, top + min(0.08, 0.02 * support))
     strong = [s.interval for s in items if s.score >= 0.5 * top]
     daemons = [iv for iv in strong if iv.role in STORAGE_ROLES]
-    role = CAUSES[Code(code)].on_role
+    role = CAUSES[code].on_role
     own = [iv for iv in daemons if iv.role == role]
     hosts = sorted({iv.host for iv in own or daemons or strong})  # a Flink host that logged the cause is not where it is
     return Candidate(code, round(score, 2), tuple(hosts), tuple(items))

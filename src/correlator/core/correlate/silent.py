@@ -19,13 +19,12 @@ from correlator.core.correlate.ranking import Candidate, Window
 from correlator.core.correlate.watermarks import SourceClock
 from correlator.core.events import CLIENT_ROLE, BlockWrite, Event, HdfsClientSlow, SlowIo
 from correlator.core.explain.causes import Code
+from correlator.core.explain.timeline import role_name
+from correlator.core.explain.verdict import CoverageReason
 from correlator.core.explain.verdict import SourceCoverage
 
-GUESSED_HOST = "host taken from a folder or a pod-like file name, not proved by the log"
-OUTSIDE_QUIET = "not in the write's pipeline; its last line comes before the write ended"
-NO_LOG = "no log from this DataNode of the write pipeline"
-NOT_READ = "log not read"
-DAMAGED = "log damaged"
+COVERAGE_CODES = (Code.INSUFFICIENT_DATA, Code.UNEXPLAINED)
+"""The codes coverage judges (:func:`judged`): no cause named, for want of logs or with every log read."""
 WAITED_MS = 1_000
 """An upstream DataNode that held a block this long without finishing it waited on the one after it."""
 
@@ -49,32 +48,32 @@ def coverage(sources: dict[tuple[str, str], SourceClock], guessed: frozenset[tup
     covered, missing = [], []
     for (host, role), why in sorted(unread.items()):
         if (host, role) not in sources and role != CLIENT_ROLE:
-            missing.append(SourceCoverage(host, role, f"{NOT_READ}: {why}"))
+            missing.append(SourceCoverage(host, role, CoverageReason.NOT_READ, detail=why))
     for (host, role), clock in sorted(sources.items()):
         if role == CLIENT_ROLE:
             continue
         if clock.first_ts_ms > window.start_ms + skew_ms:
-            missing.append(SourceCoverage(host, role, "log starts after the write began"))
+            missing.append(SourceCoverage(host, role, CoverageReason.STARTS_LATE))
         elif clock.max_ts_ms < window.end_ms - skew_ms and (host, role) in unread:
-            missing.append(SourceCoverage(host, role, f"{DAMAGED}: {unread[(host, role)]}"))
+            missing.append(SourceCoverage(host, role, CoverageReason.DAMAGED, detail=unread[(host, role)]))
         elif clock.max_ts_ms < window.end_ms - skew_ms:
             if role == "datanode" and pipeline and host not in pipeline:
                 # outside the write, a quiet DataNode logs nothing: its silence is not a gap in what was read
-                covered.append(SourceCoverage(host, role, OUTSIDE_QUIET))
+                covered.append(SourceCoverage(host, role, CoverageReason.OUTSIDE_QUIET))
             else:
-                missing.append(SourceCoverage(host, role, "log ends before the write ended"))
+                missing.append(SourceCoverage(host, role, CoverageReason.ENDS_EARLY))
         elif (host, role) in guessed:
-            covered.append(SourceCoverage(host, role, GUESSED_HOST))
+            covered.append(SourceCoverage(host, role, CoverageReason.GUESSED_HOST))
         else:
             covered.append(SourceCoverage(host, role))
     known = {host for host, role in sources if role == "datanode"}
     for host in sorted(pipeline - known):
-        missing.append(SourceCoverage(host, "datanode", NO_LOG))
+        missing.append(SourceCoverage(host, "datanode", CoverageReason.NO_LOG))
     roles = {role for _, role in sources}
     if "datanode" not in roles and not pipeline:
-        missing.append(SourceCoverage("*", "datanode", "no DataNode log in the input"))
+        missing.append(SourceCoverage("*", "datanode", CoverageReason.NO_DATANODE_LOG))
     if "namenode" not in roles:
-        missing.append(SourceCoverage("*", "namenode", "no NameNode log in the input"))
+        missing.append(SourceCoverage("*", "namenode", CoverageReason.NO_NAMENODE_LOG))
     return covered, missing
 
 
@@ -199,7 +198,7 @@ def _unread(m: SourceCoverage, pipeline: frozenset[str]) -> bool:
     """A missing log that "nothing abnormal" would need: the NameNode's or a DataNode's of the write. A TaskManager
     logs nothing at INFO between checkpoints, so its log ending early is listed, not taken as a gap."""
     if m.role == "datanode":
-        return m.host == "*" or not pipeline or m.host in pipeline or (m.why or "").startswith(NOT_READ)
+        return m.host == "*" or not pipeline or m.host in pipeline or m.reason == CoverageReason.NOT_READ
     return m.role == "namenode"
 
 
@@ -213,9 +212,8 @@ def unjudged_text(code: Code, hosts: tuple[str, ...], missing: list[SourceCovera
         if m.pointed_by:
             parts.append(f"The write waited on DataNode {m.host}, whose log {_what(m)}: {m.pointed_by}.")
     if parts:
-        parts += [f"The log of DataNode {m.host} could not be read ({(m.why or '').removeprefix(NOT_READ + ': ')}): "
-                  "it may be this DataNode's." for m in missing
-                  if m.role == "datanode" and (m.why or "").startswith(NOT_READ)]
+        parts += [f"The log of DataNode {m.host} could not be read ({m.detail or ''}): it may be this DataNode's."
+                  for m in missing if m.role == "datanode" and m.reason == CoverageReason.NOT_READ]
         if waited:
             parts.append(f"The slow mirror writes and acks logged on {', '.join(waited)} are that wait, not a "
                          "cause of their own.")
@@ -223,30 +221,30 @@ def unjudged_text(code: Code, hosts: tuple[str, ...], missing: list[SourceCovera
                      "<host>.log, or its container's log) for the write's time, or ship it, and run the analysis "
                      "again.")
         return " ".join(parts)
-    absent = [m.host for m in missing if m.role == "datanode" and m.why == NO_LOG]
+    absent = [m.host for m in missing if m.role == "datanode" and m.reason == CoverageReason.NO_LOG]
     said = [f"DataNode{'s' if len(absent) > 1 else ''} {', '.join(absent)} of the write "
             f"{'have' if len(absent) > 1 else 'has'} no log in the input."] if absent else []
-    said += [_missing_sentence(m) for m in missing if m.role in ("datanode", "namenode") and m.why != NO_LOG]
+    said += [_missing_sentence(m) for m in missing
+             if m.role in ("datanode", "namenode") and m.reason != CoverageReason.NO_LOG]
     return " ".join(said or ["No DataNode log covers the write."]) + " Nothing can be ruled in or out without them."
 
 
 def _missing_sentence(m: SourceCoverage) -> str:
     """One missing log, said as a sentence."""
     if m.host == "*":
-        return f"The input holds no {ROLE_NAMES.get(m.role, m.role)} log."
-    who = f"{ROLE_NAMES.get(m.role, m.role)} {m.host}"
-    return f"The log of {who} {(m.why or 'is missing').removeprefix('log ')}."
+        return f"The input holds no {role_name(m.role)} log."
+    return f"The log of {role_name(m.role)} {m.host} {(m.why or 'is missing').removeprefix('log ')}."
 
 
-ROLE_NAMES = {"datanode": "DataNode", "namenode": "NameNode", "taskmanager": "TaskManager"}
+UNREAD: dict[str, str] = {CoverageReason.DAMAGED: "is damaged", CoverageReason.NOT_READ: "could not be read"}
+"""The rest of "whose log …" for a log read only in part or not at all, before what it says more."""
 
 
 def _what(m: SourceCoverage) -> str:
     """The rest of "whose log …" for a missing log."""
-    why = m.why or ""
-    if why == NO_LOG:
+    if m.why == CoverageReason.NO_LOG:
         return "is not in the input"
-    for prefix, said in ((DAMAGED, "is damaged"), (NOT_READ, "could not be read")):
-        if why.startswith(prefix + ": "):
-            return f"{said} ({why.removeprefix(prefix + ': ')})"
-    return why.removeprefix("log ") or "is missing"
+    said = UNREAD.get(m.reason or "")
+    if said is not None and m.detail is not None:
+        return f"{said} ({m.detail})"
+    return (m.why or "").removeprefix("log ") or "is missing"

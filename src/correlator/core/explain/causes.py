@@ -3,8 +3,9 @@
 Ranking reads the evidence weights and roles, the verdict its title templates, the timeline which evidence types to
 draw as the cause's, the outlook whether the cause recurs on a schedule, the remediation its steps (each with the
 setting it changes, so the what-if replay finds a setting by name, never by searching prose). The JSON Schema's enum
-and the README's code table are checked against it by tests. Adding a code is one :class:`Cause` here, its wording
-rule in the parsers' rule table, and tests.
+and the README's code table are checked against it by tests. Adding a code is one :class:`Cause` here, and what finds
+it: its evidence kinds (ranked), or its detector beside the others in ``core/correlate/detectors.py``
+(docs/architecture.md walks through both).
 """
 
 from __future__ import annotations
@@ -13,6 +14,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
+
+from correlator.core.events import (
+    BlockAllocated,
+    BlockWrite,
+    CheckpointCompleted,
+    CheckpointDeclined,
+    CheckpointFailed,
+    CheckpointSpan,
+    DatasetLockHeld,
+    DatasetLockWait,
+    DirectoryScanReconcile,
+    DirectoryScanStats,
+    DnWriteError,
+    HdfsClientError,
+    HdfsRefusal,
+    JvmPause,
+    NameNodeLockHeld,
+    SlowIo,
+    TaskManagerLost,
+    TaskStatus,
+)
+from correlator.core.explain.kinds import EvidenceKind, Periodic
 
 
 class Code(StrEnum):
@@ -40,11 +63,12 @@ class Code(StrEnum):
     INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
 
 
-Periodic = Literal["directory_scan", "jvm_pause"]
 Severity = Literal["critical", "warning", "info"]
 """How urgently on-call should look: ``critical`` (HDFS refuses every write until someone acts), ``warning`` (a
 stall or a Flink-side cause), ``info`` (no cause named)."""
 When = Literal["always", "known_issue", "no_known_issue"]
+HostsAre = Literal["cause on", "looked at", "missing logs of"]
+"""How a verdict introduces its hosts: where the cause is, which logs were looked at, whose logs are missing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +94,7 @@ class Cause:
     ``holder``, ``count``, ``of_limit``, ``left`` (bytes left against a block), ``exception``, ``frame``."""
     steps: tuple[Step, ...]
     """Most effective first; the checkpoint-settings steps are appended where ``checkpoint_steps`` says so."""
-    evidence: Mapping[str, float] = field(default_factory=dict)
+    evidence: Mapping[EvidenceKind, float] = field(default_factory=dict)
     """Evidence interval kinds that speak for this cause, each with its base weight in the ranking."""
     root: bool = False
     """A cause of other evidence on its host (a scanner's lock explains the slow writes under it): when a root cause
@@ -84,7 +108,7 @@ class Cause:
     checkpoint_steps: Literal["all", "restarts", "none"] = "all"
     """Which checkpoint settings follow its steps: both (more time, fewer restarts), only surviving failures (more
     time cannot help a write HDFS refused), or none."""
-    points: frozenset[str] = frozenset()
+    points: frozenset[EvidenceKind] = frozenset()
     """Evidence kinds that are a moment, not a span (a totals line, a refusal)."""
     stated: bool = False
     """Its evidence states the cause outright (HDFS said why it refused): ranked at full strength, and it may trail
@@ -92,7 +116,7 @@ class Cause:
     explained_by: frozenset[Code] = frozenset()
     """Causes that explain this one when both are seen (no DataNode left, after each refused the write for a reason
     of its own): it then ranks as their symptom."""
-    hosts_are: str = "cause on"
+    hosts_are: HostsAre = "cause on"
     """How the verdict's hosts are introduced: a verdict that names no cause names no culprit."""
     severity: Severity = "warning"
     """The alert's ``severity`` label (and PagerDuty severity, Opsgenie priority); overridable per code."""
@@ -121,14 +145,14 @@ _DURING = " during {chk}"
 _WRITTEN = " while {chk} was being written"
 
 
-def _refusal(code: Code, meaning: str, title: str, steps: tuple[Step, ...], kind: str,
+def _refusal(code: Code, meaning: str, title: str, steps: tuple[Step, ...], kind: EvidenceKind,
              seen_in: tuple[str, ...] = (), explained_by: frozenset[Code] = frozenset(),
              on_role: str | None = None) -> Cause:
     """A cause HDFS states when it refuses the write: its one evidence kind is the refusal itself, a root cause at
     full strength and a moment, and a longer timeout would not have helped (only the restart steps follow);
     ``seen_in``: the other event types its timeline draws."""
     return Cause(code, meaning, title, steps, {kind: 1.0}, root=True, checkpoint_steps="restarts",
-                 points=frozenset({kind}), stated=True, timeline_types=frozenset({"hdfs_refusal", *seen_in}),
+                 points=frozenset({kind}), stated=True, timeline_types=frozenset({HdfsRefusal.type, *seen_in}),
                  explained_by=explained_by, on_role=on_role, severity="critical")
 
 
@@ -148,16 +172,19 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "(the compare grows with them) or the differences it fixes (check disks and the block report)",
                  when="no_known_issue"),
         ),
-        {"scanner_lock": 1.0, "scan_stats": 0.75, "scan_reconcile": 0.7},
+        {EvidenceKind.SCANNER_LOCK: 1.0, EvidenceKind.SCAN_STATS: 0.75,
+         EvidenceKind.SCAN_RECONCILE: 0.7},
         root=True,
-        points=frozenset({"scan_stats", "scan_reconcile"}),
+        points=frozenset({EvidenceKind.SCAN_STATS, EvidenceKind.SCAN_RECONCILE}),
         titles_by_kind={
-            "scan_stats": "The DirectoryScanner on {where} found {count} differences between disk and memory while "
-                          "{chk} was written",
-            "scan_reconcile": "The DirectoryScanner on {where} reconciled {count} differences while {chk} was written",
+            EvidenceKind.SCAN_STATS: "The DirectoryScanner on {where} found {count} differences between disk and "
+                                     "memory while {chk} was written",
+            EvidenceKind.SCAN_RECONCILE: "The DirectoryScanner on {where} reconciled {count} differences while "
+                                         "{chk} was written",
         },
-        timeline_types=frozenset({"dn_lock_held", "dn_lock_wait", "directory_scan_reconcile", "directory_scan_stats"}),
-        periodic="directory_scan",
+        timeline_types=frozenset({DatasetLockHeld.type, DatasetLockWait.type, DirectoryScanReconcile.type,
+                                  DirectoryScanStats.type}),
+        periodic=Periodic.DIRECTORY_SCAN,
     ),
     Cause(
         Code.DATANODE_LOCK_HELD,
@@ -170,9 +197,9 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Keep dfs.datanode.lock-reporting-threshold-ms low enough (default 300) that every long hold is "
                  "reported", "dfs.datanode.lock-reporting-threshold-ms"),
         ),
-        {"lock_held": 0.95},
+        {EvidenceKind.LOCK_HELD: 0.95},
         root=True,
-        timeline_types=frozenset({"dn_lock_held", "dn_lock_wait"}),
+        timeline_types=frozenset({DatasetLockHeld.type, DatasetLockWait.type}),
     ),
     Cause(
         Code.HDFS_SLOW_DISK,
@@ -183,8 +210,8 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Enable dfs.datanode.fileio.profiling.sampling.percentage and dfs.datanode.outliers.report.interval "
                  "to let the NameNode report slow disks", "dfs.datanode.fileio.profiling.sampling.percentage"),
         ),
-        {"slow_disk": 0.85},
-        timeline_types=frozenset({"slow_io"}),
+        {EvidenceKind.SLOW_DISK: 0.85},
+        timeline_types=frozenset({SlowIo.type}),
     ),
     Cause(
         Code.HDFS_SLOW_PIPELINE,
@@ -199,12 +226,13 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Review dfs.client.block.write.replace-datanode-on-failure.policy and dfs.client.socket-timeout",
                  "dfs.client.socket-timeout"),
         ),
-        {"dn_stall": 0.6, "slow_commands": 0.45, "bad_link": 0.6, "slow_pipeline": 0.8},
+        {EvidenceKind.DN_STALL: 0.6, EvidenceKind.SLOW_COMMANDS: 0.45, EvidenceKind.BAD_LINK: 0.6,
+         EvidenceKind.SLOW_PIPELINE: 0.8},
         titles_by_kind={
-            "dn_stall": "DataNode {where} stopped acknowledging the write of {chk}",
-            "slow_commands": "DataNode {where} stopped acknowledging the write of {chk}",
+            EvidenceKind.DN_STALL: "DataNode {where} stopped acknowledging the write of {chk}",
+            EvidenceKind.SLOW_COMMANDS: "DataNode {where} stopped acknowledging the write of {chk}",
         },
-        timeline_types=frozenset({"slow_io", "block_write", "dn_write_error", "hdfs_client_error"}),
+        timeline_types=frozenset({SlowIo.type, BlockWrite.type, DnWriteError.type, HdfsClientError.type}),
     ),
     Cause(
         Code.DATANODE_JVM_PAUSE,
@@ -215,10 +243,10 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "logs", "HDFS_DATANODE_OPTS"),
             Step("If the pause shows no GC, check the host for swapping or CPU starvation"),
         ),
-        {"dn_pause": 0.95},
+        {EvidenceKind.DN_PAUSE: 0.95},
         root=True,
-        timeline_types=frozenset({"jvm_pause"}),
-        periodic="jvm_pause",
+        timeline_types=frozenset({JvmPause.type}),
+        periodic=Periodic.JVM_PAUSE,
     ),
     Cause(
         Code.NAMENODE_SLOW,
@@ -229,9 +257,9 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "dfs.namenode.write-lock-reporting-threshold-ms) and tune the NameNode heap/GC (HDFS_NAMENODE_OPTS)",
                  "dfs.namenode.write-lock-reporting-threshold-ms"),
         ),
-        {"nn_lock": 0.9, "nn_pause": 0.9},
+        {EvidenceKind.NN_LOCK: 0.9, EvidenceKind.NN_PAUSE: 0.9},
         root=True,
-        timeline_types=frozenset({"nn_lock_held", "jvm_pause", "block_allocated"}),
+        timeline_types=frozenset({NameNodeLockHeld.type, JvmPause.type, BlockAllocated.type}),
     ),
     Cause(
         Code.TASKMANAGER_JVM_PAUSE,
@@ -239,10 +267,10 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         "TaskManager {where} paused{for_size}" + _DURING,
         (Step("Tune the TaskManager heap/GC of {where} (taskmanager.memory.*, env.java.opts.taskmanager)",
               "env.java.opts.taskmanager"),),
-        {"tm_pause": 0.95},
+        {EvidenceKind.TM_PAUSE: 0.95},
         root=True,
-        timeline_types=frozenset({"jvm_pause"}),
-        periodic="jvm_pause",
+        timeline_types=frozenset({JvmPause.type}),
+        periodic=Periodic.JVM_PAUSE,
     ),
     _refusal(
         Code.DATANODE_XCEIVER_LIMIT,
@@ -254,7 +282,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "streams open",
                  "dfs.datanode.max.transfer.threads", "{twice_limit}"),
         ),
-        "refused_xceiver_limit", seen_in=("dn_write_error", "hdfs_client_error"), on_role="datanode",
+        EvidenceKind.REFUSED_XCEIVER_LIMIT, seen_in=(DnWriteError.type, HdfsClientError.type), on_role="datanode",
     ),
     _refusal(
         Code.DATANODE_DISK_FULL,
@@ -269,7 +297,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "dfs.datanode.round-robin-volume-choosing-policy.additional-available-space"),
             RETAINED_STEP,
         ),
-        "refused_disk_full", seen_in=("dn_write_error", "hdfs_client_error"), on_role="datanode",
+        EvidenceKind.REFUSED_DISK_FULL, seen_in=(DnWriteError.type, HdfsClientError.type), on_role="datanode",
     ),
     _refusal(
         Code.HDFS_NO_DATANODES,
@@ -284,7 +312,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "dfs.client.block.write.replace-datanode-on-failure.best-effort = true",
                  "dfs.client.block.write.replace-datanode-on-failure.best-effort", "true"),
         ),
-        "refused_no_datanodes", seen_in=("hdfs_client_error",),
+        EvidenceKind.REFUSED_NO_DATANODES, seen_in=(HdfsClientError.type,),
         explained_by=frozenset({Code.DATANODE_DISK_FULL, Code.DATANODE_XCEIVER_LIMIT}),
     ),
     _refusal(
@@ -298,7 +326,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Keep the NameNode's name directories above dfs.namenode.resource.du.reserved, or it enters safe "
                  "mode on its own", "dfs.namenode.resource.du.reserved"),
         ),
-        "refused_safe_mode",
+        EvidenceKind.REFUSED_SAFE_MODE,
     ),
     _refusal(
         Code.NAMENODE_LIMIT,
@@ -309,7 +337,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "directories", "dfs.namenode.fs-limits.max-directory-items", "{twice_limit}"),
             RETAINED_STEP,
         ),
-        "refused_directory_items",
+        EvidenceKind.REFUSED_DIRECTORY_ITEMS,
     ),
     Cause(
         Code.HDFS_QUOTA_EXCEEDED,
@@ -324,16 +352,16 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "small the file"),
             RETAINED_STEP,
         ),
-        {"refused_space_quota": 1.0, "refused_namespace_quota": 1.0},
+        {EvidenceKind.REFUSED_SPACE_QUOTA: 1.0, EvidenceKind.REFUSED_NAMESPACE_QUOTA: 1.0},
         root=True,
         checkpoint_steps="restarts",
-        points=frozenset({"refused_space_quota", "refused_namespace_quota"}),
+        points=frozenset({EvidenceKind.REFUSED_SPACE_QUOTA, EvidenceKind.REFUSED_NAMESPACE_QUOTA}),
         stated=True,
         titles_by_kind={
-            "refused_namespace_quota": "HDFS refused the write of {chk}: the namespace quota{of_limit} of its "
-                                       "directory was exceeded (logged on {where})",
+            EvidenceKind.REFUSED_NAMESPACE_QUOTA: "HDFS refused the write of {chk}: the namespace quota{of_limit} "
+                                                  "of its directory was exceeded (logged on {where})",
         },
-        timeline_types=frozenset({"hdfs_refusal", "hdfs_client_error"}),
+        timeline_types=frozenset({HdfsRefusal.type, HdfsClientError.type}),
     ),
     _refusal(
         Code.HDFS_TOKEN_EXPIRED,
@@ -345,7 +373,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Check dfs.namenode.delegation.token.max-lifetime (default 7 days) against how long the job runs",
                  "dfs.namenode.delegation.token.max-lifetime"),
         ),
-        "refused_token_expired",
+        EvidenceKind.REFUSED_TOKEN_EXPIRED,
     ),
     Cause(
         Code.FLINK_TASK_ERROR,
@@ -358,7 +386,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "execution.checkpointing.tolerable-failed-checkpoints"),
         ),
         titles_by_kind={"user": "{Chk} failed in user code: “{exception}” at {frame}"},
-        timeline_types=frozenset({"checkpoint_declined", "checkpoint_failed", "task_status"}),
+        timeline_types=frozenset({CheckpointDeclined.type, CheckpointFailed.type, TaskStatus.type}),
         checkpoint_steps="none",
     ),
     Cause(
@@ -372,7 +400,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("With RocksDB, upload only what changed: execution.checkpointing.incremental: true "
                  "(state.backend.incremental before Flink 1.20)", "execution.checkpointing.incremental", "true"),
         ),
-        timeline_types=frozenset({"checkpoint_completed"}),
+        timeline_types=frozenset({CheckpointCompleted.type}),
     ),
     Cause(
         Code.FLINK_BACKPRESSURE,
@@ -390,7 +418,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Keep less data in flight: taskmanager.network.memory.buffer-debloat.enabled: true",
                  "taskmanager.network.memory.buffer-debloat.enabled", "true"),
         ),
-        timeline_types=frozenset({"checkpoint_span"}),
+        timeline_types=frozenset({CheckpointSpan.type}),
     ),
     Cause(
         Code.FLINK_TASKMANAGER_LOST,
@@ -409,7 +437,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "restart-strategy.fixed-delay.attempts; restart-strategy on older versions)",
                  "restart-strategy.type", "exponential-delay"),
         ),
-        timeline_types=frozenset({"taskmanager_lost", "jvm_pause"}),
+        timeline_types=frozenset({TaskManagerLost.type, JvmPause.type}),
         checkpoint_steps="none",
     ),
     Cause(
@@ -444,15 +472,15 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
     ),
 )}
 
-CODE_OF_KIND: Mapping[str, Code] = {kind: c.code for c in CAUSES.values() for kind in c.evidence}
+CODE_OF_KIND: Mapping[EvidenceKind, Code] = {kind: c.code for c in CAUSES.values() for kind in c.evidence}
 """Which cause an evidence interval kind speaks for."""
-BASE: Mapping[str, float] = {kind: w for c in CAUSES.values() for kind, w in c.evidence.items()}
+BASE: Mapping[EvidenceKind, float] = {kind: w for c in CAUSES.values() for kind, w in c.evidence.items()}
 ROOT_CODES: frozenset[Code] = frozenset(c.code for c in CAUSES.values() if c.root)
-POINT_KINDS: frozenset[str] = frozenset(k for c in CAUSES.values() for k in c.points)
-STATED_KINDS: frozenset[str] = frozenset(k for c in CAUSES.values() if c.stated for k in c.evidence)
+POINT_KINDS: frozenset[EvidenceKind] = frozenset(k for c in CAUSES.values() for k in c.points)
+STATED_KINDS: frozenset[EvidenceKind] = frozenset(k for c in CAUSES.values() if c.stated for k in c.evidence)
 
 
-def hosts_are(code: str) -> str:
+def hosts_are(code: str) -> HostsAre:
     """How a verdict of ``code`` introduces its hosts ("cause on", "looked at", "missing logs of"); a code this
     version does not know (a newer producer's) is taken as a cause."""
     try:

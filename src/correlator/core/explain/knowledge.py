@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from correlator.core.explain.causes import CHECKPOINT_STEPS, LEGACY_CHECKPOINT_STEPS, Step, cause
+from correlator.core.explain.kinds import EvidenceKind
 
 Version = tuple[int, int, int]
 
@@ -127,11 +128,11 @@ replica map (one long hold up to 3.2.1 and on 3.3.0), and ``reconcile()``'s fix 
 RECONCILE_FRAMES = ("checkAndUpdate", "DirectoryScanner.reconcile")
 
 
-def scanner_part(kind: str | None, holder: str | None) -> ScannerPart:
+def scanner_part(kind: EvidenceKind | None, holder: str | None) -> ScannerPart:
     """Which part the leading evidence shows: a hold whose holder frame is ``checkAndUpdate`` (or reconcile itself),
     or reconcile lines, is the reconcile; a hold in ``DirectoryScanner.scan`` — the seed's stack, where ``reconcile``
     is only its caller — or a totals line is the compare."""
-    if kind == "scan_reconcile":
+    if kind == EvidenceKind.SCAN_RECONCILE:
         return "reconcile"
     if holder and any(frame in holder for frame in RECONCILE_FRAMES):
         return "reconcile"

@@ -16,11 +16,12 @@ from typing import Any
 
 from correlator.core.events import DatasetLockHeld, DirectoryScanConfig, DirectoryScanStats, Event, JvmPause, iso_ms
 from correlator.core.explain.causes import periodic_codes
+from correlator.core.explain.kinds import Periodic
 from correlator.core.explain.knowledge import is_scanner_holder, is_scanner_stack
 from correlator.core.explain.verdict import NextWindow, Outlook
 
-SCAN_CODES = periodic_codes("directory_scan")
-PAUSE_CODES = periodic_codes("jvm_pause")
+SCAN_CODES = periodic_codes(Periodic.DIRECTORY_SCAN)
+PAUSE_CODES = periodic_codes(Periodic.JVM_PAUSE)
 KEEP = 48
 """Runs and pauses kept per host: enough for a stable spread, bounded whatever the log."""
 SAME_RUN_MS = 1_000
@@ -109,10 +110,10 @@ class ScanBook:
             every = [self._scan_window(cluster, h, as_of_ms, known_ms) for h in names]
             every.sort(key=lambda w: (w.host not in hosts, w.expected_ms is None, w.expected_ms or 0, w.host))
             windows = tuple(every[:MAX_WINDOWS])
-            return Outlook("directory_scan", as_of_ms, windows) if windows else None
+            return Outlook(Periodic.DIRECTORY_SCAN, as_of_ms, windows) if windows else None
         if code in PAUSE_CODES:
             found = [w for h in hosts if (w := self._pause_window(cluster, h, as_of_ms, known_ms)) is not None]
-            return Outlook("jvm_pause", as_of_ms, tuple(found)) if found else None
+            return Outlook(Periodic.JVM_PAUSE, as_of_ms, tuple(found)) if found else None
         return None
 
     def _scan_window(self, cluster: str, host: str, as_of_ms: int, known_ms: int) -> NextWindow:

@@ -9,14 +9,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from correlator.core.events import (
+    CheckpointCompleted,
+    CheckpointDeclined,
+    CheckpointExpired,
+    CheckpointFailed,
+    CheckpointLateAck,
+    CheckpointTriggered,
+    JobStatus,
+    TaskStatus,
+)
 from correlator.core.explain.causes import CAUSES
 from correlator.core.explain.verdict import EvidenceItem, Verdict
 
 ROLE_ORDER = ("jobmanager", "taskmanager", "datanode", "namenode")
 ROLE_NAMES = {"jobmanager": "JobManager", "taskmanager": "TaskManager", "datanode": "DataNode",
               "namenode": "NameNode"}
-LIFECYCLE = frozenset({"checkpoint_triggered", "checkpoint_completed", "checkpoint_expired", "checkpoint_declined",
-                       "checkpoint_failed", "checkpoint_late_ack", "job_status", "task_status"})
+LIFECYCLE = frozenset({CheckpointTriggered.type, CheckpointCompleted.type, CheckpointExpired.type,
+                       CheckpointDeclined.type, CheckpointFailed.type, CheckpointLateAck.type, JobStatus.type,
+                       TaskStatus.type})
 """Flink's own account of the checkpoint: context on the timeline, never the cause's evidence."""
 
 CAUSE_TYPES: dict[str, frozenset[str]] = {c.code: c.timeline_types for c in CAUSES.values()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from correlator.core.events import iso_ms
@@ -62,13 +63,53 @@ class EvidenceItem:
     end_ms: int | None = None
 
 
+class CoverageReason(StrEnum):
+    """Why a source is listed under the verdict's coverage; its value is how the verdict says it (``why``)."""
+
+    GUESSED_HOST = "host taken from a folder or a pod-like file name, not proved by the log"
+    OUTSIDE_QUIET = "not in the write's pipeline; its last line comes before the write ended"
+    STARTS_LATE = "log starts after the write began"
+    ENDS_EARLY = "log ends before the write ended"
+    NOT_READ = "log not read"
+    """Followed by why (the file could not be opened)."""
+    DAMAGED = "log damaged"
+    """Followed by how (a compressed file cut off or corrupt, read up to the damage)."""
+    NO_LOG = "no log from this DataNode of the write pipeline"
+    NO_DATANODE_LOG = "no DataNode log in the input"
+    NO_NAMENODE_LOG = "no NameNode log in the input"
+
+    @classmethod
+    def read(cls, why: str | None) -> tuple[CoverageReason | str | None, str | None]:
+        """``(reason, detail)`` of a ``why`` as the wire says it (``log not read: <detail>``); a reason this
+        version does not know (a newer producer's) stays the text it is."""
+        if why is None:
+            return None, None
+        for reason in cls:
+            if why == reason:
+                return reason, None
+            if why.startswith(reason + ": "):
+                return reason, why[len(reason) + 2:]
+        return why, None
+
+
 @dataclass(frozen=True, slots=True)
 class SourceCoverage:
     host: str
     role: str
-    why: str | None = None
+    reason: CoverageReason | str | None = None
+    """Why the source is listed (``None``: covered, nothing to say); text when the wire gave a reason this version
+    does not know."""
     pointed_by: str | None = None
     """For a DataNode of the write whose log is missing: what its neighbours' lines say of it (the suspect)."""
+    detail: str | None = None
+    """What the reason says more: why a log could not be read, how it was damaged."""
+
+    @property
+    def why(self) -> str | None:
+        """The reason as the verdict says it (its ``coverage[].why``)."""
+        if self.reason is None:
+            return None
+        return f"{self.reason}: {self.detail}" if self.detail is not None else str(self.reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +289,12 @@ def _steps(d: dict[str, Any]) -> tuple[Step, ...]:
     return tuple(Step(text, (s or {}).get("setting"), (s or {}).get("value")) for text, s in zip(texts, settings))
 
 
+def _coverage(d: dict[str, Any], *, pointed: bool) -> SourceCoverage:
+    """One source of the coverage; only a missing one may be pointed at."""
+    reason, detail = CoverageReason.read(d.get("why"))
+    return SourceCoverage(d["host"], d["role"], reason, d.get("pointed_by") if pointed else None, detail)
+
+
 def verdict_from_dict(d: dict[str, Any]) -> Verdict:
     """Inverse of :func:`verdict_to_dict`; unknown keys are ignored (forward compatibility)."""
     if d.get("schema") != SCHEMA:
@@ -286,9 +333,8 @@ def verdict_from_dict(d: dict[str, Any]) -> Verdict:
             for e in d.get("evidence") or ()
         ),
         remediation=_steps(d),
-        covered=tuple(SourceCoverage(c["host"], c["role"], c.get("why")) for c in cov.get("covered") or ()),
-        missing=tuple(SourceCoverage(m["host"], m["role"], m.get("why"), m.get("pointed_by"))
-                      for m in cov.get("missing") or ()),
+        covered=tuple(_coverage(c, pointed=False) for c in cov.get("covered") or ()),
+        missing=tuple(_coverage(m, pointed=True) for m in cov.get("missing") or ()),
         decided_at_ms=parse_iso_ms(d["decided_at"]),
         recurrence=None
         if rec is None

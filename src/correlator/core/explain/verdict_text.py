@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import textwrap
 
-from correlator.core.events import iso_ms
+from correlator.core.events import CheckpointDeclined, CheckpointExpired, CheckpointFailed, iso_ms
 from correlator.core.explain.causes import hosts_are
+from correlator.core.explain.kinds import Periodic
 from correlator.core.explain.labels import event_label
 from correlator.core.explain.outlook import span_text
 from correlator.core.explain.verdict import NextWindow, Outlook, Verdict
 
-WHAT = {"directory_scan": "DirectoryScanner run", "jvm_pause": "long JVM pause"}
+WHAT: dict[str, str] = {Periodic.DIRECTORY_SCAN: "DirectoryScanner run", Periodic.JVM_PAUSE: "long JVM pause"}
 
 
 def _s(ms: int | None) -> str:
@@ -63,8 +64,8 @@ def failure_time_sentence(v: Verdict) -> str | None:
     """Which time is the failure when the JobManager's expiry and the task's own report differ: the timeout runs out
     first, and the task reports its failure (say, ``async_materialize``) only once its stuck write returns."""
     f = v.failure
-    expired = [e.at_ms for e in v.evidence if e.type == "checkpoint_expired"]
-    reported = sorted(e.at_ms for e in v.evidence if e.type in ("checkpoint_failed", "checkpoint_declined"))
+    expired = [e.at_ms for e in v.evidence if e.type == CheckpointExpired.type]
+    reported = sorted(e.at_ms for e in v.evidence if e.type in (CheckpointFailed.type, CheckpointDeclined.type))
     if not expired or f.failed_at_ms not in expired:
         return None
     timeout = f"its {_s(f.timeout_ms)} timeout" if f.timeout_ms is not None else "its timeout"

@@ -10,7 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from statistics import median
 
+from correlator.core.events import (
+    DatasetLockHeld,
+    DatasetLockWait,
+    JobStatus,
+    JvmPause,
+    NameNodeLockHeld,
+    SlowIo,
+    TaskStatus,
+)
 from correlator.core.explain.causes import Step
+from correlator.core.explain.kinds import Periodic
 from correlator.core.explain.verdict import Outlook, Verdict, WhatIf
 
 STEP_MS = 15_000
@@ -20,7 +30,8 @@ MEASURED_MS = 1_000
 """An expiry alone makes a duration the timeout plus the coordinator's tick: only a write that ended this long after
 the timeout was measured."""
 FAILED_STATES = (" to FAILED", " to FAILING", " to RESTARTING")
-STALL_TYPES = frozenset({"dn_lock_held", "dn_lock_wait", "jvm_pause", "nn_lock_held", "slow_io"})
+STALL_TYPES = frozenset({DatasetLockHeld.type, DatasetLockWait.type, JvmPause.type, NameNodeLockHeld.type,
+                         SlowIo.type})
 """Evidence whose span is the cause's own stall (a block write's span is only its symptom)."""
 
 
@@ -55,7 +66,7 @@ def stall_of(v: Verdict, restarted: bool = False) -> Stall:
     elif span is not None and f.started_at_ms is not None and f.timeout_ms is not None \
             and span[1] - f.started_at_ms > f.timeout_ms:
         needed = span[1] - f.started_at_ms  # the write could not end before the stall did
-    restarted = restarted or any(e.type in ("task_status", "job_status") and e.summary.endswith(FAILED_STATES)
+    restarted = restarted or any(e.type in (TaskStatus.type, JobStatus.type) and e.summary.endswith(FAILED_STATES)
                                  for e in v.evidence)
     return Stall(v.verdict_id, v.checkpoint_id, f.failed_at_ms, f.started_at_ms, needed, f.timeout_ms, restarted,
                  host, span)
@@ -122,7 +133,7 @@ def restart_figures(remediation: tuple[Step, ...], stalls: list[Stall]) -> list[
 
 def interval_figures(remediation: tuple[Step, ...], stalls: list[Stall], outlook: Outlook | None) -> list[WhatIf]:
     index = _line(remediation, "dfs.datanode.directoryscan.interval")
-    if index is None or outlook is None or outlook.kind != "directory_scan" or not stalls:
+    if index is None or outlook is None or outlook.kind != Periodic.DIRECTORY_SCAN or not stalls:
         return []
     intervals = {w.host: w.interval_ms for w in outlook.windows if w.interval_ms}
     if any(s.span is None or s.started_at_ms is None or s.needed_ms is None or s.host not in intervals

@@ -21,6 +21,7 @@ from correlator.core.events import (
     JvmPause,
     NameNodeLockHeld,
     SlowIo,
+    SlowIoKind,
 )
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.header import Header
@@ -83,7 +84,7 @@ _RECONCILE: tuple[tuple[str, str], ...] = (
     ("Failed to repot bad block", "report_failed"),
     (". Will retry on next scan", "delete_failed"),
 )
-_SLOW_IO: tuple[tuple[str, str], ...] = (
+_SLOW_IO: tuple[tuple[str, SlowIoKind], ...] = (
     ("Slow BlockReceiver write data to disk cost:", "disk_write"),
     ("Slow BlockReceiver write packet to mirror took ", "mirror_write"),
     ("Slow flushOrSync took ", "flush_or_sync"),
@@ -174,7 +175,7 @@ def _reconcile(phrase: str, action: str) -> Handler:
     return handle
 
 
-def _slow(phrase: str, kind: str) -> Handler:
+def _slow(phrase: str, kind: SlowIoKind) -> Handler:
     def handle(h: Header, lines: Sequence[str], emit: Emit) -> None:
         _slow_io(kind, h.message[len(phrase):], emit)
     return handle
@@ -371,7 +372,7 @@ def short_date_ms(text: str, line_ms: int, stamp: str | None) -> int | None:
     return int(first.timestamp() * 1000) + offset_ms
 
 
-def _slow_io(kind: str, rest: str, emit: Emit) -> None:
+def _slow_io(kind: SlowIoKind, rest: str, emit: Emit) -> None:
     m = _DURATION.match(rest)
     if m is None:
         return

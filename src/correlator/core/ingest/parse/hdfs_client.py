@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from correlator.core.events import HdfsClientError, HdfsClientSlow
+from correlator.core.events import ClientErrorKind, HdfsClientError, HdfsClientSlow
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.identifiers import datanodes
 from correlator.core.ingest.parse.stacks import first_exception
@@ -31,7 +31,7 @@ _BLOCK = re.compile(r"(?:\S+:)?blk_-?\d+_\d+")
 _FIRST_BAD = re.compile(r"firstBadLink as /?([\w.-]+:\d+)")
 _REMOTE = re.compile(r"remote=/?([\w.-]+:\d+)")
 _SOURCE_FILE = re.compile(r'Source file "([^"]+)"')
-_ERRORS: tuple[tuple[str, str], ...] = (
+_ERRORS: tuple[tuple[str, ClientErrorKind], ...] = (
     ("Exception in createBlockOutputStream", "create_block_output_stream"),
     ("Abandoning ", "abandon_block"),
     ("Excluding datanode ", "exclude_datanode"),
@@ -41,7 +41,7 @@ _ERRORS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _error(kind: str, msg: str, lines: Sequence[str], emit: Emit) -> None:
+def _error(kind: ClientErrorKind, msg: str, lines: Sequence[str], emit: Emit) -> None:
     """One client write-path error; the DataNode is the excluded one, a ``firstBadLink`` or a timeout's ``remote=``."""
     text = "\n".join(lines[:12])
     block = _BLOCK.search(msg)
@@ -62,7 +62,7 @@ def _error(kind: str, msg: str, lines: Sequence[str], emit: Emit) -> None:
 
 
 
-def _error_of(kind: str) -> Handler:
+def _error_of(kind: ClientErrorKind) -> Handler:
     def handle(msg: str, lines: Sequence[str], _text: str, emit: Emit) -> None:
         _error(kind, msg, lines, emit)
     return handle

@@ -15,14 +15,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from correlator.core.events import HdfsRefusal
+from correlator.core.events import HdfsRefusal, RefusalKind
 from correlator.core.ingest.parse.emit import Emit
 
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
     phrase: str
-    kind: str
+    kind: RefusalKind
     fields: re.Pattern[str] | None = None
     """Named groups ``limit``, ``value``, ``path`` where the wording gives them."""
     needs: tuple[str, ...] = ()
@@ -68,7 +68,7 @@ PHRASES: tuple[str, ...] = tuple(dict.fromkeys(r.phrase for r in REFUSALS))
 def emit_refusals(lines: Sequence[str], emit: Emit) -> None:
     """One ``hdfs_refusal`` per kind a record states (the first wording of each; a chain repeats its causes)."""
     text = "\n".join(lines)
-    seen: set[str] = set()
+    seen: set[RefusalKind] = set()
     for r in REFUSALS:
         at = text.find(r.phrase)
         if at < 0 or r.kind in seen or (r.needs and not any(w in text for w in r.needs)):
