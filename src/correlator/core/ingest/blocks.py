@@ -9,16 +9,21 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from correlator.core.events import Event
 
 from correlator.core.ingest.burst_lines import BurstRun, HeldBursts
-from correlator.core.ingest.bursts import FAST_PHRASES
-from correlator.core.ingest.multiline import NEXT_RECORD_BYTES, RECORD_START_BYTES
-from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits
+from correlator.core.ingest.bursts import FAST_PHRASES, Bursts
+from correlator.core.ingest.config import Output
+from correlator.core.ingest.multiline import NEXT_RECORD_BYTES, RECORD_START_BYTES, Pending
+from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits, Scanner
+from correlator.core.ingest.timestamps import LocalClock
 from correlator.core.ingest.progress import local_stamp
 from correlator.core.ingest.write_batch import OBSERVE, OPEN, Step, WritePlan, plan_writes
 from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
-from correlator.core.ingest.writes import Line, block_at, duration_at
+from correlator.core.ingest.writes import Line, Materialise, WriteTracker, block_at, duration_at
 
 
 FAST_BURSTS = {PHRASES.index(p): kind for p, kind in FAST_PHRASES.items()}
@@ -40,6 +45,30 @@ def _mask(kinds: tuple[str, ...]) -> bytes:
     return bytes(mask)
 
 
+class BlockIngest(Protocol):
+    """What a block's walk asks of the ingest it feeds (:class:`correlator.core.ingest.ingest.Ingest`): the shared
+    per-source parts, and the steps it hands lines to. Nothing else of the ingest is reached from here."""
+
+    scanner: Scanner
+    writes: WriteTracker
+    bursts: Bursts
+    clock: LocalClock
+
+    def open_record(self, key: str) -> Pending | None: ...
+    def take_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+                  out: list[Output]) -> None: ...
+    def take_write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+                        out: list[Output]) -> None: ...
+    def continue_record(self, key: str, lines: list[str], now_ms: int | None) -> bool: ...
+    def end_open_record(self, key: str, out: list[Output]) -> None: ...
+    def parse_lines(self, lines: list[Line], out: list[Output]) -> None: ...
+    def emit(self, events: list[Event], out: list[Output]) -> None: ...
+    def count_skipped(self, lines: int) -> None: ...
+    def report_progress(self, head: str, origin: dict[str, Any], ref: str, out: list[Output]) -> None: ...
+    def observe_clock(self, key: str, ts_ms: int | None, out: list[Output]) -> None: ...
+    def reading(self, materialise: Materialise) -> AbstractContextManager[None]: ...
+
+
 class BlockReader:
     """Walks one block: skip noise between hits, feed each hit's whole record (and the line that closes it).
 
@@ -48,8 +77,8 @@ class BlockReader:
     is one Kafka record and ``offsets`` lists their offsets.
     """
 
-    def __init__(self, ingest: Any, block: bytes, file_ref: str, first_line: int, origin: dict[str, Any], key: str,
-                 out: list[Any], *, offsets: Sequence[int] | None = None, now_ms: int | None = None):
+    def __init__(self, ingest: BlockIngest, block: bytes, file_ref: str, first_line: int, origin: dict[str, Any],
+                 key: str, out: list[Output], *, offsets: Sequence[int] | None = None, now_ms: int | None = None):
         self.ingest = ingest
         self.block = block
         self.file_ref = file_ref
@@ -74,21 +103,18 @@ class BlockReader:
     def run(self) -> None:
         self.ingest.clock.source = self.key
         self._edge_progress(first=True)
-        self.ingest.materialise = self._materialise
-        try:
-            self._run()
-        finally:
-            self.ingest.writes.settle(self.key, self._materialise)
-            self.ingest.materialise = None
+        with self.ingest.reading(self._materialise):
+            try:
+                self._run()
+            finally:
+                self.ingest.writes.settle(self.key, self._materialise)
         self.newlines = self._line_at(len(self.block)) - self.first_line
-        skipped = self.newlines - self.fed_newlines
-        self.ingest._stats.lines += skipped
-        self.ingest._stats.noise += skipped
+        self.ingest.count_skipped(self.newlines - self.fed_newlines)
         self._observe_clock(self._edge_progress(first=False))
 
     def _run(self) -> None:
         block, n = self.block, len(self.block)
-        if self.key in self.ingest._stitcher.open:
+        if self.ingest.open_record(self.key) is not None:
             while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
                 self._feed_to(self._line_end(self.pos))
         found = self.ingest.scanner.hits(block)
@@ -176,8 +202,7 @@ class BlockReader:
             return None
         pos = self.pos if self.decided_until <= self.pos else self._line_end(self.decided_until)  # never twice
         plan = plan_writes(self.block, pos, found.writes.since(pos), self.ingest.scanner.write_reader,
-                           {b: o[0] for b, o in source.open.items()}, tracker.slow_ms, tracker.stamp_at,
-                           tracker.open_ms, tracker.floor, tracker.max_open)
+                           {b: o[0] for b, o in source.open.items()}, tracker.rules, tracker.stamp_at)
         if plan is not None:
             tracker.routine += plan.routine
             source.touched_ms = self.now_ms
@@ -198,7 +223,7 @@ class BlockReader:
             tracker.decide(source, step.ts_ms, step.block, step.kind == OPEN, step.duration_ms, (None, None, step.at),
                            lines, self._materialise)
         if lines:
-            self.ingest._parse_lines(lines, self.out)
+            self.ingest.parse_lines(lines, self.out)
 
     def _is_write_line(self, at: int) -> bool:
         end = self.block.find(b"\n", at)
@@ -221,7 +246,7 @@ class BlockReader:
         end = self._line_end(hit)
         if start < self.pos or (end < len(block) and RECORD_START_BYTES.match(block, end) is None):
             return False
-        pending = self.ingest._stitcher.open.get(self.key)
+        pending = self.ingest.open_record(self.key)
         if pending is not None and pending.candidate:
             return False
         ts = self.ingest.writes.stamp_at(block, start)
@@ -234,11 +259,11 @@ class BlockReader:
             if m is None:
                 return False
             duration = int(m[1])
-        emitted: list[Any] = []
+        emitted: list[Event] = []
         if not self.ingest.bursts.extend(self.key, kind, ts, duration, emitted):
             return False
         if emitted:
-            self.ingest._emit(emitted, self.out)
+            self.ingest.emit(emitted, self.out)
         self.decided_until = end
         return True
 
@@ -276,9 +301,9 @@ class BlockReader:
             return
         tracker = self.ingest.writes
         source = tracker.addressed(self.key)
-        pending = self.ingest._stitcher.open.get(self.key)
+        pending = self.ingest.open_record(self.key)
         ts = tracker.stamp_at(block, start) if source is not None else None
-        if ts is None or (pending is not None and pending.candidate):
+        if source is None or ts is None or (pending is not None and pending.candidate):
             self._write_at(hit)
             return
         end = block.find(b"\n", hit)
@@ -293,7 +318,7 @@ class BlockReader:
         tracker.decide(source, ts, blk, opening, 0 if opening else duration_at(block, start, end), (None, None, start),
                        lines, self._materialise)
         if lines:
-            self.ingest._parse_lines(lines, self.out)
+            self.ingest.parse_lines(lines, self.out)
 
     def _materialise(self, at: int) -> tuple[str, str]:
         end = self.block.find(b"\n", at)
@@ -327,9 +352,8 @@ class BlockReader:
         self.pos = start
         end = self._line_end(hit)
         line = self.block[start:end].rstrip(b"\n").decode("utf-8", errors="replace").removesuffix("\r")
-        self.ingest._stats.lines += 1
         self.fed_newlines += self.block.count(b"\n", start, end)
-        self.ingest._write_line(self.key, self.origin, line, self._ref(self._line_at(start)), self.now_ms, self.out)
+        self.ingest.take_write_line(self.key, self.origin, line, self._ref(self._line_at(start)), self.now_ms, self.out)
         self.pos = end
 
     def _edge_progress(self, *, first: bool, tries: int = 64) -> str | None:
@@ -341,8 +365,7 @@ class BlockReader:
             head = block[at:at + 32].decode("utf-8", errors="replace")
             if local_stamp(head):
                 line_no = self.first_line if first else self._line_at(at)
-                state = self.ingest._source(self.origin)
-                self.ingest._progress_line(head, self.origin, state, self._ref(line_no), self.out)
+                self.ingest.report_progress(head, self.origin, self._ref(line_no), self.out)
                 return head
             if first:
                 at = block.find(b"\n", at) + 1
@@ -363,7 +386,7 @@ class BlockReader:
 
     def _open_is_candidate(self) -> bool:
         """Whether the record just opened needs its continuation lines too (it holds a hit of its own)."""
-        pending = self.ingest._stitcher.open.get(self.key)
+        pending = self.ingest.open_record(self.key)
         return pending is not None and pending.candidate
 
     def _line_end(self, at: int) -> int:
@@ -399,6 +422,6 @@ class BlockReader:
         line_no = self._line_at(self.pos)
         for raw in chunk.split(b"\n"):
             line = raw.decode("utf-8", errors="replace").removesuffix("\r")
-            self.ingest._line(self.key, self.origin, line, self._ref(line_no), self.now_ms, self.out)
+            self.ingest.take_line(self.key, self.origin, line, self._ref(line_no), self.now_ms, self.out)
             line_no += 1
         self.pos = end

@@ -7,7 +7,8 @@ Nothing escapes :meth:`Ingest.feed` as an exception: bad input becomes a :class:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -19,7 +20,7 @@ from correlator.core.ingest.envelopes import Decoded, EnvelopeError, decode
 from correlator.core.ingest.framing import is_cri, unframe_records
 from correlator.core.ingest.patterns import TextLayout
 from correlator.core.ingest.limits import out_of_range
-from correlator.core.ingest.multiline import Closed, Stitcher, is_record_start
+from correlator.core.ingest.multiline import Closed, Pending, Stitcher, is_record_start
 from correlator.core.ingest.parse import Rejected, SourceState, parse_record
 from correlator.core.ingest.prefilter import TRIGGER, WRITE, ReScanner, Scanner
 from correlator.core.ingest.progress import Progress
@@ -90,7 +91,7 @@ class Ingest:
             origin = self._origin(Decoded(text=line), hint)
             if self.text_layout is not None:
                 line = self.text_layout.line(line)
-            self._line(_key(origin), origin, line, ref, now_ms, out)
+            self.take_line(_key(origin), origin, line, ref, now_ms, out)
         except Exception as exc:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", ref, line))
         return out
@@ -169,8 +170,8 @@ class Ingest:
             self._safe_record(closed, out)
         lines: list[Line] = []
         self.writes.flush_idle(now_ms, self.config.idle_flush_ms, lines)
-        self._parse_lines(lines, out)
-        self._emit(self.bursts.flush_idle(now_ms, self.config.idle_flush_ms), out)
+        self.parse_lines(lines, out)
+        self.emit(self.bursts.flush_idle(now_ms, self.config.idle_flush_ms), out)
         return out
 
     def restart_idle(self, now_ms: int) -> None:
@@ -184,8 +185,8 @@ class Ingest:
             self._safe_record(closed, out)
         lines: list[Line] = []
         self.writes.flush_all(lines)
-        self._parse_lines(lines, out)
-        self._emit(self.bursts.flush_all(), out)
+        self.parse_lines(lines, out)
+        self.emit(self.bursts.flush_all(), out)
         found: list[Event] = []
         for key, state in sorted(self._sources.items()):
             origin = self._origins.get(key)
@@ -268,9 +269,11 @@ class Ingest:
             text = text[:-1]
         for line in text.split("\n"):
             line = line.removesuffix("\r")
-            self._line(key, origin, line if self.text_layout is None else self.text_layout.line(line), ref, now_ms, out)
+            self.take_line(key, origin, line if self.text_layout is None else self.text_layout.line(line), ref, now_ms, out)
 
-    def _line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None, out: list[Output]) -> None:
+    def take_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+                  out: list[Output]) -> None:
+        """One line of source ``key``: a block-write line to the tracker, any other to its source's open record."""
         self._stats.lines += 1
         self.clock.source = key
         if len(line) > self.config.max_line_bytes:
@@ -286,6 +289,34 @@ class Ingest:
         )
         if closed is not None:
             self._safe_record(closed, out)
+
+    def take_write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+                        out: list[Output]) -> None:
+        """A block-write line a block's walk could not decide from its bytes: counted, then as ``take_line`` takes it."""
+        self._stats.lines += 1
+        self._write_line(key, origin, line, ref, now_ms, out)
+
+    def open_record(self, key: str) -> Pending | None:
+        """The record of source ``key`` still open (its next line may continue it)."""
+        return self._stitcher.open.get(key)
+
+    def count_skipped(self, lines: int) -> None:
+        """Lines a block's walk skipped as noise without looking at them one by one."""
+        self._stats.lines += lines
+        self._stats.noise += lines
+
+    def report_progress(self, head: str, origin: dict[str, Any], ref: str, out: list[Output]) -> None:
+        """A stamped line at a block's edge (``head``: its start) shows how far the source's log has got."""
+        self._progress_line(head, origin, self._source(origin), ref, out)
+
+    @contextmanager
+    def reading(self, materialise: Materialise) -> Iterator[None]:
+        """While a block is read: ``materialise`` makes the lines of its open writes decided before it ends."""
+        self.materialise = materialise
+        try:
+            yield
+        finally:
+            self.materialise = None
 
     def continue_record(self, key: str, lines: list[str], now_ms: int | None) -> bool:
         """Continuation lines of a candidate record of ``key`` (it already holds a hit), added as ``_line`` would add
@@ -307,7 +338,7 @@ class Ingest:
         self.writes.line(key, origin, line, ref, now_ms, lines, self.materialise)
         if not lines:
             self._stats.noise += 1
-        self._parse_lines(lines, out)
+        self.parse_lines(lines, out)
 
     def end_open_record(self, key: str, out: list[Output]) -> None:
         """A record start (here a write line) closes the source's open record first, so its time counts in file order."""
@@ -316,7 +347,7 @@ class Ingest:
             if closed is not None:
                 self._safe_record(closed, out)
 
-    def _parse_lines(self, lines: list[Line], out: list[Output]) -> None:
+    def parse_lines(self, lines: list[Line], out: list[Output]) -> None:
         for item in lines:
             self._safe_record(Closed((item.text,), item.ref, item.origin, True, True), out)
 
@@ -326,7 +357,7 @@ class Ingest:
             return
         lines: list[Line] = []
         self.writes.observe_key(key, ts_ms, lines, self.materialise)
-        self._parse_lines(lines, out)
+        self.parse_lines(lines, out)
 
     def _origin(self, decoded: Decoded, hint: SourceHint) -> dict[str, Any]:
         file = decoded.file or hint.file
@@ -401,9 +432,9 @@ class Ingest:
                 out.append(self._error("out_of_range", f"{event.type}: {why}", event.ref, text))
                 continue
             kept.append(event)
-        self._emit(self.bursts.take(kept, None), out)
+        self.emit(self.bursts.take(kept, None), out)
 
-    def _emit(self, events: list[Event], out: list[Output]) -> None:
+    def emit(self, events: list[Event], out: list[Output]) -> None:
         for event in events:
             self._stats.events[event.type] += 1
             out.append(event)

@@ -22,11 +22,12 @@ line-by-line path.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from correlator.core.ingest.write_lines import WriteLines, WriteReader
-from correlator.core.ingest.writes import bytes_at
+from correlator.core.ingest.writes import WriteRules, bytes_at
 
 OBSERVE, OPEN, CLOSE = 0, 1, 2
 """Kinds of step; at one offset an observation comes first, as the line-by-line path observes before deciding."""
@@ -61,12 +62,11 @@ StampAt = Callable[[bytes, int], "int | None"]
 
 
 def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader, open_before: Mapping[str, int],
-                slow_ms: int, stamp_at: StampAt, open_ms: int | None = None,
-                floor_bytes_per_ms: int | None = None, max_open: int = 0) -> WritePlan | None:
+                rules: WriteRules, stamp_at: StampAt) -> WritePlan | None:
     """The plan for ``block[start:]`` of one source. ``lines``: the write lines there, as ``reader`` read them;
-    ``open_before``: the source's writes still open (block id → start ms); ``floor_bytes_per_ms``: as the tracker's
-    ``floor`` (``None``: every slow write is a step); ``max_open``: as the tracker's (0: writes crossing the block's
-    edges are steps). ``None`` when the block needs the line-by-line path."""
+    ``open_before``: the source's writes still open (block id → start ms); ``rules``: the tracker's. ``None`` when
+    the block needs the line-by-line path."""
+    slow_ms, open_ms, floor_bytes_per_ms, max_open = rules.slow_ms, rules.open_ms, rules.floor, rules.max_open
     if not lines.all_read:
         return None
     every_line = sorted(lines.opens + lines.closes)
@@ -96,7 +96,6 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
         slow |= _late_ends(block, unsure, opened_at, ended_at, slow_ms, stamp_at)
     if _steps_back(block, every_line, stamp_at):
         return None
-    open_ms = slow_ms if open_ms is None else open_ms
     if floor_bytes_per_ms is not None:
         slow -= _big_blocks(block, paired & slow, opened_at, ended_at, ended, stamp_at, floor_bytes_per_ms,
                             open_ms - SIZED_MARGIN_MS, reader)
@@ -206,9 +205,11 @@ def _open_at_the_end(steps: list[Step], open_ms: int, beyond: int) -> list[tuple
     step comes after it (the open writes keep line order: a deadline emits the oldest first, and waits for it)."""
     ending = {s.block for s in steps if s.kind == CLOSE}
     starts = sorted((s for s in steps if s.kind == OPEN), key=lambda s: s.at)
+    again = {block for block, n in Counter(s.block for s in starts).items() if n > 1}
+    """Started twice in the block: the tracker keeps such a write where its first start put it."""
     suffix: list[tuple[str, int, int]] = []
     for step in reversed(starts):
-        if step.block in ending or step.ts_ms + open_ms < beyond:
+        if step.block in ending or step.block in again or step.ts_ms + open_ms < beyond:
             break
         suffix.append((step.block, step.ts_ms, step.at))
     suffix.reverse()

@@ -75,6 +75,10 @@ class WriteReader(Protocol):
         """The newlines of ``block[start:end]``: how a block's line numbers are counted."""
         ...
 
+    def burst_run(self, block: bytes, hits: list[tuple[int, int]], first: int, bursts: HeldBursts) -> BurstRun:
+        """``burst_lines.burst_run``: how far the hits from ``first`` on extend the held bursts."""
+        ...
+
     def spans(self, block: bytes, opens: list[int], closes: list[int]) -> tuple[list[int | None], list[int]]:
         """Per pair of offsets: the ms from the stamp of the line holding the first to that of the line holding the
         second when both begin in the same minute (``None`` otherwise, or where either lacks a stamp's shape), and

@@ -43,6 +43,27 @@ CLOSE_PHRASE = "op: HDFS_WRITE"
 
 
 @dataclass(frozen=True, slots=True)
+class WriteRules:
+    """What makes a write evidence, decided once: the tracker and a block's plan judge by the same object."""
+
+    slow_ms: int = 1000
+    """A write that ended within this of its start is routine."""
+    open_ms: int = 1000
+    """A write still open this long after it started is evidence at once."""
+    floor: int | None = None
+    """Bytes per ms: a slower write that moved at least this many bytes per ms of its time is a big block, routine
+    (``None``: none is excused)."""
+    max_open: int = 0
+    """Open writes kept per source; the oldest is emitted beyond it (0, for a plan: writes crossing the block's edges
+    are the tracker's steps)."""
+
+    @classmethod
+    def of(cls, slow_ms: int, floor_bytes_per_ms: int, block_bytes: int, max_open: int) -> WriteRules:
+        floor = max(1, floor_bytes_per_ms)
+        return cls(slow_ms, max(slow_ms, -(-block_bytes // floor)), floor, max_open)
+
+
+@dataclass(frozen=True, slots=True)
 class Line:
     """A line handed back to be parsed as a record of its own."""
 
@@ -75,11 +96,10 @@ class WriteTracker:
     def __init__(self, clock: LocalClock, slow_ms: int = 1000, max_open: int = 5_000, *,
                  floor_bytes_per_ms: int = FLOOR_BYTES_PER_MS, block_bytes: int = BLOCK_BYTES) -> None:
         self.clock = clock
-        self.slow_ms = slow_ms
-        self.floor = max(1, floor_bytes_per_ms)
-        self.open_ms = max(slow_ms, -(-block_bytes // self.floor))
-        """How long a write may stay open before it is evidence: a full block's time at the floor rate."""
-        self.max_open = max_open
+        self.rules = WriteRules.of(slow_ms, floor_bytes_per_ms, block_bytes, max_open)
+        """How long a write may stay open before it is evidence (``open_ms``): a full block's time at the floor rate."""
+        self.slow_ms, self.open_ms, self.max_open = self.rules.slow_ms, self.rules.open_ms, self.rules.max_open
+        self.floor: int = self.rules.floor or 1
         self.routine = 0
         self.steps_back = 0
         """Times a source's clock jumped back by more than ``CLOCK_STEP_BACK_MS`` (an NTP step, a DST fall-back)."""
