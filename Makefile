@@ -49,6 +49,12 @@ test: setup chromium prometheus
 test-unit: $(STAMP)
 	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
 
+# The inner loop: no broker, no browser, no bench, no long property run (the `slow` list in tests/conftest.py); under
+# 90 s on a 2-core machine. `make test` runs these and the rest.
+.PHONY: check
+check: $(STAMP)
+	$(PY) -m pytest -m "not integration and not slow" $(PYTEST_ARGS)
+
 # The parse benchmark needs nothing; the stream benchmark gets a throwaway broker of its own.
 BENCH_KAFKA_PORT ?= 19392
 bench: setup
