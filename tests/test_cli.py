@@ -19,6 +19,22 @@ def test_help_lists_every_command() -> None:
     assert listed == set(COMMANDS)
 
 
+def test_every_option_with_a_variable_shows_it() -> None:
+    """An option read from a ``CORRELATOR_*`` variable says so in ``--help``, whichever way it was declared."""
+    seen = 0
+    with click.Context(cli) as ctx:
+        for path in _commands(cli, ctx):
+            result = CliRunner().invoke(cli, [*path, "--help"], terminal_width=400)
+            command: click.Command = cli
+            for name in path:
+                command = command.get_command(ctx, name)  # type: ignore[attr-defined]
+            for param in command.params:
+                if isinstance(param, click.Option) and param.envvar and not param.hidden:
+                    seen += 1
+                    assert param.show_envvar and f"env var: {param.envvar}]" in result.output, (path, param.name)
+    assert seen > 50
+
+
 def test_every_settings_option_shows_its_env_var() -> None:
     """Each ``--option`` that maps to a setting prints ``CORRELATOR_<NAME>`` in its command's help."""
     runner = CliRunner()
@@ -61,7 +77,7 @@ def test_every_help_reads_as_plain_text() -> None:
         assert "``" not in text, name
         assert "TEXT" not in "".join(line for line in text.splitlines() if "timelines" in line), name
     simulate = runner.invoke(cli, ["simulate", "--help"], terminal_width=80).output
-    assert all(f" {s}," in simulate or simulate.rstrip().endswith(s) for s in ("insufficient-data", "two-jobs"))
+    assert all(re.search(rf"^  {s}  +\w", simulate, re.M) for s in ("insufficient-data", "two-jobs"))
 
 
 def _commands(group: click.Group, ctx: click.Context, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -77,7 +93,8 @@ def _commands(group: click.Group, ctx: click.Context, path: tuple[str, ...] = ()
 
 def test_every_help_fits_80_columns_without_cut_summaries() -> None:
     """``--help`` of the tool and of every command at 80 columns: nothing cut with "..." (each listing's summary is
-    written to fit), every command listed with words of its own."""
+    written to fit), no "…" that reads as a cut, no line wider than the terminal, every command listed with words of
+    its own."""
     from correlator.cli import SUMMARIES
 
     with click.Context(cli) as ctx:
@@ -87,5 +104,6 @@ def test_every_help_fits_80_columns_without_cut_summaries() -> None:
         result = CliRunner().invoke(cli, [*path, "--help"], terminal_width=80)
         assert result.exit_code == 0, (path, result.output)
         body = result.output.split("\n", 1)[1]  # the usage line's own "[ARGS]..." is click's grammar, not a cut
-        cut = [line for line in body.splitlines() if "..." in line]  # click cuts a summary with three dots
+        cut = [line for line in body.splitlines() if "..." in line or "…" in line]  # click cuts with three dots
         assert not cut, (path, cut)
+        assert not [line for line in result.output.splitlines() if len(line) > 80], path

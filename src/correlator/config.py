@@ -10,18 +10,46 @@ no settings library is imported at each command's start.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
 if TYPE_CHECKING:  # imported where used: `correlator parse` need not load the engine to read its settings
     from correlator.core.correlate.engine import EngineConfig
     from correlator.core.ingest.ingest import IngestConfig
 
 ENV_PREFIX = "CORRELATOR_"
+
+UNIT_MS = {"ms": 1, "s": 1_000, "m": 60_000, "min": 60_000, "h": 3_600_000}
+"""The units a duration may be written in, in milliseconds."""
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|min|s|m|h)")
+_NUMBER = re.compile(r"[-+]?(\d+(?:\.\d*)?|\.\d+)")
+_NAMES = {"ms": "milliseconds", "s": "seconds", "min": "minutes"}
+
+
+def parse_duration(text: str, unit: str) -> float:
+    """A duration in ``unit`` (ms, s or min): a bare number is in ``unit`` already (``120``); a number may carry its
+    own unit instead (``500ms``, ``90s``, ``15m``, ``2h``, ``1h30m``). ``ValueError`` for anything else."""
+    text = text.strip()
+    if _NUMBER.fullmatch(text):
+        return float(text)
+    parts = _DURATION.findall(text)
+    if not text or _DURATION.sub("", text).strip():
+        raise ValueError(f"{text!r} is not a duration: give e.g. 500ms, 90s, 15m, 2h, or a number of {_NAMES[unit]}")
+    return sum(float(n) * UNIT_MS[u] for n, u in parts) / UNIT_MS[unit]
+
+
+def format_duration(value: float, unit: str) -> str:
+    """``value`` (in ``unit``) in the largest unit that shows it whole: 120 minutes is ``2h``, 0.5 s ``500ms``."""
+    ms = value * UNIT_MS[unit]
+    for name in ("h", "m", "s"):
+        if ms >= UNIT_MS[name] and ms % UNIT_MS[name] == 0:
+            return f"{ms // UNIT_MS[name]:.0f}{name}"
+    return f"{ms:g}ms"
 
 
 def environment(env: Mapping[str, str], env_file: str | Path | None = None) -> dict[str, str]:
@@ -36,6 +64,15 @@ def environment(env: Mapping[str, str], env_file: str | Path | None = None) -> d
     found.update(env)
     return {name[len(ENV_PREFIX):].lower(): value for name, value in found.items()
             if name.upper().startswith(ENV_PREFIX) and value != ""}
+
+
+DURATIONS: dict[str, str] = {
+    "slack_resolve_after_min": "min", "slack_retry_backoff_s": "s", "alert_hold_min": "min",
+    "alert_resolve_after_min": "min", "alert_max_age_min": "min", "lookahead_ms": "ms", "out_of_orderness_ms": "ms",
+    "idle_timeout_ms": "ms", "clock_skew_ms": "ms", "multiline_idle_ms": "ms", "slow_write_ms": "ms",
+    "raw_fetch_queue_backoff_ms": "ms",
+}
+"""The settings that are durations, each in the unit its name ends in; each also takes a unit of its own (``2h``)."""
 
 
 class Settings(BaseModel):
@@ -76,7 +113,7 @@ class Settings(BaseModel):
     slack_channel: str | None = Field(None, description="Slack channel id or name to post incidents in")
     slack_group: str = Field("correlator-slack", description="Kafka consumer group of the Slack bot (replicas share it)")
     slack_namespace: str = Field("correlator", description="prefix of the Slack bot's Redis keys")
-    slack_resolve_after_min: int = Field(120, ge=1, description="quiet minutes after which an incident is resolved")
+    slack_resolve_after_min: float = Field(120.0, gt=0, description="quiet minutes after which an incident is resolved")
     slack_retry_backoff_s: float = Field(
         0.5, gt=0, description="first wait when Redis or Slack is unavailable (doubles up to 30 s)"
     )
@@ -93,8 +130,8 @@ class Settings(BaseModel):
     alertmanager_url: str | None = Field(
         None, description="Alertmanager base URL (e.g. http://alertmanager:9093) that `correlator alerts` posts to")
     alerts_group: str = Field("correlator-alerts", description="Kafka consumer group of `correlator alerts`")
-    alert_hold_min: int = Field(60, ge=1, description="minutes an Alertmanager alert stays firing after its "
-                                "verdict is delivered, unless its incident resolves sooner")
+    alert_hold_min: float = Field(60.0, gt=0, description="minutes an Alertmanager alert stays firing after its "
+                                  "verdict is delivered, unless its incident resolves sooner")
     alert_resolve_after_min: float = Field(120.0, gt=0, description="quiet minutes after which an incident is resolved "
                                          "in every alert sink")
     alerts_namespace: str = Field("correlator", description="prefix of `correlator alerts`' Redis keys")
@@ -160,6 +197,16 @@ class Settings(BaseModel):
     data_dir: Path = Field(Path(".run/worker"), description="directory for the worker's local table state")
     state_replication: int = Field(1, ge=1, description="replication factor of the worker's state changelog topics")
     log_level: str = Field("INFO", description="log level of the service's JSON logs")
+
+    @field_validator(*DURATIONS, mode="before")
+    @classmethod
+    def _duration(cls, value: Any, info: ValidationInfo) -> Any:
+        """A duration written with its unit (``90s``, ``15m``, ``2h``) in the field's own unit; a number as it is."""
+        if not isinstance(value, str) or _NUMBER.fullmatch(value.strip()):
+            return value  # a number: checked as before
+        name = str(info.field_name)
+        amount = parse_duration(value, DURATIONS[name])
+        return round(amount) if cls.model_fields[name].annotation is int else amount
 
     @field_validator("tz")
     @classmethod

@@ -54,7 +54,8 @@ class TestScram:
         worker = WorkerProcess(stack).start()
         try:
             stack.replay(logs)
-            result = stack.cli("verdicts", "--from-beginning", "--json", "--max", "1", "--idle-timeout", "60")
+            result = stack.cli("verdicts", "--from-beginning", "--format", "json", "--max", "1",
+                               "--idle-timeout", "60")
             assert result.returncode == 0, result.stderr
             assert '"HDFS_DIRECTORY_SCAN"' in result.stdout
             assert PASSWORD not in worker.log_path.read_text(errors="replace")

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from correlator.cli import RuntimeFailure
-from correlator.cli.options import KAFKA, settings_options
+from correlator.cli.options import KAFKA, format_option, settings_options
 from correlator.config import Settings
 from correlator.core.feedback import CodeAccuracy, feedback_from_dict, total, verdict_ref
 from correlator.core.feedback import accuracy as count
@@ -29,8 +29,7 @@ COLUMNS = ("verdicts", "confirmed", "wrong cause", "not a problem", "unanswered"
               help="read verdicts from this JSONL file instead of the topic")
 @click.option("--feedback-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="read feedback records from this JSONL file instead of the topic")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="a table for people, or one JSON object for programs")
+@format_option("text", "text: a table for people; json: one JSON object for programs")
 def accuracy(settings: Settings, verdicts_file: Path | None, feedback_file: Path | None, fmt: str) -> None:
     """Per root-cause code: how many verdicts, how many people confirmed (right cause), refuted (wrong cause, not a
     problem) or left unanswered, and the ids of the refuted ones. A verdict counts under its latest answer."""

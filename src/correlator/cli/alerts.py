@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from correlator.cli import RuntimeFailure
-from correlator.cli.options import KAFKA, settings_options
+from correlator.cli.options import KAFKA, follow_option, settings_options
 from correlator.config import Settings
 
 SETTINGS = (*KAFKA, "topic_verdicts", "redis_url", "alertmanager_url", "alerts_group", "alert_hold_min",
@@ -24,10 +24,9 @@ from the environment only: an option would show them in the process list."""
 @click.command("alerts")
 @settings_options(*SETTINGS)
 @click.option("--verdicts-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="read verdicts from this JSONL file instead of the topic")
-@click.option("--once/--follow", default=False, show_default=True,
-              help="stop at the end of the topic (tests, catch-up runs) or keep following it; a file is read to its end")
-def alerts(settings: Settings, verdicts_file: Path | None, once: bool) -> None:
+              help="read verdicts from this JSONL file, to its end, instead of the topic")
+@follow_option(default=True)
+def alerts(settings: Settings, verdicts_file: Path | None, follow: bool) -> None:
     """Send verdicts where on-call lives. Each configured target is optional: Alertmanager gets one alert per
     verdict (labels: cluster, job_id, code, hosts, verdict_id); the webhook, PagerDuty and Opsgenie get one alert
     per incident (a job failing for one cause) and one resolve once it stays quiet for --alert-resolve-after-min, as
@@ -43,7 +42,7 @@ def alerts(settings: Settings, verdicts_file: Path | None, once: bool) -> None:
         logs.configure(settings.log_level)
     sink = build_sinks(settings)
     try:
-        stats = feed_verdicts(sink, settings, verdicts_file, group=settings.alerts_group, follow=not once,
+        stats = feed_verdicts(sink, settings, verdicts_file, group=settings.alerts_group, follow=follow,
                               feed="alerts")
     finally:
         for lane in getattr(sink.parts[-1], "lanes", ()):

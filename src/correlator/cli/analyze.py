@@ -12,7 +12,7 @@ import click
 import orjson
 
 from correlator.cli import RuntimeFailure, report
-from correlator.cli.options import settings_options, text_width
+from correlator.cli.options import format_option, settings_options, text_width
 from correlator.config import Settings
 from correlator.core.events import Event
 from correlator.core.explain.risk import Risk, risk_text, risk_to_dict
@@ -24,8 +24,7 @@ from correlator.offline.summary import Summary
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json", show_default=True,
-              help="json: one verdict object per line; text: a human summary per verdict")
+@format_option("json", "json: one verdict object per line; text: a summary per verdict for people")
 @click.option("--risks", "with_risks", is_flag=True,
               help="json: also print the early-warning records (\"schema\": \"correlator.risk/v1\", see `correlator "
                    "schema risk`) among the verdicts, in time order. text prints them always.")

@@ -10,18 +10,18 @@ import click
 import orjson
 
 from correlator.cli import RuntimeFailure
-from correlator.cli.options import KAFKA, settings_options
+from correlator.cli.options import KAFKA, Duration, follow_option, settings_options
 from correlator.config import Settings
 
 
 @click.command("flink-stats")
 @click.option("--jobmanager", required=True, metavar="URL", help="the JobManager's REST address, e.g. http://jm:8081")
-@click.option("--once/--follow", default=True, show_default=True,
-              help="print the spans of the checkpoints in the history now, or publish new ones to the events topic")
-@click.option("--interval", type=click.FloatRange(min=1.0), default=10.0, show_default=True,
-              help="seconds between polls with --follow")
+@follow_option(default=False, help="keep polling the JobManager and publish new checkpoints to the events topic, "
+              "or print the checkpoints in its history now and stop")
+@click.option("--interval", type=Duration("s", minimum=1.0), default=10.0,
+              help="time between polls with --follow, at least 1s (a bare number: seconds)  [default: 10s]")
 @settings_options(*KAFKA, "topic_events", "cluster")
-def flink_stats(jobmanager: str, once: bool, interval: float, settings: Settings) -> None:
+def flink_stats(jobmanager: str, follow: bool, interval: float, settings: Settings) -> None:
     """Read the checkpoint statistics of every job of a JobManager (which tasks never acknowledged a failed
     checkpoint; the longest start delay, alignment, sync and async part of each) as checkpoint_span events, and each
     running job's own checkpoint timeout (set in its code too) as a flink_setting event for the early warning.
@@ -32,7 +32,7 @@ def flink_stats(jobmanager: str, once: bool, interval: float, settings: Settings
     from correlator.core.event_dicts import event_to_dict
 
     poller = CheckpointPoller(FlinkRest(jobmanager), settings.cluster)
-    if once:
+    if not follow:
         try:
             settings_read = poller.job_settings()
             spans = poller.poll()

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from correlator.cli import RuntimeFailure
-from correlator.cli.options import KAFKA, settings_options
+from correlator.cli.options import KAFKA, follow_option, settings_options
 from correlator.config import Settings
 
 SETTINGS = (
@@ -40,13 +40,12 @@ SETTINGS = (
 @click.command("slack")
 @settings_options(*SETTINGS)
 @click.option("--verdicts-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="read verdicts from this JSONL file instead of the topic")
-@click.option("--once/--follow", default=False, show_default=True,
-              help="stop at the end of the topic (tests, catch-up runs) or keep following it; a file is read to its end")
+              help="read verdicts from this JSONL file, to its end, instead of the topic")
+@follow_option(default=True)
 def slack(
     settings: Settings,
     verdicts_file: Path | None,
-    once: bool,
+    follow: bool,
 ) -> None:
     """Post verdicts to Slack: one message per incident, recurrences as replies in its thread; early warnings as a
     quieter message per warning, its later states as replies. With an app-level token, each verdict's message gets
@@ -73,14 +72,14 @@ def slack(
     poster = SlackPoster(settings.slack_api_url, token, settings.slack_channel,
                          RetryPolicy(backoff_factor_s=settings.slack_retry_backoff_s))
     config = BotConfig(
-        quiet_ms=settings.slack_resolve_after_min * 60_000, backoff_initial_s=settings.slack_retry_backoff_s,
+        quiet_ms=round(settings.slack_resolve_after_min * 60_000), backoff_initial_s=settings.slack_retry_backoff_s,
         feedback_buttons=settings.slack_app_token is not None,
     )
     bot = SlackBot(store, poster, config, timelines=_timelines(settings, poster))
     feedback = None
     try:
         feedback = _feedback(settings, store, poster)
-        stats = feed_verdicts(bot, settings, verdicts_file, group=settings.slack_group, follow=not once, risks=True,
+        stats = feed_verdicts(bot, settings, verdicts_file, group=settings.slack_group, follow=follow, risks=True,
                                feed="slack")
     except SlackRejected as exc:
         raise RuntimeFailure(str(exc)) from None

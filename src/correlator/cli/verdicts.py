@@ -1,4 +1,4 @@
-"""``correlator verdicts``: read the verdict topic, for people (default) or programs (``--json``)."""
+"""``correlator verdicts``: read the verdict topic, for people (default) or programs (``--format json``)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,30 @@ import uuid
 import click
 
 from correlator.cli import RuntimeFailure
-from correlator.cli.options import KAFKA, settings_options, text_width
+from correlator.cli.options import (
+    KAFKA,
+    Duration,
+    follow_option,
+    format_option,
+    old_spelling,
+    settings_options,
+    text_width,
+)
 from correlator.config import Settings
 
 
 @click.command()
-@click.option("--follow", "-f", is_flag=True, help="Keep waiting for new verdicts.")
-@click.option("--from-beginning", is_flag=True, help="Start at the oldest retained verdict, not at new ones.")
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict JSON objects, one per line.")
-@click.option("--idle-timeout", type=float, default=5.0, show_default=True,
-              help="Without --follow, stop after this many seconds without a new verdict.")
-@click.option("--max", "max_count", type=int, default=0, help="Stop after this many verdicts (0: no limit).")
+@follow_option(default=False)
+@click.option("--from-beginning", is_flag=True, help="start at the oldest retained verdict, not at new ones")
+@format_option("text", "text: a summary per verdict for people; json: one verdict object per line")
+@click.option("--idle-timeout", type=Duration("s"), default=5.0,
+              help="with --once, caught up after this long without a new verdict (a bare number: seconds)  "
+              "[default: 5s]")
+@click.option("--max", "max_count", type=int, default=0, help="stop after this many verdicts (0: no limit)")
 @settings_options(*KAFKA, "topic_verdicts")
-def verdicts(follow: bool, from_beginning: bool, as_json: bool, idle_timeout: float, max_count: int,
+@old_spelling("--json", "--format json", fmt="json")
+@old_spelling("-f", "--follow", follow=True)
+def verdicts(follow: bool, from_beginning: bool, fmt: str, idle_timeout: float, max_count: int,
              settings: Settings) -> None:
     """Print verdicts from the verdict topic as they arrive."""
     import time
@@ -60,7 +71,7 @@ def verdicts(follow: bool, from_beginning: bool, as_json: bool, idle_timeout: fl
             last = time.monotonic()
             try:
                 data = orjson.loads(msg.value())  # also proves the bytes are UTF-8
-                text = msg.value().decode() if as_json else verdict_text(verdict_from_dict(data), text_width())
+                text = msg.value().decode() if fmt == "json" else verdict_text(verdict_from_dict(data), text_width())
             except (ValueError, KeyError, TypeError) as exc:
                 click.echo(f"(skipped a record that is not a verdict at offset {msg.offset()}: {exc})", err=True)
                 continue
