@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from correlator.core.ingest.write_lines import WriteLines, WriteReader
@@ -66,82 +66,106 @@ def plan_writes(block: bytes, start: int, lines: WriteLines, reader: WriteReader
     """The plan for ``block[start:]`` of one source. ``lines``: the write lines there, as ``reader`` read them;
     ``open_before``: the source's writes still open (block id → start ms); ``rules``: the tracker's. ``None`` when
     the block needs the line-by-line path."""
-    slow_ms, open_ms, floor_bytes_per_ms, max_open = rules.slow_ms, rules.open_ms, rules.floor, rules.max_open
     if not lines.all_read:
         return None
     every_line = sorted(lines.opens + lines.closes)
-    odd = _odd_ids(lines, open_before)
-    lines, odd_steps = _set_apart(block, start, lines, odd, stamp_at)
-    if odd_steps is None:
+    lines, steps = _set_apart(block, start, lines, _odd_ids(lines, open_before), stamp_at)
+    if steps is None:
         return None
-    open_at, close_at = lines.opens, lines.closes
-    opens: list[bytes] = lines.open_ids  # type: ignore[assignment]  # all read: no None among them
-    close_ids: list[bytes] = lines.close_ids  # type: ignore[assignment]
-    durations: list[bytes] = lines.durations  # type: ignore[assignment]
-    ended = dict(zip(close_ids, durations))
-    started = set(opens)
-    slow_ns = slow_ms * 1_000_000
-    digits = len(str(slow_ns))
-    slow = {b for b, d in zip(close_ids, durations) if len(d) >= digits and int(d) >= slow_ns} if max(
-        map(len, durations), default=0) >= digits else set()
-    opened_at = dict(zip(opens, open_at))
-    ended_at = dict(zip(close_ids, close_at))
-    paired = started & ended.keys()
-    unsure = paired - slow
-    if unsure and _sparse(block, every_line, len(unsure), stamp_at):
-        slow |= _apart_in_the_minute(block, unsure, opened_at, ended_at, slow_ms, stamp_at, reader)
-    else:
-        if slow_ms >= 1000 and unsure:  # no pair to judge, no runs to find (a quiet DataNode's block, a Flink log's)
-            unsure -= _within_one_second(block, start, opens, open_at, close_ids, close_at, reader)
-        slow |= _late_ends(block, unsure, opened_at, ended_at, slow_ms, stamp_at)
-    if _steps_back(block, every_line, stamp_at):
+    pairs = _Pairs.of(lines)
+    slow = _slow(block, start, lines, pairs, every_line, rules, stamp_at, reader)
+    if slow is None:
         return None
-    if floor_bytes_per_ms is not None:
-        slow -= _big_blocks(block, paired & slow, opened_at, ended_at, ended, stamp_at, floor_bytes_per_ms,
-                            open_ms - SIZED_MARGIN_MS, reader)
-    routine = len(paired - slow)
-    wanted_ends = (ended.keys() - started) | (paired & slow)
-    wanted_starts = (started - ended.keys()) | (paired & slow)
-    steps: list[Step] = odd_steps
-    for raw in wanted_starts:
-        at = max(start, block.rfind(b"\n", 0, opened_at[raw]) + 1)
-        ts = stamp_at(block, at)
-        if ts is None:
+    routine = len(pairs.paired - slow)
+    for raw in (pairs.started - pairs.durations.keys()) | (pairs.paired & slow):
+        at = max(start, block.rfind(b"\n", 0, pairs.opened_at[raw]) + 1)
+        if (ts := stamp_at(block, at)) is None:
             return None
         steps.append(Step(at, OPEN, ts, raw.decode("ascii")))
-    bulk = 0 < max_open and len(open_before) + len(every_line) < max_open  # no start in the block can evict a write
+    bulk = 0 < rules.max_open and len(open_before) + len(every_line) < rules.max_open  # no start evicts a write
     closed: list[str] = []
-    for raw in wanted_ends:
-        at = max(start, block.rfind(b"\n", 0, ended_at[raw]) + 1)
-        ts = stamp_at(block, at)
-        if ts is None:
+    for raw in (pairs.durations.keys() - pairs.started) | (pairs.paired & slow):
+        at = max(start, block.rfind(b"\n", 0, pairs.ended_at[raw]) + 1)
+        if (ts := stamp_at(block, at)) is None:
             return None
-        block_id, duration_ms = raw.decode("ascii"), int(ended[raw]) // 1_000_000
-        began = open_before.get(block_id) if bulk and raw not in started else None
-        if began is not None and _ended_fast(block, at, ts - began, duration_ms, slow_ms, open_ms, floor_bytes_per_ms):
+        block_id, duration_ms = raw.decode("ascii"), int(pairs.durations[raw]) // 1_000_000
+        began = open_before.get(block_id) if bulk and raw not in pairs.started else None
+        if began is not None and _ended_fast(block, at, ts - began, duration_ms, rules):
             closed.append(block_id)
         else:
             steps.append(Step(at, CLOSE, ts, block_id, duration_ms))
-    routine += len(closed)
     gone = set(closed)
+    beyond = _deadline_steps(block, every_line, [ts for b, ts in open_before.items() if b not in gone], steps,
+                             rules.open_ms, stamp_at)
     opened: list[tuple[str, int, int]] = []
-    deadlines = sorted({ts + open_ms for b, ts in open_before.items() if b not in gone}
-                       | {s.ts_ms + open_ms for s in steps if s.kind == OPEN})
-    write_lines = every_line if deadlines else []
-    probed: dict[int, int | None] = {}
-    beyond: int | None = None
-    for deadline in deadlines:
-        passed = _first_write_at_or_after(block, write_lines, deadline, stamp_at, probed)
-        if passed is None:
-            beyond = deadline  # this and the later deadlines lie beyond the block's writes: the block-end clock
-            break
-        steps.append(Step(passed, OBSERVE, deadline))
     if bulk and beyond is not None:
-        opened = _open_at_the_end(steps, open_ms, beyond)
+        opened = _open_at_the_end(steps, rules.open_ms, beyond, open_before.keys())
         staying = {b for b, _, _ in opened}
         steps = [s for s in steps if s.kind != OPEN or s.block not in staying]
     steps.sort(key=lambda s: (s.at, s.kind))
-    return WritePlan(routine, steps, closed, opened)
+    return WritePlan(routine + len(closed), steps, closed, opened)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pairs:
+    """A block's write lines by block id (each id once: ``_set_apart`` took the others out)."""
+
+    opened_at: dict[bytes, int]
+    ended_at: dict[bytes, int]
+    durations: dict[bytes, bytes]
+    """The clienttrace duration digits of each end, by id."""
+    started: set[bytes]
+    paired: set[bytes]
+
+    @classmethod
+    def of(cls, lines: WriteLines) -> _Pairs:
+        opens: list[bytes] = lines.open_ids  # type: ignore[assignment]  # all read: no None among them
+        close_ids: list[bytes] = lines.close_ids  # type: ignore[assignment]
+        digits: list[bytes] = lines.durations  # type: ignore[assignment]
+        durations = dict(zip(close_ids, digits))
+        started = set(opens)
+        return cls(dict(zip(opens, lines.opens)), dict(zip(close_ids, lines.closes)), durations, started,
+                   started & durations.keys())
+
+
+def _slow(block: bytes, start: int, lines: WriteLines, pairs: _Pairs, every_line: list[int], rules: WriteRules,
+          stamp_at: StampAt, reader: WriteReader) -> set[bytes] | None:
+    """The paired writes that were slow: by their clienttrace duration, or by their lines' stamps, less the big
+    blocks the floor excuses. ``None`` when the block's stamps step back (the line path must take it)."""
+    slow_ms = rules.slow_ms
+    slow_ns = slow_ms * 1_000_000
+    digits = len(str(slow_ns))
+    slow = {b for b, d in pairs.durations.items() if len(d) >= digits and int(d) >= slow_ns} if max(
+        map(len, pairs.durations.values()), default=0) >= digits else set()
+    unsure = pairs.paired - slow
+    if unsure and _sparse(block, every_line, len(unsure), stamp_at):
+        slow |= _apart_in_the_minute(block, unsure, pairs.opened_at, pairs.ended_at, slow_ms, stamp_at, reader)
+    else:
+        if slow_ms >= 1000 and unsure:  # no pair to judge, no runs to find (a quiet DataNode's block, a Flink log's)
+            unsure -= _within_one_second(block, start, lines.open_ids, lines.opens,  # type: ignore[arg-type]
+                                         lines.close_ids, lines.closes, reader)  # type: ignore[arg-type]
+        slow |= _late_ends(block, unsure, pairs.opened_at, pairs.ended_at, slow_ms, stamp_at)
+    if _steps_back(block, every_line, stamp_at):
+        return None
+    if rules.floor is not None:
+        slow -= _big_blocks(block, pairs.paired & slow, pairs.opened_at, pairs.ended_at, pairs.durations, stamp_at,
+                            rules.floor, rules.open_ms - SIZED_MARGIN_MS, reader)
+    return slow
+
+
+def _deadline_steps(block: bytes, every_line: list[int], open_since: list[int], steps: list[Step], open_ms: int,
+                    stamp_at: StampAt) -> int | None:
+    """An ``OBSERVE`` step (appended to ``steps``) at the first write line whose stamp passes each open write's
+    deadline (those open before the block, ``open_since``, and the block's ``OPEN`` steps); the first deadline no
+    write line of the block passes, if any: it and the later ones are the block-end clock's."""
+    deadlines = sorted({ts + open_ms for ts in open_since} | {s.ts_ms + open_ms for s in steps if s.kind == OPEN})
+    probed: dict[int, int | None] = {}
+    for deadline in deadlines:
+        passed = _first_write_at_or_after(block, every_line, deadline, stamp_at, probed)
+        if passed is None:
+            return deadline
+        steps.append(Step(passed, OBSERVE, deadline))
+    return None
 
 
 def _odd_ids(lines: WriteLines, open_before: Mapping[str, int]) -> set[bytes]:
@@ -187,26 +211,28 @@ def _set_apart(block: bytes, start: int, lines: WriteLines, odd: set[bytes],
     return kept, steps
 
 
-def _ended_fast(block: bytes, at: int, gap_ms: int, duration_ms: int, slow_ms: int, open_ms: int,
-                floor: int | None) -> bool:
+def _ended_fast(block: bytes, at: int, gap_ms: int, duration_ms: int, rules: WriteRules) -> bool:
     """Whether the end at ``at`` of a write open before the block (``gap_ms`` after its start by the stamps) is one
     the tracker counts routine: it took under ``slow_ms``, or was a big block (``_big_blocks``' rule). It must also
     have ended ``SIZED_MARGIN_MS`` or more before its deadline, so that no line before its end could have emitted it
     on the line path either."""
-    if gap_ms >= open_ms - SIZED_MARGIN_MS:
+    if gap_ms >= rules.open_ms - SIZED_MARGIN_MS:
         return False
     took = max(gap_ms, duration_ms)
-    return took < slow_ms or (floor is not None and took < open_ms and took * floor <= bytes_at(block, at))
+    return took < rules.slow_ms or (rules.floor is not None and took < rules.open_ms
+                                    and took * rules.floor <= bytes_at(block, at))
 
 
-def _open_at_the_end(steps: list[Step], open_ms: int, beyond: int) -> list[tuple[str, int, int]]:
+def _open_at_the_end(steps: list[Step], open_ms: int, beyond: int,
+                     open_before: Collection[str]) -> list[tuple[str, int, int]]:
     """The starts still open at the block's end that can join the tracker's open writes after the steps: each one's
     deadline is ``beyond`` or later (no step of the block emits it), no end of the block closes it, and no ``OPEN``
     step comes after it (the open writes keep line order: a deadline emits the oldest first, and waits for it)."""
     ending = {s.block for s in steps if s.kind == CLOSE}
     starts = sorted((s for s in steps if s.kind == OPEN), key=lambda s: s.at)
-    again = {block for block, n in Counter(s.block for s in starts).items() if n > 1}
-    """Started twice in the block: the tracker keeps such a write where its first start put it."""
+    again = {block for block, n in Counter(s.block for s in starts).items() if n > 1}.union(open_before)
+    """Started again (twice in the block, or while open from before it): its new start time counts from its line on,
+    and the tracker keeps it where its first start put it."""
     suffix: list[tuple[str, int, int]] = []
     for step in reversed(starts):
         if step.block in ending or step.block in again or step.ts_ms + open_ms < beyond:
