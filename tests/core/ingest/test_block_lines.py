@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from correlator.core.ingest import blocks
-from correlator.core.ingest.blocks import BlockReader
+from correlator.core.ingest import line_numbers
+from correlator.core.ingest.line_numbers import LineNumbers
 from correlator.core.ingest.write_lines import StdlibWriteReader
 
-INGEST = SimpleNamespace(scanner=SimpleNamespace(write_reader=StdlibWriteReader()))
-"""What a reader asks of its ingest to count lines."""
+NEWLINES = StdlibWriteReader().newlines
 
 
 @settings(max_examples=300, deadline=None)
@@ -24,14 +21,14 @@ def test_the_line_of_any_offset_asked_in_any_order_is_the_counted_one(lines: lis
     """Offsets asked mostly ascending with jumps back (a write decided late points back at its Receiving line), over
     anchors a few hundred bytes apart so that every path is taken: each answer equals counting from the start."""
     block = b"".join(b"x" * n + b"\n" for n in lines)
-    reader = BlockReader(INGEST, block, "f.log", first, {}, "k", [])
-    original, blocks.ANCHOR_BYTES = blocks.ANCHOR_BYTES, 256
+    reader = LineNumbers(block, first, NEWLINES)
+    original, line_numbers.ANCHOR_BYTES = line_numbers.ANCHOR_BYTES, 256
     try:
         for fraction in asks:
             at = int(fraction * len(block))
-            assert reader._line_at(at) == first + block.count(b"\n", 0, at)
+            assert reader.at(at) == first + block.count(b"\n", 0, at)
     finally:
-        blocks.ANCHOR_BYTES = original
+        line_numbers.ANCHOR_BYTES = original
 
 
 class _Counted(bytes):
@@ -48,10 +45,10 @@ def test_a_look_back_then_past_the_counted_part_recounts_no_more_than_an_anchor_
     """The walk's pattern on a slow day: ahead, far back to a write's Receiving line, then past everything counted so
     far. Each ask costs at most an anchor spacing beyond the bytes newly passed, never the distance back."""
     block = _Counted(b"".join(b"x" * (i % 90) + b"\n" for i in range(200_000)))
-    reader = BlockReader(INGEST, block, "f.log", 1, {}, "k", [])
+    reader = LineNumbers(block, 1, NEWLINES)
     _Counted.covered = 0
     step = len(block) // 20
     for at in range(step, len(block) - step, step):
-        assert reader._line_at(at) == 1 + bytes.count(block, b"\n", 0, at)
-        assert reader._line_at(at - step + 7) == 1 + bytes.count(block, b"\n", 0, at - step + 7)
-    assert _Counted.covered <= len(block) + 40 * blocks.ANCHOR_BYTES
+        assert reader.at(at) == 1 + bytes.count(block, b"\n", 0, at)
+        assert reader.at(at - step + 7) == 1 + bytes.count(block, b"\n", 0, at - step + 7)
+    assert _Counted.covered <= len(block) + 40 * line_numbers.ANCHOR_BYTES

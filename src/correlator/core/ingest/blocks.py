@@ -8,22 +8,21 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 from correlator.core.events import Event
-
+from correlator.core.ingest.block_port import BlockIngest
 from correlator.core.ingest.burst_lines import BurstRun, HeldBursts
-from correlator.core.ingest.bursts import FAST_PHRASES, Bursts
+from correlator.core.ingest.bursts import FAST_PHRASES
 from correlator.core.ingest.config import Output
-from correlator.core.ingest.multiline import NEXT_RECORD_BYTES, RECORD_START_BYTES, Pending
-from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits, Scanner
-from correlator.core.ingest.timestamps import LocalClock
+from correlator.core.ingest.line_numbers import LineNumbers
+from correlator.core.ingest.multiline import NEXT_RECORD_BYTES, RECORD_START_BYTES
+from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits
 from correlator.core.ingest.progress import local_stamp
 from correlator.core.ingest.write_batch import OBSERVE, OPEN, Step, WritePlan, plan_writes
 from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
-from correlator.core.ingest.writes import Line, Materialise, WriteTracker, block_at, duration_at
+from correlator.core.ingest.writes import Line, block_at, duration_at
 
 
 FAST_BURSTS = {PHRASES.index(p): kind for p, kind in FAST_PHRASES.items()}
@@ -31,8 +30,6 @@ BURST_BYTES = tuple(p.encode() for p in FAST_PHRASES)
 KIND_INDEXES = {kind: [i for i, its in FAST_BURSTS.items() if its == kind] for kind in set(FAST_BURSTS.values())}
 """Per burst kind, the phrase indexes of its lines."""
 _SLOW_MS = re.compile(rb"[ :](\d+)ms \(threshold=")
-ANCHOR_BYTES = 64 * 1024
-"""Line-number anchors' spacing: a look back counts at most this many bytes."""
 
 
 @functools.cache
@@ -43,30 +40,6 @@ def _mask(kinds: tuple[str, ...]) -> bytes:
         for index in KIND_INDEXES[kind]:
             mask[index] = slot + 1
     return bytes(mask)
-
-
-class BlockIngest(Protocol):
-    """What a block's walk asks of the ingest it feeds (:class:`correlator.core.ingest.ingest.Ingest`): the shared
-    per-source parts, and the steps it hands lines to. Nothing else of the ingest is reached from here."""
-
-    scanner: Scanner
-    writes: WriteTracker
-    bursts: Bursts
-    clock: LocalClock
-
-    def open_record(self, key: str) -> Pending | None: ...
-    def take_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
-                  out: list[Output]) -> None: ...
-    def take_write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
-                        out: list[Output]) -> None: ...
-    def continue_record(self, key: str, lines: list[str], now_ms: int | None) -> bool: ...
-    def end_open_record(self, key: str, out: list[Output]) -> None: ...
-    def parse_lines(self, lines: list[Line], out: list[Output]) -> None: ...
-    def emit(self, events: list[Event], out: list[Output]) -> None: ...
-    def count_skipped(self, lines: int) -> None: ...
-    def report_progress(self, head: str, origin: dict[str, Any], ref: str, out: list[Output]) -> None: ...
-    def observe_clock(self, key: str, ts_ms: int | None, out: list[Output]) -> None: ...
-    def reading(self, materialise: Materialise) -> AbstractContextManager[None]: ...
 
 
 class BlockReader:
@@ -91,10 +64,7 @@ class BlockReader:
         self.pos = 0
         self.decided_until = 0
         """End of the last write line decided from its bytes without moving ``pos``; a plan starts after it."""
-        self._newlines: Callable[[bytes, int, int], int] = ingest.scanner.write_reader.newlines
-        self._counted = (0, first_line)
-        self._anchors = [first_line]
-        """The line number at each ``ANCHOR_BYTES`` boundary counted past so far."""
+        self._numbers = LineNumbers(block, first_line, ingest.scanner.write_reader.newlines)
         self.fed_newlines = 0
         """Newlines of the lines handed on one by one; all others were skipped as noise without being counted."""
         self.newlines = 0
@@ -108,7 +78,7 @@ class BlockReader:
                 self._run()
             finally:
                 self.ingest.writes.settle(self.key, self._materialise)
-        self.newlines = self._line_at(len(self.block)) - self.first_line
+        self.newlines = self._numbers.at(len(self.block)) - self.first_line
         self.ingest.count_skipped(self.newlines - self.fed_newlines)
         self._observe_clock(self._edge_progress(first=False))
 
@@ -323,26 +293,7 @@ class BlockReader:
     def _materialise(self, at: int) -> tuple[str, str]:
         end = self.block.find(b"\n", at)
         raw = self.block[at:len(self.block) if end < 0 else end]
-        return raw.decode("utf-8", errors="replace").removesuffix("\r"), self._ref(self._line_at(at))
-
-    def _line_at(self, at: int) -> int:
-        """The number of the line holding offset ``at``, counting each part of the block about once: from the nearest
-        known point at or below ``at`` — the offset asked last, or the anchor (a line number recorded at every
-        ``ANCHOR_BYTES`` boundary the count passes). A write decided late points back at its ``Receiving`` line: that
-        ask and the next one past it each count from an anchor, never again from the start or from the look back."""
-        since, number = self._counted
-        anchors = self._anchors
-        nearest = min(at // ANCHOR_BYTES, len(anchors) - 1)  # past the counted part: its last anchor
-        if at < since or nearest * ANCHOR_BYTES > since:
-            since, number = nearest * ANCHOR_BYTES, anchors[nearest]
-        edge = len(anchors) * ANCHOR_BYTES
-        while edge <= at:
-            number += self._newlines(self.block, since, edge)
-            anchors.append(number)
-            since, edge = edge, edge + ANCHOR_BYTES
-        number += self._newlines(self.block, since, at)
-        self._counted = (at, number)
-        return number
+        return raw.decode("utf-8", errors="replace").removesuffix("\r"), self._ref(self._numbers.at(at))
 
     def _write_at(self, hit: int) -> None:
         """A block-write line (if the hit starts a record): straight to the tracker, never stitched."""
@@ -353,7 +304,7 @@ class BlockReader:
         end = self._line_end(hit)
         line = self.block[start:end].rstrip(b"\n").decode("utf-8", errors="replace").removesuffix("\r")
         self.fed_newlines += self.block.count(b"\n", start, end)
-        self.ingest.take_write_line(self.key, self.origin, line, self._ref(self._line_at(start)), self.now_ms, self.out)
+        self.ingest.take_write_line(self.key, self.origin, line, self._ref(self._numbers.at(start)), self.now_ms, self.out)
         self.pos = end
 
     def _edge_progress(self, *, first: bool, tries: int = 64) -> str | None:
@@ -364,7 +315,7 @@ class BlockReader:
         for _ in range(tries):
             head = block[at:at + 32].decode("utf-8", errors="replace")
             if local_stamp(head):
-                line_no = self.first_line if first else self._line_at(at)
+                line_no = self.first_line if first else self._numbers.at(at)
                 self.ingest.report_progress(head, self.origin, self._ref(line_no), self.out)
                 return head
             if first:
@@ -419,7 +370,7 @@ class BlockReader:
         self.fed_newlines += chunk.count(b"\n")
         if chunk.endswith(b"\n"):
             chunk = chunk[:-1]
-        line_no = self._line_at(self.pos)
+        line_no = self._numbers.at(self.pos)
         for raw in chunk.split(b"\n"):
             line = raw.decode("utf-8", errors="replace").removesuffix("\r")
             self.ingest.take_line(self.key, self.origin, line, self._ref(line_no), self.now_ms, self.out)

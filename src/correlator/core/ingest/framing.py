@@ -174,3 +174,16 @@ def unframe_records(values: Sequence[bytes], offsets: Sequence[int]) -> tuple[li
         out_values.append(rest)
         out_offsets.append(offsets[-1])
     return out_values, out_offsets
+
+
+_PLAIN = bytes(b for b in range(256) if b >= 32 or b in (9, 13))
+"""Bytes a plain log line may hold; any other byte (a newline inside a value among them) sends a batch down the
+record-by-record path."""
+
+
+def plain_lines(values: Sequence[bytes], joined: bytes, max_line_bytes: int) -> bool:
+    """Whether record values (``joined``: them, each ended by a newline) are plain one-line log lines that can be
+    walked as a file block: no newline or control byte in a value, no JSON envelope, none too long."""
+    return (joined.translate(None, _PLAIN) == b"\n" * len(values)  # one pass: no newline or control byte in a value
+            and (b"{" not in joined or (joined[:1] != b"{" and b"\n{" not in joined))  # "{" alone is a memchr
+            and (len(joined) <= max_line_bytes or max(map(len, values)) <= max_line_bytes))

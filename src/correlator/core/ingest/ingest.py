@@ -6,10 +6,9 @@ Nothing escapes :meth:`Ingest.feed` as an exception: bad input becomes a :class:
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from correlator.core.events import Event
@@ -17,7 +16,7 @@ from correlator.core.ingest.blocks import BlockReader
 from correlator.core.ingest.config import BlockRead, IngestConfig, Output, SourceHint
 from correlator.core.ingest.bursts import Bursts
 from correlator.core.ingest.envelopes import Decoded, EnvelopeError, decode
-from correlator.core.ingest.framing import is_cri, unframe_records
+from correlator.core.ingest.framing import is_cri, plain_lines, unframe_records
 from correlator.core.ingest.patterns import TextLayout
 from correlator.core.ingest.limits import out_of_range
 from correlator.core.ingest.multiline import Closed, Pending, Stitcher, is_record_start
@@ -25,23 +24,11 @@ from correlator.core.ingest.parse import Rejected, SourceState, parse_record
 from correlator.core.ingest.prefilter import TRIGGER, WRITE, ReScanner, Scanner
 from correlator.core.ingest.progress import Progress
 from correlator.core.ingest.records import ParseError, parse_error, safe_excerpt
-from correlator.core.ingest.sources import facts_from_path
+from correlator.core.ingest.ingest_stats import IngestStats
+from correlator.core.ingest.origins import origin_of, source_key
 from correlator.core.ingest.timestamps import LocalClock
 from correlator.core.ingest.writes import Line, Materialise, WriteTracker
 
-_PLAIN = bytes(b for b in range(256) if b >= 32 or b in (9, 13))
-"""Bytes a plain log line may hold; any other byte (a newline inside a value among them) sends a batch down the
-record-by-record path."""
-
-
-@dataclass(slots=True)
-class _Stats:
-    lines: int = 0
-    records: int = 0
-    noise: int = 0
-    invalid_utf8: int = 0
-    events: Counter[str] = field(default_factory=Counter)
-    errors: Counter[str] = field(default_factory=Counter)
 
 
 class Ingest:
@@ -55,7 +42,7 @@ class Ingest:
         self.bursts = Bursts()
         self._stitcher = Stitcher(max_lines=config.max_record_lines)
         self._sources: dict[str, SourceState] = {}
-        self._stats = _Stats()
+        self._stats = IngestStats()
         self._progress = Progress(self.clock, config.default_cluster)
         self._origins: dict[str, dict[str, Any]] = {}
         self.writes = WriteTracker(self.clock, config.slow_write_ms,
@@ -91,7 +78,7 @@ class Ingest:
             origin = self._origin(Decoded(text=line), hint)
             if self.text_layout is not None:
                 line = self.text_layout.line(line)
-            self.take_line(_key(origin), origin, line, ref, now_ms, out)
+            self.take_line(source_key(origin), origin, line, ref, now_ms, out)
         except Exception as exc:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", ref, line))
         return out
@@ -108,7 +95,7 @@ class Ingest:
             block = self.text_layout.block(block)
         try:
             origin = self._origin(Decoded(text=""), hint)
-            reader = BlockReader(self, block, file_ref, first_line, origin, _key(origin), out)
+            reader = BlockReader(self, block, file_ref, first_line, origin, source_key(origin), out)
             reader.run()
             return BlockRead(out, reader.newlines)
         except Exception as exc:
@@ -140,12 +127,7 @@ class Ingest:
         if self.text_layout is not None:
             values = [self.text_layout.block(v) for v in values]
         joined = b"\n".join(values) + b"\n"
-        plain = (
-            joined.translate(None, _PLAIN) == b"\n" * len(values)  # one pass: no newline or control byte in a value
-            and (b"{" not in joined or (joined[:1] != b"{" and b"\n{" not in joined))  # "{" alone is a memchr
-            and (len(joined) <= self.config.max_line_bytes or max(map(len, values)) <= self.config.max_line_bytes)
-        )
-        if not plain:
+        if not plain_lines(values, joined, self.config.max_line_bytes):
             out = []
             for value, offset in zip(values, offsets):
                 out += self.feed(value, ref=f"{stream_ref}@{offset}", headers=headers, key=key, now_ms=now_ms)
@@ -156,7 +138,7 @@ class Ingest:
             origin = self._origin(decoded, SourceHint())
             if key and not (origin["host"] and origin["file"]):
                 origin["stream"] = key.decode("utf-8", errors="replace")
-            BlockReader(self, joined, stream_ref, 0, origin, _key(origin), out, offsets=offsets, now_ms=now_ms).run()
+            BlockReader(self, joined, stream_ref, 0, origin, source_key(origin), out, offsets=offsets, now_ms=now_ms).run()
         except EnvelopeError as exc:
             out.append(self._error(exc.reason, exc.detail, f"{stream_ref}@{offsets[0]}", values[0]))
         except Exception as exc:
@@ -197,18 +179,8 @@ class Ingest:
 
     @property
     def stats(self) -> dict[str, Any]:
-        s = self._stats
-        return {
-            "lines": s.lines,
-            "records": s.records,
-            "noise": s.noise,
-            "invalid_utf8": s.invalid_utf8,
-            "routine_writes": self.writes.routine,
-            "clock_steps_back": self.writes.steps_back,
-            "guessed_times": dict(self.clock.guessed),
-            "events": dict(s.events),
-            "errors": dict(s.errors),
-        }
+        return {**self._stats.as_dict(), "routine_writes": self.writes.routine,
+                "clock_steps_back": self.writes.steps_back, "guessed_times": dict(self.clock.guessed)}
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -227,18 +199,8 @@ class Ingest:
         ingest._sources = {k: SourceState(**v) for k, v in dict(data.get("sources", {})).items()}
         ingest.writes.restore(data.get("writes", {}))
         ingest.bursts.restore(data.get("bursts", []))
-        stats = data.get("stats", {})
-        ingest._stats = _Stats(
-            lines=int(stats.get("lines", 0)),
-            records=int(stats.get("records", 0)),
-            noise=int(stats.get("noise", 0)),
-            invalid_utf8=int(stats.get("invalid_utf8", 0)),
-            events=Counter(stats.get("events", {})),
-            errors=Counter(stats.get("errors", {})),
-        )
+        ingest._stats = IngestStats.restore(data.get("stats", {}))
         return ingest
-
-    # --- stages ----------------------------------------------------------------------------------------------
 
     def _feed(
         self,
@@ -263,7 +225,7 @@ class Ingest:
         origin = self._origin(decoded, hint or SourceHint())
         if record_key and not (origin["host"] and origin["file"]):
             origin["stream"] = record_key.decode("utf-8", errors="replace")
-        key = _key(origin)
+        key = source_key(origin)
         text = decoded.text
         if text.endswith("\n"):
             text = text[:-1]
@@ -319,9 +281,8 @@ class Ingest:
             self.materialise = None
 
     def continue_record(self, key: str, lines: list[str], now_ms: int | None) -> bool:
-        """Continuation lines of a candidate record of ``key`` (it already holds a hit), added as ``_line`` would add
-        each: a stack trace under a trigger line costs no step per frame. False, and nothing done, when one of them
-        is too long (``_line`` reports it)."""
+        """Continuation lines of a candidate record of ``key``, added as ``take_line`` would add each (a stack under a
+        trigger line costs no step per frame); False, nothing done, when one is too long (``take_line`` says so)."""
         if any(len(line) > self.config.max_line_bytes for line in lines):
             return False
         self._stats.lines += len(lines)
@@ -360,19 +321,7 @@ class Ingest:
         self.parse_lines(lines, out)
 
     def _origin(self, decoded: Decoded, hint: SourceHint) -> dict[str, Any]:
-        file = decoded.file or hint.file
-        facts = facts_from_path(file) if file else None
-        host = decoded.host or hint.host or (facts.host if facts else None)
-        return {
-            "cluster": decoded.cluster or hint.cluster or self.config.default_cluster,
-            "host": host,
-            "host_guessed": bool(facts and facts.host_guessed and not decoded.host and host == facts.host),
-            "role": decoded.role or hint.role or (facts.role if facts else None),
-            "family": hint.family or (facts.family if facts else None),
-            "file": file,
-            "shipper_ts_ms": decoded.shipper_ts_ms,
-            "file_date": facts.date if facts else None,
-        }
+        return origin_of(decoded, hint, self.config.default_cluster)
 
     def _safe_record(self, closed: Closed, out: list[Output]) -> None:
         try:
@@ -382,7 +331,7 @@ class Ingest:
 
     def _record(self, closed: Closed, out: list[Output]) -> None:
         self._stats.records += 1
-        key = _key(closed.origin)
+        key = source_key(closed.origin)
         self.clock.source = key  # an idle flush closes other sources' records too
         state = self._source(closed.origin, key)
         self._progress_line(closed.lines[0], closed.origin, state, closed.ref, out)
@@ -408,7 +357,7 @@ class Ingest:
             self.observe_clock(key, state.last_ts_ms, out)
 
     def _source(self, origin: dict[str, Any], key: str | None = None) -> SourceState:
-        key = key or _key(origin)
+        key = key or source_key(origin)
         state = self._sources.get(key)
         if state is None:
             state = self._sources[key] = SourceState()
@@ -446,13 +395,6 @@ class Ingest:
     def _error(self, reason: str, detail: str, ref: str, text: str | bytes) -> ParseError:
         self._stats.errors[reason] += 1
         return parse_error(reason, detail, ref, text)
-
-
-def _key(origin: Mapping[str, Any]) -> str:
-    return "\x1f".join(str(origin.get(k) or "") for k in _KEY_FIELDS)
-
-
-_KEY_FIELDS = ("cluster", "host", "file", "family", "stream")
 
 
 __all__ = ["Ingest", "IngestConfig", "Output", "ParseError", "SourceHint", "safe_excerpt"]

@@ -247,3 +247,4 @@ def input_side(family: str, role: str | None, head: str = "") -> str:
     if family == "envelope" and head.count("org.apache.flink") > head.count("org.apache.hadoop"):
         return "flink"
     return "hdfs"
+
