@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_wheel_carries_topics_and_schemas_and_finds_them_from_anywhere(tmp_path: Path) -> None:
+    """Also as a user runs it: `topics apply --dry-run` lists the definitions (with no cluster to compare them with,
+    it says so and fails), `schema feedback` prints the feedback record's schema."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"), str(ROOT)],
                    check=True, capture_output=True, timeout=300)
     [wheel] = (tmp_path / "dist").glob("correlator-*.whl")
@@ -28,3 +30,14 @@ def test_the_wheel_carries_topics_and_schemas_and_finds_them_from_anywhere(tmp_p
     out = subprocess.run([sys.executable, "-c", probe], cwd=elsewhere, env={"PYTHONPATH": str(installed)},
                          capture_output=True, text=True, timeout=60, check=True).stdout.split()
     assert out[0].startswith(str(installed)) and int(out[1]) == len(topics)
+
+    cli = [sys.executable, "-m", "correlator.cli"]
+    env = {"PYTHONPATH": str(installed), "CORRELATOR_BOOTSTRAP_SERVERS": "127.0.0.1:9"}  # nothing listens there
+    dry = subprocess.run([*cli, "topics", "apply", "--dry-run"], cwd=elsewhere, env=env, capture_output=True,
+                         text=True, timeout=60)
+    listed = [line.split()[1].rstrip(":") for line in dry.stdout.splitlines() if line.startswith("define ")]
+    assert dry.returncode == 1 and len(listed) == len(topics) and "correlator.verdicts" in listed, dry.stdout
+    assert "not compared with the cluster" in dry.stderr
+    schema = subprocess.run([*cli, "schema", "feedback"], cwd=elsewhere, env=env, capture_output=True, text=True,
+                            timeout=60, check=True).stdout
+    assert '"urn:correlator:schema:feedback:v1"' in schema

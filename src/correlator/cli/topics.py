@@ -32,6 +32,12 @@ def apply_command(dry_run: bool, settings: Settings) -> None:
     except Exception as exc:  # the admin client reports an unreachable cluster as a generic KafkaException
         admin.poll(0.5)  # serves the error callbacks, which name the real cause (refused, authentication failed)
         reason = errors[0] if errors else str(exc)
+        if dry_run:  # what would be asked for is worth seeing before there is a cluster to compare with
+            for spec in specs:
+                configs = ", ".join(f"{k}={v}" for k, v in sorted(spec.configs.items()))
+                click.echo(f"define {spec.name}: {spec.partitions} partitions, replication {spec.replication_factor}"
+                           + (f", {configs}" if configs else ""))
+            reason += "; the definitions above were not compared with the cluster"
         raise RuntimeFailure(f"cannot read topics from {settings.bootstrap_servers}: {reason}") from exc
     if not changes:
         click.echo(f"no change: {len(specs)} topics match their definitions")
