@@ -82,6 +82,8 @@ class Step:
     value: str | None = None
     when: When = "always"
     """``known_issue``: only when the verdict names a known defect; ``no_known_issue``: only when it names none."""
+    flink_since: tuple[int, int] | None = None
+    """The Flink release the step needs: left out when the job's Flink is known to be older."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,7 +453,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
             Step("Log each checkpoint's span, which shows how far a failed checkpoint's acknowledgements got: "
                  "traces.reporter.slf4j.factory.class: org.apache.flink.traces.slf4j.Slf4jTraceReporterFactory "
                  "(Flink 1.19+, the flink-metrics-slf4j jar in lib/)", "traces.reporter.slf4j.factory.class",
-                 "org.apache.flink.traces.slf4j.Slf4jTraceReporterFactory"),
+                 "org.apache.flink.traces.slf4j.Slf4jTraceReporterFactory", flink_since=(1, 19)),
         ),
         hosts_are="looked at",
         severity="info",

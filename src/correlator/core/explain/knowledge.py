@@ -203,7 +203,9 @@ def remediation(
         twice_limit=str(2 * limit) if limit else "",
     )
     wanted = "known_issue" if issue is not None else "no_known_issue"
-    steps = [s for s in entry.steps if s.when in ("always", wanted)]
+    running = parse_version(flink_version)
+    steps = [s for s in entry.steps if s.when in ("always", wanted)
+             and (s.flink_since is None or running is None or running[:2] >= s.flink_since)]
     if entry.checkpoint_steps != "none":
         extra = _checkpoint_steps(flink_version)
         steps += extra if entry.checkpoint_steps == "all" else extra[1:]
