@@ -586,9 +586,9 @@ def test_the_alerting_rules_and_the_dashboard_read_only_metrics_the_services_exp
     """A rule or panel on a metric that was renamed or never existed would stay silent forever: every
     ``correlator_*`` name in deploy/monitoring/ is a series of the worker's registry or of the Slack bot's and alert
     forwarder's (counters with ``_total``, histograms with ``_bucket``)."""
-    from correlator.stream.feed_health import FeedHealth
+    from correlator.notify.feed_health import FeedHealth
     from correlator.stream.metrics import WorkerMetrics
-    from correlator.stream.slackbot import Stats
+    from correlator.notify.slackbot import Stats
 
     class Sink:
         stats = Stats()

@@ -20,8 +20,8 @@ from correlator.adapters.redis_incidents import RedisIncidentStore
 from correlator.adapters.slack import RetryPolicy, SlackPoster
 from correlator.core.explain.verdict import verdict_to_dict
 from correlator.offline.analyze import analyze
-from correlator.stream.slack_feed import run_kafka
-from correlator.stream.slackbot import BotConfig, SlackBot
+from correlator.notify.slack_feed import run_kafka
+from correlator.notify.slackbot import BotConfig, SlackBot
 from tests.faults.harness import ROWS, Row, in_background, join, scenarios
 from tests.support.fake_slack import FakeSlack
 from tests.support.services import RedisServer

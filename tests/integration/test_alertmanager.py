@@ -27,9 +27,9 @@ from correlator.adapters.alertmanager import AlertmanagerClient
 from correlator.adapters.pagers import AlertmanagerTarget
 from correlator.adapters.redis_incidents import RedisIncidentStore
 from correlator.core.alert_policy import AlertPolicy
-from correlator.stream.alert_forwarder import AlertForwarder
-from correlator.stream.pager import Lane, Pager, PagerConfig, Sinks
-from correlator.stream.slackbot import Outcome
+from correlator.notify.alert_forwarder import AlertForwarder
+from correlator.notify.pager import Lane, Pager, PagerConfig, Sinks
+from correlator.notify.slackbot import Outcome
 from tests.support.services import ROOT, free_port
 from tests.support.worker import CLI
 

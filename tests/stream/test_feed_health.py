@@ -1,4 +1,4 @@
-"""/healthz and /metrics of ``correlator slack`` and ``correlator alerts`` (``stream/feed_health.py``): served on
+"""/healthz and /metrics of ``correlator slack`` and ``correlator alerts`` (``notify/feed_health.py``): served on
 CORRELATOR_METRICS_PORT while the feed runs, ready while the loop polls, counts read from the sink itself."""
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from correlator.cli import RuntimeFailure
 from correlator.cli.feeds import feed_verdicts, serve_health
 from correlator.config import Settings
 from correlator.demo import free_port
-from correlator.stream.feed_health import FeedHealth, HealthServer
-from correlator.stream.slack_feed import run_kafka
-from correlator.stream.slackbot import Outcome, Stats
+from correlator.notify.feed_health import FeedHealth, HealthServer
+from correlator.notify.slack_feed import run_kafka
+from correlator.notify.slackbot import Outcome, Stats
 
 
 @dataclass

@@ -21,8 +21,8 @@ from correlator.adapters.redis_incidents import RedisIncidentStore
 from correlator.adapters.slack import RetryPolicy, SlackPoster, SlackSocket
 from correlator.cli import cli
 from correlator.core.events import iso_ms
-from correlator.stream.slack_feedback import FeedbackConfig, FeedbackListener, FeedbackTopic, Handled
-from correlator.stream.slackbot import BotConfig, Outcome, SlackBot
+from correlator.notify.slack_feedback import FeedbackConfig, FeedbackListener, FeedbackTopic, Handled
+from correlator.notify.slackbot import BotConfig, Outcome, SlackBot
 from tests.support.fake_slack import FakeSlack, Posted
 
 pytestmark = pytest.mark.integration

@@ -13,8 +13,8 @@ import pytest
 from correlator.adapters.redis_incidents import RedisIncidentStore
 from correlator.adapters.slack import RetryPolicy, SlackPoster
 from correlator.adapters.slack_files import FileLedger, TimelineFiles, timeline_filename
-from correlator.stream.slack_feed import run_file
-from correlator.stream.slackbot import BotConfig, Outcome, SlackBot
+from correlator.notify.slack_feed import run_file
+from correlator.notify.slackbot import BotConfig, Outcome, SlackBot
 from tests.support.fake_slack import FakeSlack
 
 pytestmark = pytest.mark.integration

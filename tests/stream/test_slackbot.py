@@ -21,8 +21,8 @@ from correlator.adapters.slack import RetryPolicy, SlackPoster
 from correlator.adapters.slack_blocks import escape
 from correlator.cli import cli
 from correlator.config import Settings
-from correlator.stream.slack_feed import run_file, run_kafka
-from correlator.stream.slackbot import BotConfig, Outcome, SlackBot
+from correlator.notify.slack_feed import run_file, run_kafka
+from correlator.notify.slackbot import BotConfig, Outcome, SlackBot
 from tests.support.fake_slack import FakeSlack
 from tests.support.services import RedisServer
 

@@ -11,7 +11,7 @@ A verdict is an event, not a condition Alertmanager could watch: the alert start
 Alertmanager for the verdict's active alerts), so on-call is never left with the cause that turned out wrong.
 
 Log text reaches the annotations: it is cut to a bounded length with control characters removed; receivers render
-annotations through their own templates. Delivery and its retries are ``stream/alert_forwarder.py``'s.
+annotations through their own templates. Delivery and its retries are ``notify/alert_forwarder.py``'s.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 Alertmanager, each told once when an incident opens and once when it resolves.
 
 A target only speaks its service's documented request shape; which incidents open and end, and that each is sent
-once across restarts, is ``stream/pager.py``'s. Every target is idempotent on its own side too (PagerDuty's
+once across restarts, is ``notify/pager.py``'s. Every target is idempotent on its own side too (PagerDuty's
 ``dedup_key``, Opsgenie's ``alias``, the webhook's ``Idempotency-Key``), so a send repeated after a crash between the
 service's answer and our record is still one alert there.
 

@@ -80,7 +80,7 @@ def _table(rows: tuple[CodeAccuracy, ...], all_rows: CodeAccuracy) -> str:
 
 
 def _records(settings: Settings, topic: str, path: Path | None) -> Iterator[dict[str, Any] | None]:
-    from correlator.stream.slack_feed import decode_verdict, read_verdict_lines
+    from correlator.notify.slack_feed import decode_verdict, read_verdict_lines
 
     if path is not None:
         yield from read_verdict_lines(path)

@@ -36,7 +36,7 @@ def alerts(settings: Settings, verdicts_file: Path | None, follow: bool) -> None
     CORRELATOR_PAGERDUTY_ROUTING_KEY, CORRELATOR_OPSGENIE_API_KEY."""
     from correlator.adapters import logs
     from correlator.cli.feeds import feed_verdicts
-    from correlator.stream.alert_forwarder import AlertForwarder
+    from correlator.notify.alert_forwarder import AlertForwarder
 
     if not logging.getLogger().handlers:
         logs.configure(settings.log_level)
@@ -63,8 +63,8 @@ def build_sinks(settings: Settings) -> Any:
     from correlator.adapters.alertmanager import AlertmanagerClient
     from correlator.adapters.pagers import AlertmanagerTarget, OpsgenieTarget, PagerDutyTarget, Target, WebhookTarget
     from correlator.adapters.redis_incidents import RedisIncidentStore, StoreUnavailable
-    from correlator.stream.alert_forwarder import AlertForwarder, ForwarderConfig
-    from correlator.stream.pager import Lane, Pager, PagerConfig, Sinks
+    from correlator.notify.alert_forwarder import AlertForwarder, ForwarderConfig
+    from correlator.notify.pager import Lane, Pager, PagerConfig, Sinks
 
     from correlator.core.alert_policy import AlertPolicy, PolicyError
 

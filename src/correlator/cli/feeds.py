@@ -12,9 +12,9 @@ from correlator.cli import RuntimeFailure
 from correlator.config import Settings
 
 if TYPE_CHECKING:
-    from correlator.stream.feed_health import HealthServer
-    from correlator.stream.slack_feed import VerdictSink
-    from correlator.stream.slackbot import Stats
+    from correlator.notify.feed_health import HealthServer
+    from correlator.notify.slack_feed import VerdictSink
+    from correlator.notify.slackbot import Stats
 
 
 def feed_verdicts(sink: VerdictSink, settings: Settings, verdicts_file: Path | None, *, group: str,
@@ -22,7 +22,7 @@ def feed_verdicts(sink: VerdictSink, settings: Settings, verdicts_file: Path | N
     """Every verdict into ``sink`` (with ``risks``, the early warnings of the risk topic too); SIGTERM/SIGINT finish
     the record in hand, then stop (handlers restored after). With CORRELATOR_METRICS_PORT, /healthz and /metrics are
     served meanwhile, labelled ``feed``."""
-    from correlator.stream.slack_feed import run_file, run_kafka
+    from correlator.notify.slack_feed import run_file, run_kafka
 
     web = serve_health(sink, settings, feed)
     stop = threading.Event()
@@ -42,7 +42,7 @@ def feed_verdicts(sink: VerdictSink, settings: Settings, verdicts_file: Path | N
 
 def serve_health(sink: VerdictSink, settings: Settings, feed: str) -> HealthServer | None:
     """/healthz and /metrics on CORRELATOR_WEB_HOST:CORRELATOR_METRICS_PORT, or None when no port is set."""
-    from correlator.stream.feed_health import FeedHealth, HealthServer
+    from correlator.notify.feed_health import FeedHealth, HealthServer
 
     if settings.metrics_port is None:
         return None

@@ -53,7 +53,7 @@ def slack(
     from correlator.adapters.redis_incidents import RedisIncidentStore
     from correlator.adapters.slack import RetryPolicy, SlackPoster, SlackRejected
     from correlator.cli.feeds import feed_verdicts
-    from correlator.stream.slackbot import BotConfig, SlackBot
+    from correlator.notify.slackbot import BotConfig, SlackBot
 
     from correlator.adapters import logs
 
@@ -95,7 +95,7 @@ def _timelines(settings: Settings, poster: Any) -> Any:
     if not settings.slack_timelines:
         return None
     from correlator.adapters.slack_files import FileLedger, TimelineFiles
-    from correlator.stream.slackbot import default_owner
+    from correlator.notify.slackbot import default_owner
 
     ledger = FileLedger(settings.redis_url.get_secret_value(), settings.slack_namespace)
     return TimelineFiles(ledger, poster, owner=default_owner(), zone=settings.tz,
@@ -108,7 +108,7 @@ def _feedback(settings: Settings, store: Any, poster: Any) -> Any:
     if settings.slack_app_token is None:
         return None
     from correlator.adapters.slack import SlackSocket
-    from correlator.stream.slack_feedback import FeedbackConfig, FeedbackListener, FeedbackTopic
+    from correlator.notify.slack_feedback import FeedbackConfig, FeedbackListener, FeedbackTopic
 
     topic = FeedbackTopic(settings.kafka_client(), settings.topic_feedback)
     listener = FeedbackListener(store, poster, topic, FeedbackConfig(backoff_initial_s=settings.slack_retry_backoff_s))

@@ -5,17 +5,27 @@ connected, assigned, and at the end of every input partition. The probe asks the
 consumer's cached high watermarks go stale exactly when the broker is gone. It also notices what must stop the
 worker rather than leave it waiting forever: a source topic that vanished, changed its partition count, or was
 recreated (its topic id changed, or its end offset fell below what the worker already processed).
+
+``Progress`` follows how far the correlate stage has read, ``Liveness`` puts the two probes (the correlate side in
+Faust's group, raw ingest in its own), the lags and the worker's health together: what the tick asks before it lets
+idleness count, and what ``/healthz`` answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, KafkaException, TopicCollection, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from correlator.config import Settings
+from correlator.stream.guard import Health
+from correlator.stream.metrics import WorkerMetrics
+
+if TYPE_CHECKING:
+    from correlator.stream.raw_process import RawIngestProcesses
 
 PROBE_TIMEOUT_S = 2.0
 
@@ -106,3 +116,95 @@ class Probe:
 
     def close(self) -> None:
         self._consumer.close()
+
+
+@dataclass
+class Progress:
+    """How far the correlate stage has read its events partitions: the last offset processed, and the lag behind
+    each end (cleared on every rebalance: the new assignment's numbers come with its first batch)."""
+
+    metrics: WorkerMetrics
+    lags: dict[tuple[str, int], int] = field(default_factory=dict)
+    processed: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    async def observe(self, consumer: Any, batch: Sequence[Any]) -> None:
+        """After a batch of Faust events: its last offset per partition, and what lies beyond it."""
+        last = {event.message.tp: event.message.offset for event in batch}
+        assigned = consumer.assignment()
+        for tp, offset in last.items():
+            if tp not in assigned:  # revoked while this batch was processed
+                continue
+            key = (tp.topic, tp.partition)
+            self.processed[key] = max(offset, self.processed.get(key, -1))
+            highwater = consumer.highwater(tp)
+            if highwater is None:
+                continue
+            lag = max(0, highwater - offset - 1)
+            if lag and (await consumer.position(tp) or 0) >= highwater:
+                lag = 0  # what lies beyond is transaction markers (or fetched records, whose batch comes next)
+            self.lags[key] = lag
+            self.metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(lag)
+
+    def caught_up(self) -> bool:
+        """Idleness means 'nothing more is coming'; while this worker still has a backlog, nothing is idle."""
+        return all(lag == 0 for lag in self.lags.values())  # the raw inputs: the probe's (``Liveness.check``)
+
+    def forget(self) -> None:
+        self.lags.clear()
+        self.processed.clear()
+
+
+class Liveness:
+    """Live (the broker answers), caught up (both stages read to their inputs' ends), ready (``/healthz``)."""
+
+    def __init__(self, probe: Probe, raw_probe: Probe, raw_ingest: RawIngestProcesses, progress: Progress,
+                 health: Health, metrics: WorkerMetrics, ready_max_lag: int) -> None:
+        self.probe = probe
+        self.raw_probe = raw_probe
+        self.raw_ingest = raw_ingest
+        self.progress = progress
+        self.health = health
+        self.metrics = metrics
+        self.ready_max_lag = ready_max_lag
+        self.last: Status | None = None
+        """The latest probe's answer (``None`` before the first): a worker that cannot reach Kafka is not ready."""
+
+    def check(self, consumer: Any) -> Status:
+        """Both probes (blocking: run it off the event loop): the correlate side first, then raw ingest."""
+        assigned = {(tp.topic, tp.partition) for tp in consumer.assignment()}
+        status = self.probe.check(assigned, dict(self.progress.processed))
+        if status.fatal is not None or not (status.live and status.caught_up):
+            return status
+        raw_status = self.raw_ingest.status
+        if not raw_status.assignment_known:
+            return Status(True, False, behind="raw ingest not assigned yet")
+        raw = self.raw_probe.check(set(raw_status.assigned), dict(raw_status.processed))
+        return Status(raw.live, raw.live and not raw.behind, raw.fatal, raw.behind)
+
+    def settle(self, status: Status) -> bool:
+        """Record a probe's answer; whether idleness counts now (told to raw ingest and the ``live`` gauge too)."""
+        self.last = status
+        live = status.live and status.caught_up and self.progress.caught_up() and self.raw_ingest.healthy
+        self.raw_ingest.live = live
+        self.metrics.live.set(1 if live else 0)
+        return live
+
+    def report(self, assigned: int, rebalancing: bool) -> tuple[dict[str, Any], bool]:
+        """The ``/healthz`` body and whether the worker is ready."""
+        raw_ingest = self.raw_ingest
+        raw_status = raw_ingest.status
+        max_lag = max(max(self.progress.lags.values(), default=0), max(raw_status.lags.values(), default=0))
+        ready = (assigned > 0 and not rebalancing and max_lag <= self.ready_max_lag and raw_ingest.healthy
+                 and self.health.failed is None)
+        body: dict[str, Any] = {
+            "ready": ready, "assigned_partitions": assigned, "max_lag": max_lag, "rebalancing": rebalancing,
+            "raw_ingest": {"running": raw_ingest.healthy, "processes": len(raw_ingest.children),
+                           "restarts": raw_status.failures, "last_error": raw_status.last_error},
+        }
+        if self.last is not None and not self.last.live:
+            ready = False
+            body["reason"] = self.last.behind
+        if self.health.failed is not None:
+            body["reason"] = self.health.failed
+        body["ready"] = ready
+        return body, ready

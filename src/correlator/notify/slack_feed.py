@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from correlator.adapters.redis_incidents import StoreUnavailable
 from correlator.adapters.slack import SlackUnavailable
-from correlator.stream.slackbot import Outcome, Stats
+from correlator.notify.slackbot import Outcome, Stats
 
 log = logging.getLogger("correlator.slackbot")
 

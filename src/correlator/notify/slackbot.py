@@ -36,7 +36,7 @@ from correlator.core.incidents import (
     occurrence,
     resolve,
 )
-from correlator.stream.risk_notes import RiskNotes
+from correlator.notify.risk_notes import RiskNotes
 
 log = logging.getLogger("correlator.slackbot")
 SCHEMA = "correlator.verdict/v1"

@@ -23,7 +23,7 @@ from correlator.adapters.pagers import Page, Target
 from correlator.adapters.redis_incidents import BeginStatus, RedisIncidentStore, StoreUnavailable, Thread
 from correlator.core.alert_policy import AlertPolicy
 from correlator.core.incidents import Action, VerdictShapeError, observe, occurrence, resolve
-from correlator.stream.slackbot import Outcome, Stats, default_owner, wall_ms
+from correlator.notify.slackbot import Outcome, Stats, default_owner, wall_ms
 
 log = logging.getLogger("correlator.pager")
 RETRYABLE = (ServiceUnavailable, StoreUnavailable)
