@@ -15,7 +15,9 @@ from typing import ClassVar, Literal
 
 CLIENT_ROLE = "client"
 """The HDFS client inside a Flink process (its own log lines, not the daemon's)."""
-ROLES = ("jobmanager", "taskmanager", "datanode", "namenode", CLIENT_ROLE)
+OBJECT_STORE_ROLE = "objectstore"
+"""An object store's own request log (S3 server access logs): the storage side of a checkpoint to ``s3://``."""
+ROLES = ("jobmanager", "taskmanager", "datanode", "namenode", CLIENT_ROLE, OBJECT_STORE_ROLE)
 TEXT_LIMIT = 2000
 """Free text copied from a log (messages, causes) is cut here: a 10 MB stack must not become a 10 MB event."""
 
@@ -461,3 +463,25 @@ class FlinkSetting(Event):
     job_id: str | None = None
     """Set for one job (its own checkpoint configuration, as the REST API's ``/jobs/<id>/checkpoints/config`` gives
     it, which covers a timeout set in the job's code); ``None``: the cluster's configuration."""
+
+
+# --- Object stores: the store's own request log ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectStoreRequest(Event):
+    """One request as the object store logged it (an S3 server access log record): kept when the store refused it
+    with a server error or a throttle, or took long over it. ``ts_ms`` is when the store received it (the record's
+    time, to the second); the host is the store's log source, the bucket and key say what was written."""
+
+    type: ClassVar[str] = "object_store_request"
+    bucket: str
+    key: str | None
+    operation: str
+    """The store's operation name (``REST.PUT.OBJECT``, ``REST.PUT.PART``, ``REST.POST.UPLOAD``…)."""
+    status: int | None
+    error_code: str | None = None
+    """``SlowDown``, ``InternalError``…; ``None`` where the record says ``-``."""
+    total_ms: int | None = None
+    """The request's total time in the store (first byte received to last byte sent)."""
+    request_id: str | None = None

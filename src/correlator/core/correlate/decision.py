@@ -11,6 +11,7 @@ from correlator.core.correlate.detectors import Detected, Outcome, Reading, Scen
 from correlator.core.correlate.evidence import Interval, interval_of, reconcile_bursts, slow_runs
 from correlator.core.correlate.explanation import explanation, title
 from correlator.core.correlate.items import evidence_items
+from correlator.core.correlate.objectstore import on_object_store
 from correlator.core.correlate.pipeline import (
     Pipeline,
     Stopper,
@@ -34,6 +35,7 @@ from correlator.core.explain.knowledge import (
 )
 from correlator.core.explain.verdict import (
     Alternative,
+    CoverageReason,
     Failure,
     Recurrence,
     RootCause,
@@ -49,6 +51,8 @@ VICTIM_KINDS = (EvidenceKind.SCANNER_WAIT, EvidenceKind.LOCK_WAIT)
 HOLD_KINDS = (EvidenceKind.LOCK_HELD, EvidenceKind.SCANNER_LOCK)
 SUPPORTING_HOLD_MS = 1_000
 """A scanner lock hold this long lets the scanner's totals and reconcile lines support it (a short one does not)."""
+HDFS_ONLY = (CoverageReason.NO_DATANODE_LOG, CoverageReason.NO_NAMENODE_LOG)
+"""Coverage that only a checkpoint on HDFS needs: one on an object store has no DataNode or NameNode."""
 ALTERNATIVE_SCORE = 0.1
 """A candidate this strong is named among the alternatives."""
 
@@ -188,6 +192,8 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                   _user_error(s.refs))
     detected = detect(scene)
     covered, missing = coverage(ctx.sources, ctx.guessed, window, ctx.skew_ms, write.pipe.hosts, ctx.unread)
+    if on_object_store(ctx.evidence, ctx.job_id):
+        missing = [m for m in missing if m.reason not in HDFS_ONLY]
     missing = point_at_silent(missing, write.pipe, write.client, ctx.evidence, write.addresses, window, ctx.skew_ms)
     outcome, confidence, hosts, waited = _judge(ctx, detected, covered, missing, write.pipe)
     readings = detected.readings(scene, outcome)

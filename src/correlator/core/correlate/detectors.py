@@ -23,6 +23,7 @@ from correlator.core.correlate.growth import Growth, state_growth
 from correlator.core.correlate.items import item
 from correlator.core.correlate.lost import HEARTBEAT_KEY, Lost, lost_taskmanager
 from correlator.core.correlate.ranking import CONTRIBUTING_SCORE, Candidate, Window
+from correlator.core.correlate.objectstore import Throttled, store_sentence, throttled_requests
 from correlator.core.events import iso_ms
 from correlator.core.explain.causes import Code
 from correlator.core.explain.verdict import EvidenceItem
@@ -31,6 +32,8 @@ USER_ERROR_SCORE = 0.9
 FLINK_ERROR_SCORE = 0.85
 GROWTH_SCORE = 0.6
 """State growth's and backpressure's score, given only when no storage cause reached the confidence floor."""
+THROTTLED_SCORE = 0.9
+"""The store's own log states that it throttled the job's checkpoint requests while the checkpoint ran."""
 LOST_SCORE = 0.9
 """A lost TaskManager's score, on the same condition: the JobManager states the failover that aborted the
 checkpoint, a stronger word than a cause chain that merely names no storage."""
@@ -262,7 +265,33 @@ class BackpressureDetector:
         return Reading(opening=tuple(said))
 
 
+class ObjectStoreThrottledDetector:
+    """The object store's access log shows it throttling requests under the job's checkpoint prefix while the
+    checkpoint ran (``objectstore.py``); the client's retries are silent at INFO, so the store's log is the evidence."""
+
+    code: ClassVar[Code] = Code.OBJECT_STORE_THROTTLED
+    write_link: ClassVar[WriteLink] = "never"
+
+    def find(self, scene: Scene, found: Mapping[Code, object]) -> Throttled | None:
+        ctx = scene.ctx
+        if scene.user is not None:
+            return None
+        return throttled_requests(ctx.evidence, scene.window, ctx.job_id, ctx.skew_ms)
+
+    def candidate(self, finding: Throttled, scene: Scene, so_far: Sequence[Candidate]) -> Candidate | None:
+        return None if scene.stalled else Candidate(self.code, THROTTLED_SCORE, (finding.bucket,), ())
+
+    def reading(self, finding: Throttled, scene: Scene, outcome: Outcome) -> Reading:
+        if outcome.code != self.code:
+            return Reading()
+        shown = (*finding.requests[:3], *finding.requests[3:][-1:])
+        return Reading(opening=(store_sentence(finding),),
+                       evidence=tuple(item(e, f"the store answered {e.operation} of {e.key or 'the bucket'} with "
+                                              f"{e.status} {e.error_code or ''}".rstrip()) for e in shown))
+
+
 DETECTORS: tuple[Detector[Any], ...] = (
+    ObjectStoreThrottledDetector(),
     TaskManagerLostDetector(),
     TaskErrorDetector(),
     StateGrowthDetector(),

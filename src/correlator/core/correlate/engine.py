@@ -38,6 +38,7 @@ from correlator.core.events import (
     NameNodeLockHeld,
     SlowIo,
     LogUnread,
+    ObjectStoreRequest,
     SourceProgress,
     TaskManagerLost,
 )
@@ -45,6 +46,7 @@ from correlator.core.explain.recurrence import History
 from correlator.core.explain.verdict import Recurrence, Verdict, verdict_from_dict, verdict_to_dict
 
 EVIDENCE_TYPES = (
+    ObjectStoreRequest,
     DatasetLockHeld,
     DatasetLockWait,
     DirectoryScanStats,

@@ -31,6 +31,7 @@ from correlator.core.events import (
     HdfsRefusal,
     JvmPause,
     NameNodeLockHeld,
+    ObjectStoreRequest,
     SlowIo,
     TaskManagerLost,
     TaskStatus,
@@ -55,6 +56,7 @@ class Code(StrEnum):
     NAMENODE_LIMIT = "NAMENODE_LIMIT"
     HDFS_QUOTA_EXCEEDED = "HDFS_QUOTA_EXCEEDED"
     HDFS_TOKEN_EXPIRED = "HDFS_TOKEN_EXPIRED"
+    OBJECT_STORE_THROTTLED = "OBJECT_STORE_THROTTLED"
     FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
     FLINK_STATE_GROWTH = "FLINK_STATE_GROWTH"
     FLINK_BACKPRESSURE = "FLINK_BACKPRESSURE"
@@ -374,6 +376,27 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "dfs.namenode.delegation.token.max-lifetime"),
         ),
         EvidenceKind.REFUSED_TOKEN_EXPIRED,
+    ),
+    Cause(
+        Code.OBJECT_STORE_THROTTLED,
+        "the object store throttled the checkpoint's requests (`503 SlowDown` in its access log, under the job's "
+        "checkpoint prefix) while the checkpoint ran: the client's quiet retries and their back-off took its time",
+        "The object store throttled {chk}: bucket {where} answered its uploads with 503 SlowDown",
+        (
+            Step("Spread the checkpoints' keys over more prefixes, which S3 scales apart (each takes about 3,500 "
+                 "writes a second): put s3.entropy.key's marker in the checkpoint path right after the bucket (e.g. "
+                 "s3://bucket/_entropy_/checkpoints) and set s3.entropy.length; a marker deep in the path keeps one "
+                 "hot prefix", "s3.entropy.key", "_entropy_"),
+            Step("Let throttled requests back off longer before S3A gives up: fs.s3a.retry.throttle.limit and "
+                 "fs.s3a.retry.throttle.interval (s3.retry.throttle.limit in Flink's configuration); this keeps "
+                 "uploads from failing, it does not make them faster", "fs.s3a.retry.throttle.limit"),
+            Step("Check fs.s3a.attempts.maximum, the AWS SDK's own retries under S3A's (its default changed between "
+                 "Hadoop releases): both retry a throttled request before the checkpoint sees it",
+                 "fs.s3a.attempts.maximum"),
+            Step("Find what else writes under the prefix at that rate (other jobs sharing the bucket and prefix, "
+                 "many small state files): the store's access log names each request's requester and key"),
+        ),
+        timeline_types=frozenset({ObjectStoreRequest.type}),
     ),
     Cause(
         Code.FLINK_TASK_ERROR,
