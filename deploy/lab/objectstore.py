@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     from lab import exit_on_signals
     exit_on_signals()
     failures = 0
-    for name in args.scenario or ["s3-throttling", "s3-control"]:
+    for name in args.scenario or ["s3-throttling", "s3-slow-put", "s3-control"]:
         try:
             result, logs = run_scenario(SCENARIOS[name], args.flink)
         except LabError as e:

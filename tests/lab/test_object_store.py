@@ -51,4 +51,22 @@ def test_each_failed_checkpoint_is_named_on_its_bucket_and_prefix(run: Path) -> 
         assert f"s3://{fault['bucket']}/{fault['prefix']}/{want['job_id']}/" in cause["explanation"]
         assert not v["coverage"]["missing"], v["coverage"]
         store = [e for e in v["evidence"] if e["role"] == "objectstore"]
-        assert store and all("503 SlowDown" in e["summary"] for e in store), v["evidence"]
+        said = "503 SlowDown" if want["code"] == "OBJECT_STORE_THROTTLED" else "the store took "
+        assert store and all(said in e["summary"] for e in store), v["evidence"]
+
+
+def test_a_slow_marker_of_the_checkpoints_directory_is_the_stores_not_backpressure() -> None:
+    """When the JobManager's own `chk-N/` marker PUT is the slow one, no task uploads anything while it waits: the
+    shape of backpressure, but the store's log shows where the time went, and the verdict says so."""
+    run = DATA / "s3-1.20.1" / "s3-slow-put"
+    truth = json.loads((run / "truth.json").read_text())
+    access = (run / "s3-access-lab-s3.log").read_text()
+    verdicts = {int(v["checkpoint_id"]): v for v in _verdicts(run)}
+    marked = [f["checkpoint_id"] for f in truth["failed_checkpoints"]
+              if f" REST.PUT.OBJECT {truth['fault']['prefix']}/{f['job_id']}/chk-{f['checkpoint_id']}/ " in access
+              and not any(f"/chk-{f['checkpoint_id']}/" in line and " REST.PUT.OBJECT " in line
+                          and f"/chk-{f['checkpoint_id']}/ " not in line for line in access.splitlines())]
+    assert marked
+    for chk in marked:
+        cause = verdicts[chk]["root_cause"]
+        assert cause["code"] == "OBJECT_STORE_SLOW" and "not backpressure" in cause["explanation"], cause

@@ -22,7 +22,7 @@ from correlator.core.correlate.pipeline import (
 )
 from correlator.core.correlate.ranking import Candidate, Window, rank
 from correlator.core.correlate.silent import coverage, covering_datanodes, judged, point_at_silent, unjudged_text
-from correlator.core.events import CheckpointDeclined, CheckpointFailed, Event, HdfsClientSlow
+from correlator.core.events import OBJECT_STORE_ROLE, CheckpointDeclined, CheckpointFailed, Event, HdfsClientSlow
 from correlator.core.explain.causes import Code
 from correlator.core.explain.kinds import EvidenceKind
 from correlator.core.explain.knowledge import (
@@ -194,6 +194,10 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     covered, missing = coverage(ctx.sources, ctx.guessed, window, ctx.skew_ms, write.pipe.hosts, ctx.unread)
     if on_object_store(ctx.evidence, ctx.job_id):
         missing = [m for m in missing if m.reason not in HDFS_ONLY]
+        # a store's access log becomes events only where a request mattered, each stamped when it was received and
+        # delivered in no order: its events' span is not where its log starts or ends
+        covered += [SourceCoverage(m.host, m.role) for m in missing if m.role == OBJECT_STORE_ROLE]
+        missing = [m for m in missing if m.role != OBJECT_STORE_ROLE]
     missing = point_at_silent(missing, write.pipe, write.client, ctx.evidence, write.addresses, window, ctx.skew_ms)
     outcome, confidence, hosts, waited = _judge(ctx, detected, covered, missing, write.pipe)
     readings = detected.readings(scene, outcome)

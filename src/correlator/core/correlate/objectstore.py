@@ -14,6 +14,8 @@ from correlator.core.correlate.ranking import Window
 from correlator.core.events import Event, ObjectStoreRequest, iso_ms
 
 STAMP_MS = 1_000
+SLOW_MS = 1_000
+"""A request that took this long in the store is slow for a checkpoint's file (a few small requests each)."""
 """An access log record's time is cut to the second."""
 THROTTLE_STATUS = (429, 503)
 THROTTLE_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
@@ -63,6 +65,58 @@ def throttled_requests(evidence: tuple[Event, ...], window: Window, job_id: str 
         return None
     first = found[0]
     return Throttled(first.bucket, job_prefix(first.key, job_id) or "", tuple(found))
+
+
+@dataclass(frozen=True, slots=True)
+class Slow:
+    """The store's slow requests of the checkpoint while it ran (none of them throttled)."""
+
+    bucket: str
+    prefix: str
+    requests: tuple[ObjectStoreRequest, ...]
+    checkpoint_id: int | None
+
+
+def of_checkpoint(key: str | None, job_id: str | None, checkpoint_id: int | None) -> bool:
+    """A key of this checkpoint: in its ``chk-<n>`` directory (the directory's own marker too), or in the job's
+    ``shared/`` and ``taskowned/`` directories, which every checkpoint writes to."""
+    prefix = job_prefix(key, job_id)
+    if prefix is None or key is None:
+        return False
+    rest = key[len(prefix):]
+    return (checkpoint_id is not None and (rest == f"/chk-{checkpoint_id}/" or rest.startswith(f"/chk-{checkpoint_id}/"))
+            ) or rest.startswith(("/shared/", "/taskowned/"))
+
+
+def slow_requests(evidence: tuple[Event, ...], window: Window, job_id: str | None, checkpoint_id: int | None,
+                  skew_ms: int) -> Slow | None:
+    """The checkpoint's requests the store took :data:`SLOW_MS` or more over, whose time in the store overlaps the
+    checkpoint's."""
+    found = sorted((e for e in evidence if isinstance(e, ObjectStoreRequest) and not is_throttle(e)
+                    and (e.total_ms or 0) >= SLOW_MS and of_checkpoint(e.key, job_id, checkpoint_id)
+                    and e.ts_ms <= window.end_ms + skew_ms
+                    and e.ts_ms + (e.total_ms or 0) >= window.start_ms - STAMP_MS - skew_ms),
+                   key=lambda e: (e.ts_ms, e.ref))
+    if not found:
+        return None
+    first = found[0]
+    return Slow(first.bucket, job_prefix(first.key, job_id) or "", tuple(found), checkpoint_id)
+
+
+def slow_sentence(s: Slow) -> str:
+    n = len(s.requests)
+    slowest = max(s.requests, key=lambda e: e.total_ms or 0)
+    received = (f"received at {iso_ms(s.requests[0].ts_ms)}" if n == 1 else
+                f"received between {iso_ms(s.requests[0].ts_ms)} and {iso_ms(s.requests[-1].ts_ms)}")
+    said = (f"The object store's access log shows {n} request{'s' if n > 1 else ''} of this checkpoint under "
+            f"s3://{s.bucket}/{s.prefix}/ that took {seconds(SLOW_MS)} or more in the store, {received}: "
+            + (f"{slowest.operation} of {slowest.key} took {seconds(slowest.total_ms or 0)}." if n == 1 else
+               f"the slowest, {slowest.operation} of {slowest.key}, took {seconds(slowest.total_ms or 0)}."))
+    if s.checkpoint_id is not None and slowest.key is not None and slowest.key.endswith(f"/chk-{s.checkpoint_id}/"):
+        said += (" That request is the marker of the checkpoint's own directory, which the JobManager writes before "
+                 "it asks the tasks for their state: while it waited no task uploaded anything, so the checkpoint "
+                 "looks held up before its upload, but the store is to blame, not backpressure.")
+    return said + " Flink's logs show only the expiry: a slow request is no error to S3A."
 
 
 def store_sentence(t: Throttled) -> str:

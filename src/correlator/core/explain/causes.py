@@ -57,6 +57,7 @@ class Code(StrEnum):
     HDFS_QUOTA_EXCEEDED = "HDFS_QUOTA_EXCEEDED"
     HDFS_TOKEN_EXPIRED = "HDFS_TOKEN_EXPIRED"
     OBJECT_STORE_THROTTLED = "OBJECT_STORE_THROTTLED"
+    OBJECT_STORE_SLOW = "OBJECT_STORE_SLOW"
     FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
     FLINK_STATE_GROWTH = "FLINK_STATE_GROWTH"
     FLINK_BACKPRESSURE = "FLINK_BACKPRESSURE"
@@ -395,6 +396,23 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "fs.s3a.attempts.maximum"),
             Step("Find what else writes under the prefix at that rate (other jobs sharing the bucket and prefix, "
                  "many small state files): the store's access log names each request's requester and key"),
+        ),
+        timeline_types=frozenset({ObjectStoreRequest.type}),
+    ),
+    Cause(
+        Code.OBJECT_STORE_SLOW,
+        "the object store took long over the checkpoint's requests (their total time in its access log) while the "
+        "checkpoint ran, without throttling or refusing them; the client logs nothing of a slow request",
+        "The object store was slow on {chk}: bucket {where} took seconds over its requests",
+        (
+            Step("Find why the store answered slowly at that time: its own latency metrics for the bucket (S3's "
+                 "request metrics, FirstByteLatency and TotalRequestLatency), a proxy or gateway in the path, or the "
+                 "network between the TaskManagers and the store"),
+            Step("Bound a hung request so that S3A retries it instead of waiting: fs.s3a.connection.request.timeout "
+                 "(Hadoop 3.4; s3.connection.request.timeout in Flink's configuration) and "
+                 "fs.s3a.connection.timeout", "fs.s3a.connection.request.timeout"),
+            Step("Upload large state files in parallel parts: fs.s3a.multipart.size and "
+                 "fs.s3a.fast.upload.active.blocks", "fs.s3a.multipart.size"),
         ),
         timeline_types=frozenset({ObjectStoreRequest.type}),
     ),

@@ -62,3 +62,15 @@ def test_every_throttle_of_the_run_and_nothing_else_becomes_an_event() -> None:
 def test_each_record_is_a_record_of_its_own_and_the_file_is_known_by_its_lines() -> None:
     assert all(is_record_start(line) for line in LINES)
     assert sniff_family("\n".join(LINES[:20])) == "objectstore"
+
+
+def test_a_put_the_store_held_is_kept_for_its_total_time() -> None:
+    """The slow-put run (the same versions): the proxy held PUTs under the prefix 15 s, the store answered 200."""
+    slow_run = RUN.parent / "s3-slow-put"
+    lines = (slow_run / "s3-access-lab-s3.log").read_text().splitlines()
+    marker = next(line for line in lines if " REST.PUT.OBJECT " in line and "/chk-4/ " in line)
+    [event] = run([marker])
+    assert isinstance(event, ObjectStoreRequest)
+    assert (event.status, event.error_code, event.operation) == (200, None, "REST.PUT.OBJECT")
+    assert event.key is not None and event.key.endswith("/chk-4/")
+    assert event.total_ms is not None and 15_000 <= event.total_ms < 16_000
