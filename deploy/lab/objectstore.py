@@ -28,7 +28,8 @@ from scenarios import COMPLETED, TRIGGERED, JobLog, iso
 from trim import LEAD_SECONDS, LIMIT, copy_trimmed
 
 S3PROXY = "2.4.1"
-HADOOP = "3.3.6"  # only the Flink libs' own hdfs:// client; no HDFS daemon runs
+HADOOP = {1: "3.3.6", 2: "3.4.1"}
+"""Per Flink major, the Hadoop of the Flink libs' own hdfs:// client, as the HDFS runs pair them; no HDFS daemon runs."""
 BUCKET = "lab-checkpoints"
 PREFIX = "flink/checkpoints"
 ACCESS_LOG = "s3-access-lab-s3.log"
@@ -96,11 +97,11 @@ def _wait_http(port: int, timeout: float) -> None:
 
 
 def run_scenario(scenario: S3Scenario, flink: str) -> tuple[dict[str, object], Path]:
-    jars = fetch(HADOOP, flink)
+    major = int(flink.split(".")[0])
+    jars = fetch(HADOOP[major], flink)
     s3libs, plugins = fetch_s3(flink)
     run_dir = HOME / f"s3-{flink}" / scenario.name
     shutil.rmtree(run_dir, ignore_errors=True)
-    major = int(flink.split(".")[0])
     s3_port, proxy_port = free_ports(2)
     settings: dict[str, object] = {
         ("state.checkpoints.dir" if major < 2 else "execution.checkpointing.dir"): f"s3://{BUCKET}/{PREFIX}",

@@ -24,8 +24,9 @@ def _verdicts(run: Path) -> list[dict[str, Any]]:
     return [verdict_to_dict(v) for v in analyze([str(run)])]
 
 
-def test_the_lab_captured_a_throttling_run_and_a_control_run() -> None:
-    assert {p.name for p in RUNS} >= {"s3-throttling", "s3-control"}
+def test_the_lab_captured_every_object_store_scenario_on_both_flink_lines() -> None:
+    for line in ("s3-1.20.1", "s3-2.1.1"):
+        assert {p.name for p in RUNS if p.parent.name == line} >= {"s3-throttling", "s3-slow-put", "s3-control"}
 
 
 @pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
@@ -55,10 +56,11 @@ def test_each_failed_checkpoint_is_named_on_its_bucket_and_prefix(run: Path) -> 
         assert store and all(said in e["summary"] for e in store), v["evidence"]
 
 
-def test_a_slow_marker_of_the_checkpoints_directory_is_the_stores_not_backpressure() -> None:
+@pytest.mark.parametrize("line", ["s3-1.20.1", "s3-2.1.1"])
+def test_a_slow_marker_of_the_checkpoints_directory_is_the_stores_not_backpressure(line: str) -> None:
     """When the JobManager's own `chk-N/` marker PUT is the slow one, no task uploads anything while it waits: the
     shape of backpressure, but the store's log shows where the time went, and the verdict says so."""
-    run = DATA / "s3-1.20.1" / "s3-slow-put"
+    run = DATA / line / "s3-slow-put"
     truth = json.loads((run / "truth.json").read_text())
     access = (run / "s3-access-lab-s3.log").read_text()
     verdicts = {int(v["checkpoint_id"]): v for v in _verdicts(run)}
@@ -70,3 +72,15 @@ def test_a_slow_marker_of_the_checkpoints_directory_is_the_stores_not_backpressu
     for chk in marked:
         cause = verdicts[chk]["root_cause"]
         assert cause["code"] == "OBJECT_STORE_SLOW" and "not backpressure" in cause["explanation"], cause
+
+
+def test_hdfs_and_object_store_checkpoints_in_one_input_are_each_judged_on_their_own_storage() -> None:
+    """Two jobs, two storages, one input: the HDFS job's verdicts are the ones its logs alone give, and the object
+    store's job gets the store's cause; neither borrows the other's evidence."""
+    hdfs, s3 = DATA / "3.3.6-1.20.1" / "slow-disk", DATA / "s3-1.20.1" / "s3-throttling"
+    alone = {(v["job_id"], v["checkpoint_id"]): (v["root_cause"]["code"], v["root_cause"]["hosts"])
+             for run in (hdfs, s3) for v in _verdicts(run)}
+    together = {(v["job_id"], v["checkpoint_id"]): (v["root_cause"]["code"], v["root_cause"]["hosts"])
+                for v in [verdict_to_dict(v) for v in analyze([str(hdfs), str(s3)])]}
+    assert together == alone
+    assert {code for code, _ in alone.values()} >= {"HDFS_SLOW_DISK", "OBJECT_STORE_THROTTLED"}
