@@ -5,9 +5,9 @@ access log record (the documented space-separated format) for every request it a
     python deploy/lab/faultproxy.py --listen PORT --upstream PORT --access-log FILE --control FILE
                                     [--max-seconds 900] [--bucket-owner ID] [--seed N]
 
-The control file is JSON, read again whenever it changes: `{"put_503": 0.8, "put_delay_s": 0, "prefix": "flink/"}`
-(a share of PUTs of objects and parts under `prefix` answered 503 SlowDown, and a delay before every such PUT is
-forwarded). No file, or `{}`: every request is forwarded as it came. The proxy listens on 127.0.0.1 only and exits
+The control file is JSON, read again whenever it changes: `{"put_503": 0.8, "put_delay_s": 0, "put_error": null,
+"prefix": "flink/"}` (a share of PUTs of objects and parts under `prefix` answered 503 SlowDown, a delay before every
+such PUT is forwarded, or every such PUT refused with `ExpiredToken` (400) or `AccessDenied` (403)). No file, or `{}`: every request is forwarded as it came. The proxy listens on 127.0.0.1 only and exits
 after --max-seconds whatever happens; the lab stops it by pid before that.
 """
 
@@ -28,9 +28,14 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
-SLOWDOWN = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SlowDown</Code>"
-            "<Message>Please reduce your request rate.</Message><RequestId>{rid}</RequestId>"
-            "<HostId>{hid}</HostId></Error>")
+ERROR_BODY = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{code}</Code>"
+              "<Message>{message}</Message><RequestId>{rid}</RequestId><HostId>{hid}</HostId></Error>")
+ERRORS = {
+    "SlowDown": (503, "Slow Down", "Please reduce your request rate."),
+    "ExpiredToken": (400, "Bad Request", "The provided token has expired."),
+    "AccessDenied": (403, "Forbidden", "Access Denied"),
+}
+"""The errors the proxy can answer with: S3's status, reason and message for each code."""
 
 
 class Control:
@@ -99,11 +104,15 @@ class Handler(BaseHTTPRequestHandler):
         faulted = self.command == "PUT" and key.startswith(str(settings.get("prefix", "")))
         error = "-"
         first_byte = received
+        refused = settings.get("put_error") if faulted else None
         if faulted and self.server.rng.random() < _number(settings, "put_503"):
-            status, error = 503, "SlowDown"
-            out = SLOWDOWN.format(rid=rid, hid=hid).encode()
+            refused = "SlowDown"
+        if isinstance(refused, str) and refused in ERRORS:
+            status, reason, message = ERRORS[refused]
+            error = refused
+            out = ERROR_BODY.format(code=refused, message=message, rid=rid, hid=hid).encode()
             first_byte = time.time()
-            self.send_response(status, "Slow Down")
+            self.send_response(status, reason)
             for name, value in (("Content-Type", "application/xml"), ("Content-Length", str(len(out))),
                                 ("x-amz-request-id", rid), ("x-amz-id-2", hid), ("Server", "AmazonS3")):
                 self.send_header(name, value)

@@ -54,6 +54,7 @@ class S3Scenario:
 SCENARIOS = {s.name: s for s in (
     S3Scenario("s3-throttling", {"put_503": 0.8, "prefix": PREFIX}, "OBJECT_STORE_THROTTLED"),
     S3Scenario("s3-slow-put", {"put_delay_s": 15, "prefix": PREFIX}, "OBJECT_STORE_SLOW"),
+    S3Scenario("s3-expired-token", {"put_error": "ExpiredToken", "prefix": PREFIX}, "OBJECT_STORE_CREDENTIALS"),
     S3Scenario("s3-control", {}, None),
 )}
 
@@ -212,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     from lab import exit_on_signals
     exit_on_signals()
     failures = 0
-    for name in args.scenario or ["s3-throttling", "s3-slow-put", "s3-control"]:
+    for name in args.scenario or list(SCENARIOS):
         try:
             result, logs = run_scenario(SCENARIOS[name], args.flink)
         except LabError as e:

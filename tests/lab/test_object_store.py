@@ -52,7 +52,8 @@ def test_each_failed_checkpoint_is_named_on_its_bucket_and_prefix(run: Path) -> 
         assert f"s3://{fault['bucket']}/{fault['prefix']}/{want['job_id']}/" in cause["explanation"]
         assert not v["coverage"]["missing"], v["coverage"]
         store = [e for e in v["evidence"] if e["role"] == "objectstore"]
-        said = "503 SlowDown" if want["code"] == "OBJECT_STORE_THROTTLED" else "the store took "
+        said = {"OBJECT_STORE_THROTTLED": "503 SlowDown", "OBJECT_STORE_SLOW": "the store took ",
+                "OBJECT_STORE_CREDENTIALS": "400 ExpiredToken"}[want["code"]]
         assert store and all(said in e["summary"] for e in store), v["evidence"]
 
 
@@ -84,3 +85,14 @@ def test_hdfs_and_object_store_checkpoints_in_one_input_are_each_judged_on_their
                 for v in [verdict_to_dict(v) for v in analyze([str(hdfs), str(s3)])]}
     assert together == alone
     assert {code for code, _ in alone.values()} >= {"HDFS_SLOW_DISK", "OBJECT_STORE_THROTTLED"}
+
+
+def test_an_expired_token_is_stated_by_the_store_and_by_the_client() -> None:
+    """S3A does not retry a 400: the TaskManager's and JobManager's cause chains carry the store's words too, and the
+    verdict is the store's refusal, not a failure inside Flink."""
+    run = DATA / "s3-1.20.1" / "s3-expired-token"
+    chains = "".join(log.read_text() for log in run.glob("flink-*.log"))
+    assert "AWSBadRequestException" in chains and "Error Code: ExpiredToken" in chains
+    verdicts = _verdicts(run)
+    assert verdicts and {v["root_cause"]["code"] for v in verdicts} == {"OBJECT_STORE_CREDENTIALS"}
+    assert all("session token had expired" in v["root_cause"]["explanation"] for v in verdicts)

@@ -467,6 +467,14 @@ class FlinkSetting(Event):
 
 # --- Object stores: the store's own request log ----------------------------------------------------------------
 
+STORE_THROTTLE_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
+                                  "TooManyRequests"})
+"""Error codes with which an object store asks the client to slow down (S3's is ``SlowDown``, with 503)."""
+STORE_CREDENTIAL_CODES = frozenset({"ExpiredToken", "TokenRefreshRequired", "InvalidToken", "InvalidAccessKeyId",
+                                    "SignatureDoesNotMatch", "AccessDenied"})
+"""Error codes with which an object store refuses a request's credentials: an expired session token, an unknown key,
+a bad signature, or a principal without the permission."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ObjectStoreRequest(Event):

@@ -24,8 +24,11 @@ from correlator.core.correlate.items import item
 from correlator.core.correlate.lost import HEARTBEAT_KEY, Lost, lost_taskmanager
 from correlator.core.correlate.ranking import CONTRIBUTING_SCORE, Candidate, Window
 from correlator.core.correlate.objectstore import (
+    Refused,
     Slow,
     Throttled,
+    refused_requests,
+    refused_sentence,
     slow_requests,
     slow_sentence,
     store_sentence,
@@ -41,6 +44,9 @@ GROWTH_SCORE = 0.6
 """State growth's and backpressure's score, given only when no storage cause reached the confidence floor."""
 THROTTLED_SCORE = 0.9
 """The store's own log states that it throttled the job's checkpoint requests while the checkpoint ran."""
+REFUSED_STORE_SCORE = 0.95
+"""The store's own log states that it refused the job's requests for their credentials: above a failure inside
+Flink, whose cause chain is that refusal."""
 SLOW_STORE_SCORE = 0.85
 """The store's own log shows the checkpoint's requests taking long while it ran (below a throttle, which says why)."""
 LOST_SCORE = 0.9
@@ -325,7 +331,31 @@ class ObjectStoreSlowDetector:
                                       for e in shown))
 
 
+class ObjectStoreCredentialsDetector:
+    """The object store's access log shows it refusing the job's requests for their credentials while the checkpoint
+    ran (``objectstore.py``): the store states the cause."""
+
+    code: ClassVar[Code] = Code.OBJECT_STORE_CREDENTIALS
+    write_link: ClassVar[WriteLink] = "never"
+
+    def find(self, scene: Scene, found: Mapping[Code, object]) -> Refused | None:
+        ctx = scene.ctx
+        return refused_requests(ctx.evidence, scene.window, ctx.job_id, ctx.skew_ms)
+
+    def candidate(self, finding: Refused, scene: Scene, so_far: Sequence[Candidate]) -> Candidate | None:
+        return Candidate(self.code, REFUSED_STORE_SCORE, (finding.bucket,), ())
+
+    def reading(self, finding: Refused, scene: Scene, outcome: Outcome) -> Reading:
+        if outcome.code != self.code:
+            return Reading()
+        shown = (*finding.requests[:2], *finding.requests[2:][-1:])
+        return Reading(opening=(refused_sentence(finding),),
+                       evidence=tuple(item(e, f"the store refused {e.operation} of {e.key or 'the bucket'} with "
+                                              f"{e.status} {e.error_code}") for e in shown))
+
+
 DETECTORS: tuple[Detector[Any], ...] = (
+    ObjectStoreCredentialsDetector(),
     ObjectStoreThrottledDetector(),
     ObjectStoreSlowDetector(),
     TaskManagerLostDetector(),

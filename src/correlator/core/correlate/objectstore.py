@@ -11,15 +11,19 @@ from dataclasses import dataclass
 
 from correlator.core.correlate.explanation import seconds
 from correlator.core.correlate.ranking import Window
-from correlator.core.events import Event, ObjectStoreRequest, iso_ms
+from correlator.core.events import (
+    STORE_CREDENTIAL_CODES,
+    STORE_THROTTLE_CODES,
+    Event,
+    ObjectStoreRequest,
+    iso_ms,
+)
 
 STAMP_MS = 1_000
 SLOW_MS = 1_000
 """A request that took this long in the store is slow for a checkpoint's file (a few small requests each)."""
 """An access log record's time is cut to the second."""
 THROTTLE_STATUS = (429, 503)
-THROTTLE_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
-                            "TooManyRequests"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +37,7 @@ class Throttled:
 
 
 def is_throttle(e: ObjectStoreRequest) -> bool:
-    return e.status in THROTTLE_STATUS or (e.error_code is not None and e.error_code in THROTTLE_CODES)
+    return e.status in THROTTLE_STATUS or (e.error_code is not None and e.error_code in STORE_THROTTLE_CODES)
 
 
 def job_prefix(key: str | None, job_id: str | None) -> str | None:
@@ -117,6 +121,39 @@ def slow_sentence(s: Slow) -> str:
                  "it asks the tasks for their state: while it waited no task uploaded anything, so the checkpoint "
                  "looks held up before its upload, but the store is to blame, not backpressure.")
     return said + " Flink's logs show only the expiry: a slow request is no error to S3A."
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The store's refusals of the job's requests for their credentials while the checkpoint ran."""
+
+    bucket: str
+    prefix: str
+    requests: tuple[ObjectStoreRequest, ...]
+
+
+def refused_requests(evidence: tuple[Event, ...], window: Window, job_id: str | None,
+                     skew_ms: int) -> Refused | None:
+    found = sorted((e for e in store_requests(evidence, window, job_id, skew_ms)
+                    if e.error_code is not None and e.error_code in STORE_CREDENTIAL_CODES),
+                   key=lambda e: (e.ts_ms, e.ref))
+    if not found:
+        return None
+    first = found[0]
+    return Refused(first.bucket, job_prefix(first.key, job_id) or "", tuple(found))
+
+
+def refused_sentence(r: Refused) -> str:
+    codes = sorted({f"{e.status} {e.error_code}" for e in r.requests})
+    n = len(r.requests)
+    said = (f"The object store's access log shows {n} request{'s' if n > 1 else ''} of the job under "
+            f"s3://{r.bucket}/{r.prefix}/ refused for {'their' if n > 1 else 'its'} credentials "
+            f"({' and '.join(codes)}) between {iso_ms(r.requests[0].ts_ms)} and {iso_ms(r.requests[-1].ts_ms)}, "
+            "while the checkpoint ran.")
+    if any(e.error_code == "ExpiredToken" for e in r.requests):
+        said += (" The client's session token had expired: S3A does not retry such a refusal, and nothing renewed "
+                 "the token.")
+    return said
 
 
 def store_sentence(t: Throttled) -> str:

@@ -58,6 +58,7 @@ class Code(StrEnum):
     HDFS_TOKEN_EXPIRED = "HDFS_TOKEN_EXPIRED"
     OBJECT_STORE_THROTTLED = "OBJECT_STORE_THROTTLED"
     OBJECT_STORE_SLOW = "OBJECT_STORE_SLOW"
+    OBJECT_STORE_CREDENTIALS = "OBJECT_STORE_CREDENTIALS"
     FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
     FLINK_STATE_GROWTH = "FLINK_STATE_GROWTH"
     FLINK_BACKPRESSURE = "FLINK_BACKPRESSURE"
@@ -415,6 +416,23 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "fs.s3a.fast.upload.active.blocks", "fs.s3a.multipart.size"),
         ),
         timeline_types=frozenset({ObjectStoreRequest.type}),
+    ),
+    Cause(
+        Code.OBJECT_STORE_CREDENTIALS,
+        "the object store refused the checkpoint's requests for their credentials (`400 ExpiredToken`, `403 "
+        "AccessDenied`, `InvalidAccessKeyId` in its access log, under the job's checkpoint prefix)",
+        "The object store refused {chk}: bucket {where} rejected its requests' credentials",
+        (
+            Step("Give the S3 client credentials that renew themselves instead of a fixed session token "
+                 "(fs.s3a.session.token): a provider in fs.s3a.aws.credentials.provider that refreshes, such as the "
+                 "instance profile's or, on Kubernetes, the web identity token's", "fs.s3a.aws.credentials.provider"),
+            Step("Allow the job's principal s3:PutObject, s3:GetObject, s3:DeleteObject and s3:ListBucket on the "
+                 "checkpoint bucket and prefix where the store says AccessDenied (its policy, the bucket policy, a "
+                 "KMS key the bucket encrypts with)"),
+        ),
+        timeline_types=frozenset({ObjectStoreRequest.type}),
+        checkpoint_steps="restarts",
+        severity="critical",
     ),
     Cause(
         Code.FLINK_TASK_ERROR,

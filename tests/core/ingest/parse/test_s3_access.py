@@ -74,3 +74,12 @@ def test_a_put_the_store_held_is_kept_for_its_total_time() -> None:
     assert (event.status, event.error_code, event.operation) == (200, None, "REST.PUT.OBJECT")
     assert event.key is not None and event.key.endswith("/chk-4/")
     assert event.total_ms is not None and 15_000 <= event.total_ms < 16_000
+
+
+def test_a_put_refused_for_an_expired_token_is_kept() -> None:
+    """The expired-token run (the same versions): every PUT under the prefix answered `400 ExpiredToken`."""
+    lines = (RUN.parent / "s3-expired-token" / "s3-access-lab-s3.log").read_text().splitlines()
+    refused = next(line for line in lines if " 400 ExpiredToken " in line)
+    [event] = run([refused])
+    assert isinstance(event, ObjectStoreRequest)
+    assert (event.status, event.error_code, event.operation) == (400, "ExpiredToken", "REST.PUT.OBJECT")

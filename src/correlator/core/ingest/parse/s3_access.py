@@ -5,7 +5,8 @@ The documented record: space-separated fields, a bracketed time and quoted reque
 "<request-uri>" <http status> <error code> <bytes sent> <object size> <total time> <turn-around time> "<referer>"
 "<user agent>" <version id> <host id> …`` (later fields were added over the years; they are not read). Every record is
 one line. A record becomes an event when it matters to a checkpoint: the store refused it with a server error or a
-throttle (5xx, 429, an error code of throttling), or it took :data:`SLOW_MS` or more.
+throttle (5xx, 429, an error code of throttling) or for its credentials (``STORE_CREDENTIAL_CODES``), or it
+took :data:`SLOW_MS` or more.
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from correlator.core.events import OBJECT_STORE_ROLE, ObjectStoreRequest
+from correlator.core.events import (
+    OBJECT_STORE_ROLE,
+    STORE_CREDENTIAL_CODES,
+    STORE_THROTTLE_CODES,
+    ObjectStoreRequest,
+)
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.timestamps import to_epoch_ms
 
@@ -23,13 +29,12 @@ RECORD = re.compile(
     r"(?P<key>\S+) \"(?P<uri>[^\"]*)\" (?P<status>\d{3}|-) (?P<error>\S+) (?P<sent>\S+) (?P<size>\S+) "
     r"(?P<total>\d+|-) (?P<turn>\d+|-)(?: |$)"
 )
-PHRASES = (" REST.PUT.", " REST.POST.", " SlowDown ", " 503 ")
+PHRASES = (" REST.PUT.", " REST.POST.", " SlowDown ", " 503 ",
+           *(f" {code} " for code in sorted(STORE_CREDENTIAL_CODES)))
 """The prefilter's phrases: every write (a PUT, a multipart POST) is read for its time, any other request only when
-it was throttled or failed with 503."""
+it was throttled, failed with 503 or was refused for its credentials."""
 SLOW_MS = 1_000
 """A request that took this long in the store is kept: a checkpoint's file is a few small requests."""
-THROTTLE_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
-                            "TooManyRequests", "ServiceUnavailable"})
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
                                        "Dec"), start=1)}
 
@@ -40,7 +45,7 @@ def is_record(line: str) -> bool:
 
 def throttled(status: int | None, error_code: str | None) -> bool:
     """The store asked the client to slow down: ``503 SlowDown`` (S3), 429, or a throttling error code."""
-    return status in (429, 503) or (error_code is not None and error_code in THROTTLE_CODES)
+    return status in (429, 503) or (error_code is not None and error_code in STORE_THROTTLE_CODES)
 
 
 def parse_s3_access(lines: Sequence[str], emit: Emit) -> bool:
@@ -55,7 +60,8 @@ def parse_s3_access(lines: Sequence[str], emit: Emit) -> bool:
     error = m["error"] if m["error"] != "-" else None
     total = int(m["total"]) if m["total"] != "-" else None
     emit.ts_ms = record_ms(m)
-    if not (throttled(status, error) or (status is not None and status >= 500) or (total or 0) >= SLOW_MS):
+    if not (throttled(status, error) or (status is not None and status >= 500) or (total or 0) >= SLOW_MS
+            or (error is not None and error in STORE_CREDENTIAL_CODES)):
         return True
     emit.host = m["bucket"]  # the record names its store: the bucket is where the cause is
     emit(ObjectStoreRequest, role=OBJECT_STORE_ROLE, bucket=m["bucket"], key=m["key"] if m["key"] != "-" else None,
