@@ -96,3 +96,18 @@ def test_an_expired_token_is_stated_by_the_store_and_by_the_client() -> None:
     verdicts = _verdicts(run)
     assert verdicts and {v["root_cause"]["code"] for v in verdicts} == {"OBJECT_STORE_CREDENTIALS"}
     assert all("session token had expired" in v["root_cause"]["explanation"] for v in verdicts)
+
+
+def test_without_the_stores_log_the_clients_cause_chain_decides(tmp_path: Path) -> None:
+    """The access log arrives late (hours): from the Flink logs alone, the refusal in the cause chain names the
+    store's credentials, never user code or missing HDFS logs, and the verdict says the store's log is not in."""
+    run = DATA / "s3-1.20.1" / "s3-expired-token"
+    for log in run.glob("flink-*.log"):
+        (tmp_path / log.name).write_bytes(log.read_bytes())
+    truth = json.loads((run / "truth.json").read_text())
+    verdicts = {int(v["checkpoint_id"]): v for v in _verdicts(tmp_path)}
+    assert set(verdicts) == {int(f["checkpoint_id"]) for f in truth["failed_checkpoints"]}
+    for v in verdicts.values():
+        cause = v["root_cause"]
+        assert cause["code"] == "OBJECT_STORE_CREDENTIALS", cause
+        assert "access log is not in the input" in cause["explanation"] and not v["coverage"]["missing"]

@@ -128,6 +128,8 @@ class CheckpointDeclined(Event):
     """The innermost cause, when it is not an I/O or HDFS exception and was thrown from user code."""
     user_frame: str | None = None
     """The first frame of that cause outside the JDK, Flink, Hadoop and Scala (``Class.method(File.java:N)``)."""
+    store_error: str | None = None
+    """The object store's error code the cause chain carries (the S3 client's ``Error Code: ExpiredToken``)."""
 
     def __post_init__(self) -> None:
         _clip(self, "reason", "user_exception", "user_frame")
@@ -149,6 +151,8 @@ class CheckpointFailed(Event):
     duration_ms: int | None = None
     user_exception: str | None = None
     user_frame: str | None = None
+    store_error: str | None = None
+    """As :class:`CheckpointDeclined`'s."""
 
     def __post_init__(self) -> None:
         _clip(self, "message", "operator", "path", "user_exception", "user_frame")

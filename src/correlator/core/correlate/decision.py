@@ -192,7 +192,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                   _user_error(s.refs))
     detected = detect(scene)
     covered, missing = coverage(ctx.sources, ctx.guessed, window, ctx.skew_ms, write.pipe.hosts, ctx.unread)
-    if on_object_store(ctx.evidence, ctx.job_id):
+    if on_object_store(ctx.evidence, ctx.job_id, s.refs):
         missing = [m for m in missing if m.reason not in HDFS_ONLY]
         # a store's access log becomes events only where a request mattered, each stamped when it was received and
         # delivered in no order: its events' span is not where its log starts or ends

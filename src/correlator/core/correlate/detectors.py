@@ -340,10 +340,10 @@ class ObjectStoreCredentialsDetector:
 
     def find(self, scene: Scene, found: Mapping[Code, object]) -> Refused | None:
         ctx = scene.ctx
-        return refused_requests(ctx.evidence, scene.window, ctx.job_id, ctx.skew_ms)
+        return refused_requests(ctx.evidence, scene.window, ctx.job_id, ctx.skew_ms, ctx.summary.refs)
 
     def candidate(self, finding: Refused, scene: Scene, so_far: Sequence[Candidate]) -> Candidate | None:
-        return Candidate(self.code, REFUSED_STORE_SCORE, (finding.bucket,), ())
+        return Candidate(self.code, REFUSED_STORE_SCORE, (finding.bucket,) if finding.bucket else (), ())
 
     def reading(self, finding: Refused, scene: Scene, outcome: Outcome) -> Reading:
         if outcome.code != self.code:

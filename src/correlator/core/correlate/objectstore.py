@@ -13,6 +13,8 @@ from correlator.core.correlate.explanation import seconds
 from correlator.core.correlate.ranking import Window
 from correlator.core.events import (
     STORE_CREDENTIAL_CODES,
+    CheckpointDeclined,
+    CheckpointFailed,
     STORE_THROTTLE_CODES,
     Event,
     ObjectStoreRequest,
@@ -49,9 +51,12 @@ def job_prefix(key: str | None, job_id: str | None) -> str | None:
     return key[:at + len(job_id)] if at >= 0 else None
 
 
-def on_object_store(evidence: tuple[Event, ...], job_id: str | None) -> bool:
-    """The store's log names the job's checkpoint directory: its checkpoints go to an object store, not HDFS."""
-    return any(isinstance(e, ObjectStoreRequest) and job_prefix(e.key, job_id) is not None for e in evidence)
+def on_object_store(evidence: tuple[Event, ...], job_id: str | None, refs: tuple[Event, ...] = ()) -> bool:
+    """The store's log names the job's checkpoint directory, or the failure names an object-store path or carries a
+    store's error: its checkpoints go to an object store, not HDFS."""
+    return (any(isinstance(e, ObjectStoreRequest) and job_prefix(e.key, job_id) is not None for e in evidence)
+            or store_uri(refs) is not None
+            or any(isinstance(e, CheckpointFailed | CheckpointDeclined) and e.store_error is not None for e in refs))
 
 
 def store_requests(evidence: tuple[Event, ...], window: Window, job_id: str | None,
@@ -125,25 +130,49 @@ def slow_sentence(s: Slow) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Refused:
-    """The store's refusals of the job's requests for their credentials while the checkpoint ran."""
+    """The store's refusals of the job's requests for their credentials while the checkpoint ran: its own records,
+    or, where its log is not in the input, the refusal the client's cause chain carries."""
 
     bucket: str
     prefix: str
     requests: tuple[ObjectStoreRequest, ...]
+    client: tuple[CheckpointFailed | CheckpointDeclined, ...] = ()
+
+
+STORE_SCHEMES = ("s3://", "s3a://", "s3p://", "gs://", "abfs://", "abfss://", "wasb://", "wasbs://", "oss://")
+"""Checkpoint URIs of object stores (Flink's S3 filesystems, GCS, Azure, OSS)."""
+
+
+def store_uri(refs: tuple[Event, ...]) -> str | None:
+    """The object-store path a failure of the case names (``s3://bucket/…``), if any."""
+    return next((e.path for e in refs if isinstance(e, CheckpointFailed) and e.path
+                 and e.path.startswith(STORE_SCHEMES)), None)
 
 
 def refused_requests(evidence: tuple[Event, ...], window: Window, job_id: str | None,
-                     skew_ms: int) -> Refused | None:
+                     skew_ms: int, refs: tuple[Event, ...] = ()) -> Refused | None:
     found = sorted((e for e in store_requests(evidence, window, job_id, skew_ms)
                     if e.error_code is not None and e.error_code in STORE_CREDENTIAL_CODES),
                    key=lambda e: (e.ts_ms, e.ref))
-    if not found:
+    if found:
+        first = found[0]
+        return Refused(first.bucket, job_prefix(first.key, job_id) or "", tuple(found))
+    client = tuple(e for e in refs if isinstance(e, CheckpointFailed | CheckpointDeclined)
+                   and e.store_error is not None and e.store_error in STORE_CREDENTIAL_CODES)
+    if not client:
         return None
-    first = found[0]
-    return Refused(first.bucket, job_prefix(first.key, job_id) or "", tuple(found))
+    uri = store_uri(refs)
+    bucket = uri.split("://", 1)[1].split("/", 1)[0] if uri else ""
+    return Refused(bucket, "", (), client)
 
 
 def refused_sentence(r: Refused) -> str:
+    if not r.requests:
+        codes = sorted({e.store_error for e in r.client if e.store_error})
+        return (f"The failure's cause chain carries the object store's refusal of the request's credentials "
+                f"(Error Code: {', '.join(codes)}): S3A does not retry it. The store's access log is not in the "
+                "input (it is delivered late, often hours after the requests); it would show which requests were "
+                "refused.")
     codes = sorted({f"{e.status} {e.error_code}" for e in r.requests})
     n = len(r.requests)
     said = (f"The object store's access log shows {n} request{'s' if n > 1 else ''} of the job under "

@@ -421,7 +421,7 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         Code.OBJECT_STORE_CREDENTIALS,
         "the object store refused the checkpoint's requests for their credentials (`400 ExpiredToken`, `403 "
         "AccessDenied`, `InvalidAccessKeyId` in its access log, under the job's checkpoint prefix)",
-        "The object store refused {chk}: bucket {where} rejected its requests' credentials",
+        "The object store refused {chk}: it rejected the credentials of its requests",
         (
             Step("Give the S3 client credentials that renew themselves instead of a fixed session token "
                  "(fs.s3a.session.token): a provider in fs.s3a.aws.credentials.provider that refreshes, such as the "

@@ -83,3 +83,17 @@ def test_a_put_refused_for_an_expired_token_is_kept() -> None:
     [event] = run([refused])
     assert isinstance(event, ObjectStoreRequest)
     assert (event.status, event.error_code, event.operation) == (400, "ExpiredToken", "REST.PUT.OBJECT")
+
+
+def test_the_clients_cause_chain_carries_the_stores_error_and_is_no_user_code() -> None:
+    """The JobManager's record of the expired-token run's first failure: its cause chain ends in the AWS SDK's
+    `AmazonS3Exception … (Service: Amazon S3; Status Code: 400; Error Code: ExpiredToken; …)`."""
+    from correlator.core.events import CheckpointDeclined, CheckpointFailed
+
+    lines = (RUN.parent / "s3-expired-token" / "flink-root-standalonesession-0-lab-jm.log").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "Decline checkpoint" in line or "Declining checkpoint" in line)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i][:4].isdigit() and lines[i][4:5] == "-")
+    record = lines[start:end]
+    assert any("Error Code: ExpiredToken" in line for line in record)
+    failures = [e for e in run(record) if isinstance(e, CheckpointFailed | CheckpointDeclined)]
+    assert failures and all(e.store_error == "ExpiredToken" and e.user_exception is None for e in failures)
