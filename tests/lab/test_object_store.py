@@ -87,10 +87,11 @@ def test_hdfs_and_object_store_checkpoints_in_one_input_are_each_judged_on_their
     assert {code for code, _ in alone.values()} >= {"HDFS_SLOW_DISK", "OBJECT_STORE_THROTTLED"}
 
 
-def test_an_expired_token_is_stated_by_the_store_and_by_the_client() -> None:
-    """S3A does not retry a 400: the TaskManager's and JobManager's cause chains carry the store's words too, and the
-    verdict is the store's refusal, not a failure inside Flink."""
-    run = DATA / "s3-1.20.1" / "s3-expired-token"
+@pytest.mark.parametrize("line", ["s3-1.20.1", "s3-2.1.1"])
+def test_an_expired_token_is_stated_by_the_store_and_by_the_client(line: str) -> None:
+    """S3A does not retry a 400: the JobManager's cause chains carry the store's words too, and the verdict is the
+    store's refusal, not a failure inside Flink."""
+    run = DATA / line / "s3-expired-token"
     chains = "".join(log.read_text() for log in run.glob("flink-*.log"))
     assert "AWSBadRequestException" in chains and "Error Code: ExpiredToken" in chains
     verdicts = _verdicts(run)
@@ -98,10 +99,11 @@ def test_an_expired_token_is_stated_by_the_store_and_by_the_client() -> None:
     assert all("session token had expired" in v["root_cause"]["explanation"] for v in verdicts)
 
 
-def test_without_the_stores_log_the_clients_cause_chain_decides(tmp_path: Path) -> None:
+@pytest.mark.parametrize("line", ["s3-1.20.1", "s3-2.1.1"])
+def test_without_the_stores_log_the_clients_cause_chain_decides(tmp_path: Path, line: str) -> None:
     """The access log arrives late (hours): from the Flink logs alone, the refusal in the cause chain names the
     store's credentials, never user code or missing HDFS logs, and the verdict says the store's log is not in."""
-    run = DATA / "s3-1.20.1" / "s3-expired-token"
+    run = DATA / line / "s3-expired-token"
     for log in run.glob("flink-*.log"):
         (tmp_path / log.name).write_bytes(log.read_bytes())
     truth = json.loads((run / "truth.json").read_text())
