@@ -13,18 +13,18 @@ from correlator.core.correlate.explanation import seconds
 from correlator.core.correlate.ranking import Window
 from correlator.core.events import (
     STORE_CREDENTIAL_CODES,
+    STORE_THROTTLE_CODES,
     CheckpointDeclined,
     CheckpointFailed,
-    STORE_THROTTLE_CODES,
     Event,
     ObjectStoreRequest,
     iso_ms,
 )
 
 STAMP_MS = 1_000
+"""An access log record's time is cut to the second."""
 SLOW_MS = 1_000
 """A request that took this long in the store is slow for a checkpoint's file (a few small requests each)."""
-"""An access log record's time is cut to the second."""
 THROTTLE_STATUS = (429, 503)
 
 
@@ -93,8 +93,8 @@ def of_checkpoint(key: str | None, job_id: str | None, checkpoint_id: int | None
     if prefix is None or key is None:
         return False
     rest = key[len(prefix):]
-    return (checkpoint_id is not None and (rest == f"/chk-{checkpoint_id}/" or rest.startswith(f"/chk-{checkpoint_id}/"))
-            ) or rest.startswith(("/shared/", "/taskowned/"))
+    own = checkpoint_id is not None and rest.startswith(f"/chk-{checkpoint_id}/")
+    return own or rest.startswith(("/shared/", "/taskowned/"))
 
 
 def slow_requests(evidence: tuple[Event, ...], window: Window, job_id: str | None, checkpoint_id: int | None,
