@@ -112,4 +112,22 @@ def test_without_the_stores_log_the_clients_cause_chain_decides(tmp_path: Path, 
     for v in verdicts.values():
         cause = v["root_cause"]
         assert cause["code"] == "OBJECT_STORE_CREDENTIALS", cause
-        assert "access log is not in the input" in cause["explanation"] and not v["coverage"]["missing"]
+        assert "access log is not in the input" in cause["explanation"]
+        assert [(m["host"], m["role"]) for m in v["coverage"]["missing"]] == [("lab-checkpoints", "objectstore")]
+
+
+@pytest.mark.parametrize("line", ["s3-1.20.1", "s3-2.1.1"])
+def test_without_the_stores_log_a_throttled_checkpoint_asks_for_the_stores_log_not_hdfs(tmp_path: Path,
+                                                                                          line: str) -> None:
+    """A throttle leaves nothing in the Flink logs: from them alone the verdict names no cause, and what it asks for
+    is the bucket's access log (the JobManager logged where checkpoints go), never DataNode or NameNode logs."""
+    run = DATA / line / "s3-throttling"
+    for log in run.glob("flink-*.log"):
+        (tmp_path / log.name).write_bytes(log.read_bytes())
+    verdicts = _verdicts(tmp_path)
+    assert verdicts
+    for v in verdicts:
+        assert v["root_cause"]["code"] == "INSUFFICIENT_DATA"
+        assert [(m["host"], m["role"]) for m in v["coverage"]["missing"]] == [("lab-checkpoints", "objectstore")]
+        assert not any("DataNode" in step for step in v["remediation"]), v["remediation"]
+        assert "access log of the object store (bucket lab-checkpoints)" in v["root_cause"]["explanation"]

@@ -471,6 +471,15 @@ class FlinkSetting(Event):
 
 # --- Object stores: the store's own request log ----------------------------------------------------------------
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointStorage(Event):
+    """Where the cluster's checkpoints go, as the JobManager logged its configuration at start
+    (``state.checkpoints.dir``; ``execution.checkpointing.dir`` since Flink 2.0): an ``hdfs://`` or object-store URI."""
+
+    type: ClassVar[str] = "checkpoint_storage"
+    uri: str
+
+
 STORE_THROTTLE_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
                                   "TooManyRequests"})
 """Error codes with which an object store asks the client to slow down (S3's is ``SlowDown``, with 503)."""

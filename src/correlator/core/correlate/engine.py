@@ -316,6 +316,7 @@ class Engine:
             unread={(h, r): why for (c, h, r), why in self._unread.items() if c == cluster},
             versions=self._facts.versions(cluster, deadline),
             settings=self._facts.settings(cluster, deadline),
+            checkpoint_dir=self._facts.storage(cluster, deadline),
             decided_at_ms=deadline,
             skew_ms=self.config.clock_skew_ms,
             min_confidence=self.config.min_confidence,

@@ -51,12 +51,23 @@ def job_prefix(key: str | None, job_id: str | None) -> str | None:
     return key[:at + len(job_id)] if at >= 0 else None
 
 
-def on_object_store(evidence: tuple[Event, ...], job_id: str | None, refs: tuple[Event, ...] = ()) -> bool:
-    """The store's log names the job's checkpoint directory, or the failure names an object-store path or carries a
-    store's error: its checkpoints go to an object store, not HDFS."""
-    return (any(isinstance(e, ObjectStoreRequest) and job_prefix(e.key, job_id) is not None for e in evidence)
-            or store_uri(refs) is not None
+def store_logged(evidence: tuple[Event, ...], job_id: str | None) -> bool:
+    """The store's log names the job's checkpoint directory."""
+    return any(isinstance(e, ObjectStoreRequest) and job_prefix(e.key, job_id) is not None for e in evidence)
+
+
+def on_object_store(evidence: tuple[Event, ...], job_id: str | None, refs: tuple[Event, ...] = (),
+                    checkpoint_dir: str | None = None) -> bool:
+    """The store's log names the job's checkpoint directory, the failure names an object-store path or carries a
+    store's error, or the JobManager's configuration sends checkpoints to one: they go to an object store, not HDFS."""
+    return (store_logged(evidence, job_id) or store_uri(refs) is not None
+            or (checkpoint_dir is not None and checkpoint_dir.startswith(STORE_SCHEMES))
             or any(isinstance(e, CheckpointFailed | CheckpointDeclined) and e.store_error is not None for e in refs))
+
+
+def bucket_of(uri: str | None) -> str | None:
+    """The bucket (container) of an object-store URI."""
+    return uri.split("://", 1)[1].split("/", 1)[0] or None if uri and "://" in uri else None
 
 
 def store_requests(evidence: tuple[Event, ...], window: Window, job_id: str | None,
@@ -161,9 +172,7 @@ def refused_requests(evidence: tuple[Event, ...], window: Window, job_id: str | 
                    and e.store_error is not None and e.store_error in STORE_CREDENTIAL_CODES)
     if not client:
         return None
-    uri = store_uri(refs)
-    bucket = uri.split("://", 1)[1].split("/", 1)[0] if uri else ""
-    return Refused(bucket, "", (), client)
+    return Refused(bucket_of(store_uri(refs)) or "", "", (), client)
 
 
 def refused_sentence(r: Refused) -> str:

@@ -16,6 +16,7 @@ from correlator.core.events import (
     CheckpointFailed,
     CheckpointLateAck,
     CheckpointSpan,
+    CheckpointStorage,
     CheckpointTriggered,
     DaemonStart,
     FlinkSetting,
@@ -68,6 +69,8 @@ _SPAN_FIELD = re.compile(r"(\w+)=([^,{}]*)")
 SPAN_PHASES = 24
 """At most this many further attributes are kept from one span."""
 _PROPERTY = re.compile(r"Loading configuration property: ([\w.-]+), (.*)$")
+STORAGE_SETTINGS = ("state.checkpoints.dir", "execution.checkpointing.dir")
+"""Where checkpoints go (1.x, 2.x): which storage's logs a failed checkpoint is judged against."""
 SETTINGS = ("execution.checkpointing.timeout", "execution.checkpointing.interval", "heartbeat.timeout")
 """Configuration keys kept as events: what a checkpoint's duration is judged against (a session cluster's default;
 a job that sets its own in code logs nothing), and how long a lost TaskManager had been silent."""
@@ -311,6 +314,8 @@ def _setting(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
     m = _PROPERTY.match(msg)
     if m and m[1] in SETTINGS and (value := duration_ms(m[2])) is not None:
         emit(FlinkSetting, key=m[1], value_ms=value)
+    elif m and m[1] in STORAGE_SETTINGS and "://" in m[2]:
+        emit(CheckpointStorage, uri=m[2].strip())
 
 
 def _cause_chain(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
