@@ -94,6 +94,13 @@ lab-shipper:
 lab-fixtures: setup
 	$(PY) deploy/lab/lab.py run $(LAB_ARGS) --fixtures tests/data/lab
 
+# Flink checkpointing to s3:// (flink-s3-fs-hadoop; s3proxy behind the lab's fault proxy, which writes the S3 server
+# access log) into tests/data/lab/s3-<flink>/, e.g. `make lab-s3-fixtures LAB_SCENARIOS="s3-throttling s3-control"`.
+.PHONY: lab-s3-fixtures
+lab-s3-fixtures: setup
+	$(PY) deploy/lab/objectstore.py run --flink $(LAB_FLINK) $(foreach s,$(LAB_SCENARIOS),--scenario $(s)) \
+		--fixtures tests/data/lab
+
 # The same with Flink's log files in log4j2's JSON template layout (ECS template), into <scenario>-json/, e.g.
 # `make lab-fixtures-json LAB_SCENARIOS="slow-disk control"`.
 .PHONY: lab-fixtures-json

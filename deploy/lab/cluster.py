@@ -174,6 +174,10 @@ class Cluster:
     """hdfs-site settings of the NameNode only (a scenario's low limit)."""
     dn_common: dict[str, object] = field(default_factory=dict)
     """hdfs-site settings of every DataNode (a scenario's small volumes)."""
+    checkpoints: str | None = None
+    """Where Flink checkpoints (an `s3://` URI); None: the lab's HDFS."""
+    flink_plugins: Path | None = None
+    """Flink's plugins directory (FLINK_PLUGINS_DIR: the S3 filesystem's jar), or None."""
     procs: list[Proc] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
 
@@ -329,7 +333,7 @@ class Cluster:
         conf = self.run_dir / "conf" / "flink"
         conf.mkdir(parents=True, exist_ok=True)
         hconf = self._hadoop_conf("flink-hadoop", self.flink_hdfs)
-        ckpt = f"{self.hdfs_uri}/flink/checkpoints"
+        ckpt = self.checkpoints or f"{self.hdfs_uri}/flink/checkpoints"
         settings = {
             "jobmanager.rpc.address": "127.0.0.1", "jobmanager.rpc.port": self.ports["jm_rpc"],
             "jobmanager.bind-host": "127.0.0.1", "rest.address": "127.0.0.1", "rest.bind-address": "127.0.0.1",
@@ -352,6 +356,8 @@ class Cluster:
         (conf / "log4j-cli.properties").write_text(flink_cli_log4j(self.flink_layout))
         (conf / "log4j-console.properties").write_text(flink_cli_log4j(self.flink_layout))
         self.flink_env = {"FLINK_CONF_DIR": str(conf), "HADOOP_CONF_DIR": str(hconf)}
+        if self.flink_plugins is not None:
+            self.flink_env["FLINK_PLUGINS_DIR"] = str(self.flink_plugins)
         return conf
 
     def _flink_cp(self) -> str:

@@ -15,7 +15,9 @@ from typing import ClassVar, Literal
 
 CLIENT_ROLE = "client"
 """The HDFS client inside a Flink process (its own log lines, not the daemon's)."""
-ROLES = ("jobmanager", "taskmanager", "datanode", "namenode", CLIENT_ROLE)
+OBJECT_STORE_ROLE = "objectstore"
+"""An object store's own request log (S3 server access logs): the storage side of a checkpoint to ``s3://``."""
+ROLES = ("jobmanager", "taskmanager", "datanode", "namenode", CLIENT_ROLE, OBJECT_STORE_ROLE)
 TEXT_LIMIT = 2000
 """Free text copied from a log (messages, causes) is cut here: a 10 MB stack must not become a 10 MB event."""
 
@@ -126,6 +128,8 @@ class CheckpointDeclined(Event):
     """The innermost cause, when it is not an I/O or HDFS exception and was thrown from user code."""
     user_frame: str | None = None
     """The first frame of that cause outside the JDK, Flink, Hadoop and Scala (``Class.method(File.java:N)``)."""
+    store_error: str | None = None
+    """The object store's error code the cause chain carries (the S3 client's ``Error Code: ExpiredToken``)."""
 
     def __post_init__(self) -> None:
         _clip(self, "reason", "user_exception", "user_frame")
@@ -147,6 +151,8 @@ class CheckpointFailed(Event):
     duration_ms: int | None = None
     user_exception: str | None = None
     user_frame: str | None = None
+    store_error: str | None = None
+    """As :class:`CheckpointDeclined`'s."""
 
     def __post_init__(self) -> None:
         _clip(self, "message", "operator", "path", "user_exception", "user_frame")
@@ -461,3 +467,42 @@ class FlinkSetting(Event):
     job_id: str | None = None
     """Set for one job (its own checkpoint configuration, as the REST API's ``/jobs/<id>/checkpoints/config`` gives
     it, which covers a timeout set in the job's code); ``None``: the cluster's configuration."""
+
+
+# --- Object stores: the store's own request log ----------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointStorage(Event):
+    """Where the cluster's checkpoints go, as the JobManager logged its configuration at start
+    (``state.checkpoints.dir``; ``execution.checkpointing.dir`` since Flink 2.0): an ``hdfs://`` or object-store URI."""
+
+    type: ClassVar[str] = "checkpoint_storage"
+    uri: str
+
+
+STORE_THROTTLE_CODES = frozenset({"SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",
+                                  "TooManyRequests"})
+"""Error codes with which an object store asks the client to slow down (S3's is ``SlowDown``, with 503)."""
+STORE_CREDENTIAL_CODES = frozenset({"ExpiredToken", "TokenRefreshRequired", "InvalidToken", "InvalidAccessKeyId",
+                                    "SignatureDoesNotMatch", "AccessDenied"})
+"""Error codes with which an object store refuses a request's credentials: an expired session token, an unknown key,
+a bad signature, or a principal without the permission."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectStoreRequest(Event):
+    """One request as the object store logged it (an S3 server access log record): kept when the store refused it
+    with a server error or a throttle, or took long over it. ``ts_ms`` is when the store received it (the record's
+    time, to the second); the host is the store's log source, the bucket and key say what was written."""
+
+    type: ClassVar[str] = "object_store_request"
+    bucket: str
+    key: str | None
+    operation: str
+    """The store's operation name (``REST.PUT.OBJECT``, ``REST.PUT.PART``, ``REST.POST.UPLOAD``…)."""
+    status: int | None
+    error_code: str | None = None
+    """``SlowDown``, ``InternalError``…; ``None`` where the record says ``-``."""
+    total_ms: int | None = None
+    """The request's total time in the store (first byte received to last byte sent)."""
+    request_id: str | None = None

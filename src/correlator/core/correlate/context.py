@@ -38,6 +38,8 @@ class Context:
     """The job's last completed checkpoints up to the failure: whether its state outgrew the timeout."""
     settings: dict[str, int] = field(default_factory=dict)
     """The cluster's Flink duration settings (key → ms) as its JobManager logged them at start."""
+    checkpoint_dir: str | None = None
+    """Where the cluster's checkpoints go, as its JobManager logged it at start (``s3://…``, ``hdfs://…``)."""
 
 
 def window_of(s: CaseSummary) -> Window:

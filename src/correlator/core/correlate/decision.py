@@ -11,6 +11,7 @@ from correlator.core.correlate.detectors import Detected, Outcome, Reading, Scen
 from correlator.core.correlate.evidence import Interval, interval_of, reconcile_bursts, slow_runs
 from correlator.core.correlate.explanation import explanation, title
 from correlator.core.correlate.items import evidence_items
+from correlator.core.correlate.objectstore import bucket_of, on_object_store, store_logged, store_uri
 from correlator.core.correlate.pipeline import (
     Pipeline,
     Stopper,
@@ -21,7 +22,7 @@ from correlator.core.correlate.pipeline import (
 )
 from correlator.core.correlate.ranking import Candidate, Window, rank
 from correlator.core.correlate.silent import coverage, covering_datanodes, judged, point_at_silent, unjudged_text
-from correlator.core.events import CheckpointDeclined, CheckpointFailed, Event, HdfsClientSlow
+from correlator.core.events import OBJECT_STORE_ROLE, CheckpointDeclined, CheckpointFailed, Event, HdfsClientSlow
 from correlator.core.explain.causes import Code
 from correlator.core.explain.kinds import EvidenceKind
 from correlator.core.explain.knowledge import (
@@ -34,6 +35,7 @@ from correlator.core.explain.knowledge import (
 )
 from correlator.core.explain.verdict import (
     Alternative,
+    CoverageReason,
     Failure,
     Recurrence,
     RootCause,
@@ -49,6 +51,8 @@ VICTIM_KINDS = (EvidenceKind.SCANNER_WAIT, EvidenceKind.LOCK_WAIT)
 HOLD_KINDS = (EvidenceKind.LOCK_HELD, EvidenceKind.SCANNER_LOCK)
 SUPPORTING_HOLD_MS = 1_000
 """A scanner lock hold this long lets the scanner's totals and reconcile lines support it (a short one does not)."""
+HDFS_ONLY = (CoverageReason.NO_DATANODE_LOG, CoverageReason.NO_NAMENODE_LOG)
+"""Coverage that only a checkpoint on HDFS needs: one on an object store has no DataNode or NameNode."""
 ALTERNATIVE_SCORE = 0.1
 """A candidate this strong is named among the alternatives."""
 
@@ -188,6 +192,18 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                   _user_error(s.refs))
     detected = detect(scene)
     covered, missing = coverage(ctx.sources, ctx.guessed, window, ctx.skew_ms, write.pipe.hosts, ctx.unread)
+    store = on_object_store(ctx.evidence, ctx.job_id, s.refs, ctx.checkpoint_dir)
+    wanted_store: str | None = None
+    if store:
+        missing = [m for m in missing if m.reason not in HDFS_ONLY]
+        # a store's access log becomes events only where a request mattered, each stamped when it was received and
+        # delivered in no order: its events' span is not where its log starts or ends
+        covered += [SourceCoverage(m.host, m.role) for m in missing if m.role == OBJECT_STORE_ROLE]
+        missing = [m for m in missing if m.role != OBJECT_STORE_ROLE]
+        if not store_logged(ctx.evidence, ctx.job_id):
+            bucket = bucket_of(store_uri(s.refs)) or bucket_of(ctx.checkpoint_dir) or "*"
+            missing.append(SourceCoverage(bucket, OBJECT_STORE_ROLE, CoverageReason.NO_STORE_LOG))
+            wanted_store = bucket if bucket != "*" else "the checkpoint bucket"
     missing = point_at_silent(missing, write.pipe, write.client, ctx.evidence, write.addresses, window, ctx.skew_ms)
     outcome, confidence, hosts, waited = _judge(ctx, detected, covered, missing, write.pipe)
     readings = detected.readings(scene, outcome)
@@ -199,7 +215,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     victims = _victims(intervals, hosts, top, ctx.skew_ms)
     text = explanation(outcome.best, outcome.others, window, write.pipe.how, outcome.code,
                        opening=[t for r in readings for t in r.opening], aside=[t for r in readings for t in r.aside],
-                       link=write_link(outcome.code), traits=traits_of(hosts[0]) if hosts else None,
+                       link="never" if store else write_link(outcome.code), traits=traits_of(hosts[0]) if hosts else None,
                        stopper=write.pipe.stopper, victims=victims,
                        named_by_client=_client_note(write.pipe, hosts, write.addresses))
     text = _said_after(text, readings, issue, outcome, hosts, missing, waited)
@@ -221,7 +237,8 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
                                 timeout_ms=s.timeout_ms, holder=holder, issue=issue,
                                 missing=tuple(m.host for m in missing if m.role == "datanode" and m.host != "*"),
                                 limit=getattr(top.source, "limit", None) if top is not None else None,
-                                user_frame=scene.user[1] if scene.user is not None else None),
+                                user_frame=scene.user[1] if scene.user is not None else None,
+                                object_store=wanted_store),
         covered=tuple(covered),
         missing=tuple(missing),
         decided_at_ms=ctx.decided_at_ms,

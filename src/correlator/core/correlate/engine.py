@@ -38,6 +38,7 @@ from correlator.core.events import (
     NameNodeLockHeld,
     SlowIo,
     LogUnread,
+    ObjectStoreRequest,
     SourceProgress,
     TaskManagerLost,
 )
@@ -45,6 +46,7 @@ from correlator.core.explain.recurrence import History
 from correlator.core.explain.verdict import Recurrence, Verdict, verdict_from_dict, verdict_to_dict
 
 EVIDENCE_TYPES = (
+    ObjectStoreRequest,
     DatasetLockHeld,
     DatasetLockWait,
     DirectoryScanStats,
@@ -314,6 +316,7 @@ class Engine:
             unread={(h, r): why for (c, h, r), why in self._unread.items() if c == cluster},
             versions=self._facts.versions(cluster, deadline),
             settings=self._facts.settings(cluster, deadline),
+            checkpoint_dir=self._facts.storage(cluster, deadline),
             decided_at_ms=deadline,
             skew_ms=self.config.clock_skew_ms,
             min_confidence=self.config.min_confidence,

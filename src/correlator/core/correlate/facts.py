@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from correlator.core.events import DaemonStart, Event, FlinkSetting
+from correlator.core.events import CheckpointStorage, DaemonStart, Event, FlinkSetting
 
 Source = tuple[str, str, str]
 """(cluster, host, role)"""
@@ -19,6 +19,8 @@ class Facts:
         self._versions: dict[Source, tuple[str, int]] = {}
         self._settings: dict[tuple[str, str], tuple[int, int]] = {}
         """(cluster, key) → (value in ms, when it was logged)"""
+        self._storage: dict[str, tuple[str, int]] = {}
+        """cluster → (the checkpoint directory its JobManager logged, when)"""
 
     def learn(self, event: Event) -> bool:
         """Keeps what ``event`` says about its source; whether it was such an event."""
@@ -26,6 +28,10 @@ class Facts:
             source = (event.cluster, event.host, event.role)
             if event.version and (source not in self._versions or self._versions[source][1] <= event.ts_ms):
                 self._versions[source] = (event.version, event.ts_ms)
+            return True
+        if isinstance(event, CheckpointStorage):
+            if event.cluster not in self._storage or self._storage[event.cluster][1] <= event.ts_ms:
+                self._storage[event.cluster] = (event.uri, event.ts_ms)
             return True
         if isinstance(event, FlinkSetting):
             if event.job_id is not None:  # one job's own setting is not the cluster's
@@ -44,13 +50,20 @@ class Facts:
         """Setting key → its value in ms as the cluster's JobManager logged it by ``deadline_ms``."""
         return {k: v for (c, k), (v, ts) in self._settings.items() if c == cluster and ts <= deadline_ms}
 
+    def storage(self, cluster: str, deadline_ms: int) -> str | None:
+        """The checkpoint directory the cluster's JobManager logged by ``deadline_ms``."""
+        said = self._storage.get(cluster)
+        return said[0] if said is not None and said[1] <= deadline_ms else None
+
     def snapshot(self) -> dict[str, Any]:
         return {"versions": [[c, h, r, v, ts] for (c, h, r), (v, ts) in sorted(self._versions.items())],
-                "settings": [[c, k, v, ts] for (c, k), (v, ts) in sorted(self._settings.items())]}
+                "settings": [[c, k, v, ts] for (c, k), (v, ts) in sorted(self._settings.items())],
+                "storage": [[c, uri, ts] for c, (uri, ts) in sorted(self._storage.items())]}
 
     @classmethod
     def restore(cls, data: dict[str, Any]) -> Facts:
         facts = cls()
         facts._versions = {(c, h, r): (v, ts) for c, h, r, v, ts in data.get("versions", ())}
         facts._settings = {(c, k): (v, ts) for c, k, v, ts in data.get("settings", ())}
+        facts._storage = {c: (uri, ts) for c, uri, ts in data.get("storage", ())}
         return facts

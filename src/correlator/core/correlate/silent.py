@@ -226,6 +226,10 @@ def unjudged_text(code: Code, hosts: tuple[str, ...], missing: list[SourceCovera
             f"{'have' if len(absent) > 1 else 'has'} no log in the input."] if absent else []
     said += [_missing_sentence(m) for m in missing
              if m.role in ("datanode", "namenode") and m.reason != CoverageReason.NO_LOG]
+    said += [f"The input holds no access log of the object store{'' if m.host == '*' else f' (bucket {m.host})'}, "
+             "where the checkpoint's files go: the S3 client retries a throttled or slow request without a line at "
+             "INFO, so only the store's log shows what held the upload." for m in missing
+             if m.reason == CoverageReason.NO_STORE_LOG]
     return " ".join(said or ["No DataNode log covers the write."]) + " Nothing can be ruled in or out without them."
 
 

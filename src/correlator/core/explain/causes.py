@@ -31,6 +31,7 @@ from correlator.core.events import (
     HdfsRefusal,
     JvmPause,
     NameNodeLockHeld,
+    ObjectStoreRequest,
     SlowIo,
     TaskManagerLost,
     TaskStatus,
@@ -55,6 +56,9 @@ class Code(StrEnum):
     NAMENODE_LIMIT = "NAMENODE_LIMIT"
     HDFS_QUOTA_EXCEEDED = "HDFS_QUOTA_EXCEEDED"
     HDFS_TOKEN_EXPIRED = "HDFS_TOKEN_EXPIRED"
+    OBJECT_STORE_THROTTLED = "OBJECT_STORE_THROTTLED"
+    OBJECT_STORE_SLOW = "OBJECT_STORE_SLOW"
+    OBJECT_STORE_CREDENTIALS = "OBJECT_STORE_CREDENTIALS"
     FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
     FLINK_STATE_GROWTH = "FLINK_STATE_GROWTH"
     FLINK_BACKPRESSURE = "FLINK_BACKPRESSURE"
@@ -376,6 +380,61 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
                  "dfs.namenode.delegation.token.max-lifetime"),
         ),
         EvidenceKind.REFUSED_TOKEN_EXPIRED,
+    ),
+    Cause(
+        Code.OBJECT_STORE_THROTTLED,
+        "the object store throttled the checkpoint's requests (`503 SlowDown` in its access log, under the job's "
+        "checkpoint prefix) while the checkpoint ran: the client's quiet retries and their back-off took its time",
+        "The object store throttled {chk}: bucket {where} answered its uploads with 503 SlowDown",
+        (
+            Step("Spread the checkpoints' keys over more prefixes, which S3 scales apart (each takes about 3,500 "
+                 "writes a second): put s3.entropy.key's marker in the checkpoint path right after the bucket (e.g. "
+                 "s3://bucket/_entropy_/checkpoints) and set s3.entropy.length; a marker deep in the path keeps one "
+                 "hot prefix", "s3.entropy.key", "_entropy_"),
+            Step("Let throttled requests back off longer before S3A gives up: fs.s3a.retry.throttle.limit and "
+                 "fs.s3a.retry.throttle.interval (s3.retry.throttle.limit in Flink's configuration); this keeps "
+                 "uploads from failing, it does not make them faster", "fs.s3a.retry.throttle.limit"),
+            Step("Check fs.s3a.attempts.maximum, the AWS SDK's own retries under S3A's (its default changed between "
+                 "Hadoop releases): both retry a throttled request before the checkpoint sees it",
+                 "fs.s3a.attempts.maximum"),
+            Step("Find what else writes under the prefix at that rate (other jobs sharing the bucket and prefix, "
+                 "many small state files): the store's access log names each request's requester and key"),
+        ),
+        timeline_types=frozenset({ObjectStoreRequest.type}),
+    ),
+    Cause(
+        Code.OBJECT_STORE_SLOW,
+        "the object store took long over the checkpoint's requests (their total time in its access log) while the "
+        "checkpoint ran, without throttling or refusing them; the client logs nothing of a slow request",
+        "The object store was slow on {chk}: bucket {where} took seconds over its requests",
+        (
+            Step("Find why the store answered slowly at that time: its own latency metrics for the bucket (S3's "
+                 "request metrics, FirstByteLatency and TotalRequestLatency), a proxy or gateway in the path, or the "
+                 "network between the TaskManagers and the store"),
+            Step("Bound a hung request so that S3A retries it instead of waiting: fs.s3a.connection.request.timeout "
+                 "(Hadoop 3.4; s3.connection.request.timeout in Flink's configuration) and "
+                 "fs.s3a.connection.timeout", "fs.s3a.connection.request.timeout"),
+            Step("Upload large state files in parallel parts: fs.s3a.multipart.size and "
+                 "fs.s3a.fast.upload.active.blocks", "fs.s3a.multipart.size"),
+        ),
+        timeline_types=frozenset({ObjectStoreRequest.type}),
+    ),
+    Cause(
+        Code.OBJECT_STORE_CREDENTIALS,
+        "the object store refused the checkpoint's requests for their credentials (`400 ExpiredToken`, `403 "
+        "AccessDenied`, `InvalidAccessKeyId` in its access log, under the job's checkpoint prefix)",
+        "The object store refused {chk}: it rejected the credentials of its requests",
+        (
+            Step("Give the S3 client credentials that renew themselves instead of a fixed session token "
+                 "(fs.s3a.session.token): a provider in fs.s3a.aws.credentials.provider that refreshes, such as the "
+                 "instance profile's or, on Kubernetes, the web identity token's", "fs.s3a.aws.credentials.provider"),
+            Step("Allow the job's principal s3:PutObject, s3:GetObject, s3:DeleteObject and s3:ListBucket on the "
+                 "checkpoint bucket and prefix where the store says AccessDenied (its policy, the bucket policy, a "
+                 "KMS key the bucket encrypts with)"),
+        ),
+        timeline_types=frozenset({ObjectStoreRequest.type}),
+        checkpoint_steps="restarts",
+        severity="critical",
     ),
     Cause(
         Code.FLINK_TASK_ERROR,

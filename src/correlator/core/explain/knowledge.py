@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from correlator.core.explain.causes import CHECKPOINT_STEPS, LEGACY_CHECKPOINT_STEPS, Step, cause
+from correlator.core.explain.causes import CHECKPOINT_STEPS, LEGACY_CHECKPOINT_STEPS, Code, Step, cause
 from correlator.core.explain.kinds import EvidenceKind
 
 Version = tuple[int, int, int]
@@ -183,15 +183,18 @@ def remediation(
     user_frame: str | None = None,
     issue: KnownIssue | None = None,
     limit: int | None = None,
+    object_store: str | None = None,
 ) -> tuple[Step, ...]:
     """The cause's registry steps, filled in for this verdict, most effective first; ``issue`` is the known defect
-    the verdict names (its upgrade step is left out without one)."""
+    the verdict names (its upgrade step is left out without one); ``object_store``: the bucket of a checkpoint on an
+    object store whose access log is wanted (the HDFS steps of a verdict that names no cause are left out)."""
     entry = cause(code)
     facts = StepFacts(
         where=", ".join(hosts) if hosts else "the DataNodes of the write",
         holder=holder or "the reported holder",
         now=f" (now {timeout_ms} ms)" if timeout_ms else "",
-        wanted=", ".join(missing) if missing else "the DataNodes of the write and the NameNode",
+        wanted=(f"the object store (S3 server access logging on bucket {object_store})" if object_store else
+                ", ".join(missing) if missing else "the DataNodes of the write and the NameNode"),
         user_fix=(f"Fix the exception thrown at {user_frame} (user code; the checkpoint failed inside Flink)"
                   if user_frame else
                   "Fix the operator's snapshot error shown in the failure cause (the checkpoint failed inside Flink)"),
@@ -206,6 +209,8 @@ def remediation(
     running = parse_version(flink_version)
     steps = [s for s in entry.steps if s.when in ("always", wanted)
              and (s.flink_since is None or running is None or running[:2] >= s.flink_since)]
+    if object_store and entry.code == Code.INSUFFICIENT_DATA:
+        steps = steps[:1]  # collect the store's log; the others are HDFS's
     if entry.checkpoint_steps != "none":
         extra = _checkpoint_steps(flink_version)
         steps += extra if entry.checkpoint_steps == "all" else extra[1:]

@@ -2,7 +2,8 @@
 
 A record starts at a line that looks like a log header (a timestamp, a GC stamp or decoration, or a level word for
 timestamp-less layouts); every other line — stack frames, ``Caused by:``, lock-report frames without ``at``,
-JvmPauseMonitor GC-pool lines, tab-led NameNode report lines, STARTUP_MSG banners — continues the open record. A
+JvmPauseMonitor GC-pool lines, tab-led NameNode report lines, STARTUP_MSG banners — continues the open record;
+an object store's access log record (its owner's id, bucket and time) is a record of its own. A
 record closes when the next header of the same source arrives, after an idle bound, or at the end of input.
 """
 
@@ -12,9 +13,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+ACCESS_START = r"[0-9a-f]{64} \S+ \[\d\d/[A-Z][a-z]{2}/\d{4}:"
+"""How an S3 server access log record begins (its bucket owner's canonical id, the bucket, the time)."""
+
 _START = (
     r"(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d/\d\d/\d\d \d\d:\d\d:\d\d |\d\d:\d\d:\d\d[,.]\d{3} |\d+\.\d{3}: \[|\[\d"
-    r"|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\]? )"
+    r"|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\]? |" + ACCESS_START + ")"
 )
 RECORD_START = re.compile(_START)
 RECORD_START_BYTES = re.compile(_START.encode())

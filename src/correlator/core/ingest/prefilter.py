@@ -15,6 +15,7 @@ from correlator.core.ingest.parse.flink import RULES as FLINK_RULES
 from correlator.core.ingest.parse.hdfs import RULES as HDFS_RULES
 from correlator.core.ingest.parse.hdfs_client import RULES as CLIENT_RULES
 from correlator.core.ingest.parse.refusals import PHRASES as REFUSAL_PHRASES
+from correlator.core.ingest.parse.s3_access import PHRASES as ACCESS_PHRASES
 from correlator.core.ingest.parse.wording import phrases
 from correlator.core.ingest.write_lines import NO_WRITE_LINES, StdlibWriteReader, WriteLines, WriteReader
 from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
@@ -37,7 +38,9 @@ GC_TRIGGERS = (
 )
 REFUSAL_TRIGGERS = REFUSAL_PHRASES
 """HDFS refusing a write (a limit, safe mode, no DataNode left), in a daemon's record or a client's cause chain."""
-TRIGGERS: tuple[str, ...] = FLINK_TRIGGERS + HDFS_TRIGGERS + REFUSAL_TRIGGERS + GC_TRIGGERS
+ACCESS_TRIGGERS = ACCESS_PHRASES
+"""An object store's access log records: its writes (for their time) and its throttles."""
+TRIGGERS: tuple[str, ...] = FLINK_TRIGGERS + HDFS_TRIGGERS + REFUSAL_TRIGGERS + GC_TRIGGERS + ACCESS_TRIGGERS
 WRITE_PHRASES = (OPEN_PHRASE, CLOSE_PHRASE)
 """Block-write lines: decided by the ``WriteTracker`` (mostly counted), not parsed as triggers."""
 PHRASES: tuple[str, ...] = TRIGGERS + WRITE_PHRASES

@@ -223,8 +223,13 @@ _SNIFF_GC = re.compile(
 )
 
 
+_SNIFF_ACCESS = re.compile(r"^[0-9a-f]{64} \S+ \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] ", re.MULTILINE)
+"""An S3 server access log record's start: its bucket owner's canonical id, the bucket, the bracketed time."""
+
+
 def sniff_family(head: str) -> str | None:
-    """The family of a file from its first kilobytes: ``envelope`` (JSON lines), ``gc``, ``flink`` or ``hdfs``."""
+    """The family of a file from its first kilobytes: ``envelope`` (JSON lines), ``gc``, ``flink``, ``hdfs`` or
+    ``objectstore`` (an S3 server access log)."""
     stripped = head.lstrip("\ufeff \t\r\n")
     if stripped.startswith("{"):
         return "envelope"
@@ -234,6 +239,8 @@ def sniff_family(head: str) -> str | None:
         return "flink" if flink >= hadoop else "hdfs"
     if _SNIFF_GC.search(head):
         return "gc"
+    if _SNIFF_ACCESS.search(head):
+        return "objectstore"
     return None
 
 

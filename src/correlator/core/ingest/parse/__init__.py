@@ -11,13 +11,14 @@ from datetime import date as date_type
 from datetime import datetime, timedelta
 from typing import Any
 
-from correlator.core.events import Event
+from correlator.core.events import OBJECT_STORE_ROLE, Event
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.flink import parse_flink
 from correlator.core.ingest.parse.gc import is_gc_line, parse_gc
 from correlator.core.ingest.parse.hdfs import banner_host, parse_hdfs
 from correlator.core.ingest.parse.header import Header, parse_header
 from correlator.core.ingest.parse.refusals import emit_refusals
+from correlator.core.ingest.parse.s3_access import parse_s3_access
 from correlator.core.ingest.sources import family_of_logger, role_of_logger
 from correlator.core.ingest.timestamps import LocalClock, TimestampError, local_date, to_epoch_ms
 
@@ -27,6 +28,8 @@ SAFEPOINT_TWIN_MS = 100
 _FAMILY_ROLE = {"flink": "taskmanager", "hdfs": "datanode"}
 _HDFS_CLIENT = ("DataStreamer", "DFSClient")
 _FOREIGN = ("org.", "com.", "io.", "net.")
+_ACCESS_FIRST = frozenset("0123456789abcdef")
+"""An S3 server access log record starts with its bucket owner's canonical id (hex)."""
 
 
 class Rejected(Exception):
@@ -72,6 +75,14 @@ def parse_record(
             raise Rejected("bad_timestamp", str(exc)) from None
         if usable or origin["family"] == "gc":
             return _without_safepoint_twins(events, first, state)
+    if first[:1] in _ACCESS_FIRST:
+        emit = _emitter(origin, state, 0, OBJECT_STORE_ROLE, ref, events)
+        try:
+            if parse_s3_access(lines, emit):
+                state.last_ts_ms = emit.ts_ms
+                return events
+        except TimestampError as exc:
+            raise Rejected("bad_timestamp", str(exc)) from None
     header = parse_header(first)
     if header is None:
         raise Rejected("unknown_layout", "record has no recognisable header line")

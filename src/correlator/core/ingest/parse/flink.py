@@ -16,6 +16,7 @@ from correlator.core.events import (
     CheckpointFailed,
     CheckpointLateAck,
     CheckpointSpan,
+    CheckpointStorage,
     CheckpointTriggered,
     DaemonStart,
     FlinkSetting,
@@ -68,6 +69,8 @@ _SPAN_FIELD = re.compile(r"(\w+)=([^,{}]*)")
 SPAN_PHASES = 24
 """At most this many further attributes are kept from one span."""
 _PROPERTY = re.compile(r"Loading configuration property: ([\w.-]+), (.*)$")
+STORAGE_SETTINGS = ("state.checkpoints.dir", "execution.checkpointing.dir")
+"""Where checkpoints go (1.x, 2.x): which storage's logs a failed checkpoint is judged against."""
 SETTINGS = ("execution.checkpointing.timeout", "execution.checkpointing.interval", "heartbeat.timeout")
 """Configuration keys kept as events: what a checkpoint's duration is judged against (a session cluster's default;
 a job that sets its own in code logs nothing), and how long a lost TaskManager had been silent."""
@@ -118,12 +121,18 @@ def _stack_failure(emit: Emit, text: str, *, job_id: str | None, attempt_id: str
     return False
 
 
+_OBJECT_STORE_CLIENTS = ("com.amazonaws.", "software.amazon.awssdk.", "com.facebook.presto.")
+"""The S3 clients under Flink's S3 filesystems (AWS SDK v1 and v2, presto's): their exceptions are the store's."""
 _FRAMEWORK = ("java.", "javax.", "jdk.", "sun.", "com.sun.", "org.apache.flink.", "org.apache.hadoop.", "scala.",
               "akka.", "org.apache.pekko.", "com.google.", "org.slf4j.", "org.apache.commons.", "io.netty.",
-              "org.apache.logging.", "kotlin.", "org.apache.zookeeper.", "org.rocksdb.")
+              "org.apache.logging.", "kotlin.", "org.apache.zookeeper.", "org.rocksdb.", *_OBJECT_STORE_CLIENTS)
 _STORAGE_EXCEPTIONS = ("java.io.", "java.net.", "java.nio.", "org.apache.hadoop.", "java.util.concurrent.",
-                       "java.lang.InterruptedException", "org.apache.flink.runtime.checkpoint.CheckpointException")
+                       "java.lang.InterruptedException", "org.apache.flink.runtime.checkpoint.CheckpointException",
+                       *_OBJECT_STORE_CLIENTS)
 _SERIALIZED = "org.apache.flink.util.SerializedThrowable: "
+_STORE_ERROR = re.compile(r"\(Service: Amazon S3; Status Code: \d{3}; Error Code: (\w+);")
+"""The S3 error an AWS SDK v1 exception carries in a cause chain (``… (Service: Amazon S3; Status Code: 400; Error
+Code: ExpiredToken; Request ID: …)``, as flink-s3-fs-hadoop 1.20.1 and 2.1.1 log it)."""
 _AT = re.compile(r"\s*at (?:[\w.$]+/)?([\w.$<>]+)\(([^)]*)\)")
 
 
@@ -158,6 +167,12 @@ def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
     _parse_flink(h, lines, emit)
     if len(emit.out) == before or len(lines) < 2:
         return
+    store = _STORE_ERROR.search("\n".join(lines))
+    if store is not None:
+        for i in range(before, len(emit.out)):
+            event = emit.out[i]
+            if isinstance(event, CheckpointDeclined | CheckpointFailed):
+                emit.out[i] = dataclasses.replace(event, store_error=store[1])
     found = user_cause(lines)
     if found is None:
         return
@@ -299,6 +314,8 @@ def _setting(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
     m = _PROPERTY.match(msg)
     if m and m[1] in SETTINGS and (value := duration_ms(m[2])) is not None:
         emit(FlinkSetting, key=m[1], value_ms=value)
+    elif m and m[1] in STORAGE_SETTINGS and "://" in m[2]:
+        emit(CheckpointStorage, uri=m[2].strip())
 
 
 def _cause_chain(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
