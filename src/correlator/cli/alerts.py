@@ -94,7 +94,12 @@ def build_sinks(settings: Settings) -> Any:
     try:
         lanes[0].store.ping()
     except StoreUnavailable as exc:
-        raise RuntimeFailure(f"the incident store is unreachable (CORRELATOR_REDIS_URL): {exc}") from None
+        if parts and all(isinstance(t, AlertmanagerTarget) for t in targets):  # Alertmanager keeps its own alerts
+            click.echo(f"alerts: no incident store ({exc}): Alertmanager gets one alert per verdict, which it groups "
+                       "and resolves itself; an alert per incident needs Redis (CORRELATOR_REDIS_URL)", err=True)
+            return Sinks(parts, policy=policy)
+        raise RuntimeFailure(f"the incident store is unreachable (CORRELATOR_REDIS_URL): {exc}; the webhook, "
+                             "PagerDuty and Opsgenie targets keep each incident there") from None
     quiet_s = settings.alert_resolve_after_min * 60.0
     parts.append(Pager(lanes, PagerConfig(quiet_ms=int(quiet_s * 1000), sweep_every_s=min(60.0, quiet_s / 4),
                                           report_base_url=settings.report_base_url, policy=policy)))
