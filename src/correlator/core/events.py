@@ -487,6 +487,9 @@ STORE_CREDENTIAL_CODES = frozenset({"ExpiredToken", "TokenRefreshRequired", "Inv
                                     "SignatureDoesNotMatch", "AccessDenied"})
 """Error codes with which an object store refuses a request's credentials: an expired session token, an unknown key,
 a bad signature, or a principal without the permission."""
+SLOW_STORE_REQUEST_MS = 1_000
+"""A request the store took this long over is slow for a checkpoint's file (a few small requests each): kept at
+ingest, evidence when it overlaps a failed checkpoint."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from correlator.core.correlate.explanation import seconds
 from correlator.core.correlate.ranking import Window
 from correlator.core.events import (
+    SLOW_STORE_REQUEST_MS,
     STORE_CREDENTIAL_CODES,
     STORE_THROTTLE_CODES,
     CheckpointDeclined,
@@ -23,8 +24,6 @@ from correlator.core.events import (
 
 STAMP_MS = 1_000
 """An access log record's time is cut to the second."""
-SLOW_MS = 1_000
-"""A request that took this long in the store is slow for a checkpoint's file (a few small requests each)."""
 THROTTLE_STATUS = (429, 503)
 
 
@@ -110,10 +109,10 @@ def of_checkpoint(key: str | None, job_id: str | None, checkpoint_id: int | None
 
 def slow_requests(evidence: tuple[Event, ...], window: Window, job_id: str | None, checkpoint_id: int | None,
                   skew_ms: int) -> Slow | None:
-    """The checkpoint's requests the store took :data:`SLOW_MS` or more over, whose time in the store overlaps the
+    """The checkpoint's requests the store took ``SLOW_STORE_REQUEST_MS`` or more over, whose time in the store overlaps the
     checkpoint's."""
     found = sorted((e for e in evidence if isinstance(e, ObjectStoreRequest) and not is_throttle(e)
-                    and (e.total_ms or 0) >= SLOW_MS and of_checkpoint(e.key, job_id, checkpoint_id)
+                    and (e.total_ms or 0) >= SLOW_STORE_REQUEST_MS and of_checkpoint(e.key, job_id, checkpoint_id)
                     and e.ts_ms <= window.end_ms + skew_ms
                     and e.ts_ms + (e.total_ms or 0) >= window.start_ms - STAMP_MS - skew_ms),
                    key=lambda e: (e.ts_ms, e.ref))
@@ -129,7 +128,7 @@ def slow_sentence(s: Slow) -> str:
     received = (f"received at {iso_ms(s.requests[0].ts_ms)}" if n == 1 else
                 f"received between {iso_ms(s.requests[0].ts_ms)} and {iso_ms(s.requests[-1].ts_ms)}")
     said = (f"The object store's access log shows {n} request{'s' if n > 1 else ''} of this checkpoint under "
-            f"s3://{s.bucket}/{s.prefix}/ that took {seconds(SLOW_MS)} or more in the store, {received}: "
+            f"s3://{s.bucket}/{s.prefix}/ that took {seconds(SLOW_STORE_REQUEST_MS)} or more in the store, {received}: "
             + (f"{slowest.operation} of {slowest.key} took {seconds(slowest.total_ms or 0)}." if n == 1 else
                f"the slowest, {slowest.operation} of {slowest.key}, took {seconds(slowest.total_ms or 0)}."))
     if s.checkpoint_id is not None and slowest.key is not None and slowest.key.endswith(f"/chk-{s.checkpoint_id}/"):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from sample_cases import run
 
-from correlator.core.events import OBJECT_STORE_ROLE, ObjectStoreRequest, iso_ms
+from correlator.core.events import OBJECT_STORE_ROLE, SLOW_STORE_REQUEST_MS, ObjectStoreRequest, iso_ms
 from correlator.core.ingest.multiline import is_record_start
-from correlator.core.ingest.parse.s3_access import SLOW_MS, is_record
+from correlator.core.ingest.parse.s3_access import is_record
 from correlator.core.ingest.sources import sniff_family
 
 RUN = Path(__file__).resolve().parents[3] / "data" / "lab" / "s3-1.20.1" / "s3-throttling"
@@ -48,7 +48,7 @@ def test_a_throttled_put_is_an_object_store_request() -> None:
 def test_a_quick_successful_request_gives_no_event_but_is_read() -> None:
     ok = [line for line in LINES if " REST.PUT.OBJECT " in line and '" 200 - ' in line]
     assert ok and is_record(ok[0])
-    assert not [e for e in run(ok) if isinstance(e, ObjectStoreRequest) and (e.total_ms or 0) < SLOW_MS]
+    assert not [e for e in run(ok) if isinstance(e, ObjectStoreRequest) and (e.total_ms or 0) < SLOW_STORE_REQUEST_MS]
 
 
 def test_every_throttle_of_the_run_and_nothing_else_becomes_an_event() -> None:
@@ -56,7 +56,7 @@ def test_every_throttle_of_the_run_and_nothing_else_becomes_an_event() -> None:
     throttled = [line for line in LINES if " 503 SlowDown " in line]
     slow = [e for e in events if e.status != 503]
     assert len(throttled) >= 5 and len(events) - len(slow) == len(throttled)
-    assert all((e.total_ms or 0) >= SLOW_MS for e in slow)
+    assert all((e.total_ms or 0) >= SLOW_STORE_REQUEST_MS for e in slow)
 
 
 def test_each_record_is_a_record_of_its_own_and_the_file_is_known_by_its_lines() -> None:

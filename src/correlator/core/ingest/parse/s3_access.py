@@ -6,7 +6,7 @@ The documented record: space-separated fields, a bracketed time and quoted reque
 "<user agent>" <version id> <host id> …`` (later fields were added over the years; they are not read). Every record is
 one line. A record becomes an event when it matters to a checkpoint: the store refused it with a server error or a
 throttle (5xx, 429, an error code of throttling) or for its credentials (``STORE_CREDENTIAL_CODES``), or it
-took :data:`SLOW_MS` or more.
+took ``SLOW_STORE_REQUEST_MS`` or more.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from correlator.core.events import (
     OBJECT_STORE_ROLE,
+    SLOW_STORE_REQUEST_MS,
     STORE_CREDENTIAL_CODES,
     STORE_THROTTLE_CODES,
     ObjectStoreRequest,
@@ -33,8 +34,6 @@ PHRASES = (" REST.PUT.", " REST.POST.", " SlowDown ", " 503 ",
            *(f" {code} " for code in sorted(STORE_CREDENTIAL_CODES)))
 """The prefilter's phrases: every write (a PUT, a multipart POST) is read for its time, any other request only when
 it was throttled, failed with 503 or was refused for its credentials."""
-SLOW_MS = 1_000
-"""A request that took this long in the store is kept: a checkpoint's file is a few small requests."""
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
                                        "Dec"), start=1)}
 
@@ -60,7 +59,7 @@ def parse_s3_access(lines: Sequence[str], emit: Emit) -> bool:
     error = m["error"] if m["error"] != "-" else None
     total = int(m["total"]) if m["total"] != "-" else None
     emit.ts_ms = record_ms(m)
-    if not (throttled(status, error) or (status is not None and status >= 500) or (total or 0) >= SLOW_MS
+    if not (throttled(status, error) or (status is not None and status >= 500) or (total or 0) >= SLOW_STORE_REQUEST_MS
             or (error is not None and error in STORE_CREDENTIAL_CODES)):
         return True
     emit.host = m["bucket"]  # the record names its store: the bucket is where the cause is
