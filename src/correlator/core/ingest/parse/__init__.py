@@ -78,8 +78,8 @@ def parse_record(
     if first[:1] in _ACCESS_FIRST:
         emit = _emitter(origin, state, 0, OBJECT_STORE_ROLE, ref, events)
         try:
-            if parse_s3_access(lines, emit):
-                state.last_ts_ms = emit.ts_ms
+            if (at := parse_s3_access(lines, emit)) is not None:
+                state.last_ts_ms = at
                 return events
         except TimestampError as exc:
             raise Rejected("bad_timestamp", str(exc)) from None
@@ -99,19 +99,19 @@ def _dispatch(
     proven = role_of_logger(logger)
     if proven and not origin["role"]:
         state.role = proven
-    emit.role = proven or origin["role"] or state.role or _FAMILY_ROLE.get(origin["family"] or "", "unknown")
+    emit = emit.bind(role=proven or origin["role"] or state.role or _FAMILY_ROLE.get(origin["family"] or "", "unknown"))
     if "STARTUP_MSG" in header.message:
         state.host = state.host or banner_host("\n".join(lines))
-        emit.host = origin["host"] or state.host or "unknown"
+        emit = emit.bind(host=origin["host"] or state.host or "unknown")
     family = family_of_logger(logger)
     if seg.startswith(_HDFS_CLIENT):
-        emit.role = origin["role"] or state.role or "taskmanager"
+        emit = emit.bind(role=origin["role"] or state.role or "taskmanager")
         parse_flink(header, lines, emit)
     elif family == "flink" or (family is None and not logger.startswith(_FOREIGN) and origin["family"] == "flink"):
         parse_flink(header, lines, emit)
     elif family == "hdfs" or (family is None and not logger.startswith(_FOREIGN)):
         if seg == "JvmPauseMonitor":
-            emit.role = origin["role"] or state.role or "datanode"
+            emit = emit.bind(role=origin["role"] or state.role or "datanode")
         parse_hdfs(header, lines, emit)
         if not events and origin["family"] != "hdfs" and family is None:
             parse_flink(header, lines, emit)

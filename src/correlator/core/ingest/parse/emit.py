@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from correlator.core.events import Event
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Emit:
-    """Builds events that share the record's common fields; ``role`` may be overridden per event."""
+    """Builds events that share the record's common fields; ``role`` may be overridden per event. Frozen: a parser
+    that learns more (the role a logger proves, the bucket an access record names) binds a copy, so what the caller
+    handed on is never changed behind its back."""
 
     ts_ms: int
     cluster: str
@@ -18,6 +20,10 @@ class Emit:
     role: str
     ref: str
     out: list[Event]
+
+    def bind(self, **changes: Any) -> Emit:
+        """A copy with ``changes`` (``ts_ms``, ``host``, ``role``…): its events go to the same list."""
+        return replace(self, **changes)
 
     def __call__(self, cls: type[Event], *, role: str | None = None, ts_ms: int | None = None, **fields: Any) -> None:
         self.out.append(

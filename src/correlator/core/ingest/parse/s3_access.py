@@ -47,26 +47,27 @@ def throttled(status: int | None, error_code: str | None) -> bool:
     return status in (429, 503) or (error_code is not None and error_code in STORE_THROTTLE_CODES)
 
 
-def parse_s3_access(lines: Sequence[str], emit: Emit) -> bool:
-    """Emit the record's event when it matters; ``False`` when the line is no access log record."""
+def parse_s3_access(lines: Sequence[str], emit: Emit) -> int | None:
+    """Emit the record's event when it matters; the record's time, or ``None`` when the line is no access log
+    record."""
     m = RECORD.match(lines[0])
     if m is None:
-        return False
+        return None
     month = _MONTHS.get(m["mon"])
     if month is None:
-        return False
+        return None
     status = int(m["status"]) if m["status"] != "-" else None
     error = m["error"] if m["error"] != "-" else None
     total = int(m["total"]) if m["total"] != "-" else None
-    emit.ts_ms = record_ms(m)
+    at = record_ms(m)
     if not (throttled(status, error) or (status is not None and status >= 500) or (total or 0) >= SLOW_STORE_REQUEST_MS
             or (error is not None and error in STORE_CREDENTIAL_CODES)):
-        return True
-    emit.host = m["bucket"]  # the record names its store: the bucket is where the cause is
-    emit(ObjectStoreRequest, role=OBJECT_STORE_ROLE, bucket=m["bucket"], key=m["key"] if m["key"] != "-" else None,
-         operation=m["op"], status=status, error_code=error, total_ms=total,
-         request_id=m["rid"] if m["rid"] != "-" else None)
-    return True
+        return at
+    in_store = emit.bind(ts_ms=at, host=m["bucket"])  # the record names its store: the bucket is where the cause is
+    in_store(ObjectStoreRequest, role=OBJECT_STORE_ROLE, bucket=m["bucket"], key=m["key"] if m["key"] != "-" else None,
+             operation=m["op"], status=status, error_code=error, total_ms=total,
+             request_id=m["rid"] if m["rid"] != "-" else None)
+    return at
 
 
 def record_ms(m: re.Match[str]) -> int:
