@@ -31,7 +31,7 @@ def test_offline_path_loads_no_service_client() -> None:
 
 
 def test_core_type_checks_strictly() -> None:
-    """mypy --strict over the pure core (configured in pyproject): its types are part of its contract."""
+    """mypy --strict over all of src (configured in pyproject): its types are part of its contract."""
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--no-incremental"], cwd=ROOT, capture_output=True, text=True
     )

@@ -35,7 +35,7 @@ def free_port(span: int = 1) -> int:
     for _ in range(200):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+            port: int = s.getsockname()[1]
         if port + span < 65535 and all(_free(port + i) for i in range(span)):
             return port
     raise DemoFailed("no free loopback port")

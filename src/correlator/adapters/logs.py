@@ -8,7 +8,7 @@ from typing import Any
 
 import structlog
 
-_SHARED = [
+_SHARED: list[structlog.typing.Processor] = [
     structlog.stdlib.add_log_level,
     structlog.stdlib.add_logger_name,
     structlog.processors.TimeStamper(fmt="iso", utc=True),

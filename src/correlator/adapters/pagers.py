@@ -86,7 +86,8 @@ class Page:
 class Target(Protocol):
     """One service. ``update`` refreshes an open incident (only Alertmanager needs it; the others keep theirs)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def trigger(self, page: Page) -> None: ...
 

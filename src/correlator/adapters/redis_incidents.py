@@ -300,7 +300,7 @@ class RedisIncidentStore:
         raw: dict[str, str] = self._call(self._client.hgetall, self._answers(verdict_id))
         return {user: (value.split(" ")[0], int(value.split(" ")[1])) for user, value in raw.items()}
 
-    def _call(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return redis_call(fn, *args, **kwargs)
 
     def close(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from correlator.adapters.write_readers import fastest_write_reader
 from correlator.core.ingest.prefilter import (
@@ -24,6 +24,13 @@ from correlator.core.ingest.prefilter import (
     classify_hits,
 )
 from correlator.core.ingest.write_lines import WriteReader
+
+
+class NamedScanner(Scanner, Protocol):
+    """A :class:`Scanner` that says which engine it is (every engine here does, as ``ReScanner`` does)."""
+
+    @property
+    def name(self) -> str: ...
 
 
 class HyperscanScanner:
@@ -100,9 +107,9 @@ class AhoCorasickScanner:
         return classify_hits(index for _, index in self._automaton.iter(text))
 
 
-def available_scanners() -> list[Scanner]:
+def available_scanners() -> list[NamedScanner]:
     """The third-party engines that import on this machine, fastest first."""
-    found: list[Scanner] = []
+    found: list[NamedScanner] = []
     for engine in (HyperscanScanner, AhoCorasickScanner):
         try:
             found.append(engine())

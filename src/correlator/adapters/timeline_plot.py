@@ -104,12 +104,14 @@ def ink(color: str) -> str:
 
 
 def _num(ms: int) -> float:
-    return float(mdates.date2num(datetime.fromtimestamp(ms / 1000, tz=UTC)))
+    # matplotlib leaves this call unannotated
+    return float(mdates.date2num(datetime.fromtimestamp(ms / 1000, tz=UTC)))  # type: ignore[no-untyped-call]
 
 
 def to_ms(num: float) -> int:
     """Inverse of the x conversion: a drawn x coordinate back to epoch ms."""
-    return round(mdates.num2date(num).timestamp() * 1000)
+    when: datetime = mdates.num2date(num)  # type: ignore[no-untyped-call]  # matplotlib leaves this unannotated
+    return round(when.timestamp() * 1000)
 
 
 def _slots(spans: list[Span]) -> dict[int, tuple[int, int]]:
@@ -177,7 +179,8 @@ def draw(tl: Timeline) -> Figure:
     ax.set_yticks([y_of[lane.index] for lane in tl.lanes], [lane.label for lane in tl.lanes])
     for label in ax.get_yticklabels():
         label.set_parse_math(False)
-    locator = mdates.AutoDateLocator(tz=UTC, minticks=4, maxticks=10)
+    # matplotlib leaves this call unannotated
+    locator = mdates.AutoDateLocator(tz=UTC, minticks=4, maxticks=10)  # type: ignore[no-untyped-call]
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(_clock(tl.view_end_ms - tl.view_start_ms))
     day = datetime.fromtimestamp(tl.view_start_ms / 1000, tz=UTC).strftime("%Y-%m-%d")
@@ -189,7 +192,8 @@ def draw(tl: Timeline) -> Figure:
     layout = fig.get_layout_engine()
     if layout is not None:
         layout.execute(fig)
-    renderer = FigureCanvasAgg(fig).get_renderer()
+    # matplotlib leaves this call unannotated
+    renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]
     for rect, texts, kwargs in bars:
         _bar_label(ax, renderer, rect, texts, view, **kwargs)
     if tl.timeout_at_ms is not None:
@@ -317,7 +321,8 @@ def _title(fig: Figure, head: str) -> Text:
     wrap in time. A title too long even for three lines at the smallest size ends in "…" inside the figure."""
     title = fig.suptitle(head, fontsize=TITLE_SIZES[0], ha="left", x=(1 - TITLE_WIDTH) / 2, parse_math=False,
                          gid="title")
-    renderer = FigureCanvasAgg(fig).get_renderer()
+    # matplotlib leaves this call unannotated
+    renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]
     limit = fig.bbox.width * TITLE_WIDTH
 
     def fits(text: str) -> bool:
@@ -408,7 +413,7 @@ def _clock(view_ms: int) -> FuncFormatter:
     precise = view_ms < 20_000
 
     def fmt(x: float, _pos: int | None = None) -> str:
-        t = mdates.num2date(x, tz=UTC)
+        t: datetime = mdates.num2date(x, tz=UTC)  # type: ignore[no-untyped-call]  # matplotlib leaves this unannotated
         return t.strftime("%H:%M:%S") + (f".{t.microsecond // 1000:03d}" if precise else "")
 
     return FuncFormatter(fmt)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from correlator.bench.proc import PeakRss
 from correlator.core.ingest.prefilter import PHRASES, ReScanner, Scanner, grep_pattern
-from correlator.core.ingest.write_lines import StdlibWriteReader
+from correlator.core.ingest.write_lines import StdlibWriteReader, WriteReader
 
 _JOB = "1a3bc71ac57f33961637adf340e9c28f"
 _CP = "org.apache.flink.runtime.checkpoint.CheckpointCoordinator    [] - "
@@ -170,14 +170,20 @@ def measure_scanners(path: str, limit_bytes: int) -> list[Rate]:
     with open(path, "rb") as handle:
         data = handle.read(limit_bytes)
     lines = data.count(b"\n")
-    from correlator.adapters.scanners import available_scanners
+    from correlator.adapters.scanners import NamedScanner, available_scanners
     from correlator.adapters.write_readers import fastest_write_reader
 
-    scanners = [ReScanner(), *available_scanners()]
+    def hit_count(s: NamedScanner) -> Callable[[], int]:
+        return lambda: len(s.hits(data))
+
+    def open_count(r: WriteReader) -> Callable[[], int]:
+        return lambda: len(r.find(data).opens)
+
+    scanners: list[NamedScanner] = [ReScanner(), *available_scanners()]
     readers = {reader.name: reader for reader in (StdlibWriteReader(), fastest_write_reader())}
     return [_timed(f"prefilter scan only: {s.name} + {s.write_reader.name} write reader", len(data), lines,
-                   lambda s=s: len(s.hits(data))) for s in scanners] + [
-            _timed(f"write reader only: {name}", len(data), lines, lambda r=reader: len(r.find(data).opens))
+                   hit_count(s)) for s in scanners] + [
+            _timed(f"write reader only: {name}", len(data), lines, open_count(reader))
             for name, reader in readers.items()]
 
 
@@ -194,8 +200,9 @@ def measure_cli(path: str, size: int, lines: int, command: str = "parse") -> tup
     process = subprocess.Popen(_parse_command(path, command),
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     peak = PeakRss(process.pid)
-    assert process.stdout is not None
-    found = sum(chunk.count(b"\n") for chunk in iter(lambda: process.stdout.read(1 << 16), b""))  # type: ignore[union-attr]
+    stdout = process.stdout
+    assert stdout is not None
+    found = sum(chunk.count(b"\n") for chunk in iter(lambda: stdout.read(1 << 16), b""))
     peak.stop()
     _, _, rusage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start

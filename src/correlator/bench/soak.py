@@ -51,17 +51,21 @@ _CC = "org.apache.flink.runtime.checkpoint.CheckpointCoordinator    [] - "
 """Flink 2.1.1's wording and padding, as in tests/data/lab/3.4.1-2.1.1/lock-held/flink-root-standalonesession-0-lab-jm.log."""
 
 
-def _stream(hosts: int) -> Iterator[tuple[bool, bytes, bytes, list[tuple[str, bytes]]]]:
+_Headers = list[tuple[str, str | bytes | None]]
+"""Record headers as ``Producer.produce`` takes them."""
+
+
+def _stream(hosts: int) -> Iterator[tuple[bool, bytes, bytes, _Headers]]:
     """Round-robin over the hosts' lines, each host's in its own time order (one key per host, as a shipper), and a
     JobManager whose checkpoints complete on the DataNodes' clock: with no Flink log the engine would hold HDFS
     evidence for hours of log time (no case can still need it only once Flink has passed it), as no real cluster
     does. Yields (is_flink, key, value, headers)."""
     lines = [datanode_lines(h, 10**9) for h in range(1, hosts + 1)]
     keys = [f"soak-dn{h}/hadoop-hdfs-datanode-soak-dn{h}.log".encode() for h in range(1, hosts + 1)]
-    headers = [[("cluster", b"soak"), ("host", f"soak-dn{h}".encode()), ("role", b"datanode")]
+    headers: list[_Headers] = [[("cluster", b"soak"), ("host", f"soak-dn{h}".encode()), ("role", b"datanode")]
                for h in range(1, hosts + 1)]
     jm_key = b"soak-jm/flink-flink-standalonesession-0-soak-jm.log"
-    jm_headers = [("cluster", b"soak"), ("host", b"soak-jm"), ("role", b"jobmanager")]
+    jm_headers: _Headers = [("cluster", b"soak"), ("host", b"soak-jm"), ("role", b"jobmanager")]
     count, checkpoint = 0, 0
     while True:
         for i, source in enumerate(lines):

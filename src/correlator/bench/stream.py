@@ -118,7 +118,7 @@ def _faust_baseline(module: str, settings: Settings, expected: int, workdir: Pat
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{name} did not finish: see {workdir / (name + '.log')}")
             time.sleep(0.5)
-        data = orjson.loads(result.read_bytes())
+        data: dict[str, float] = orjson.loads(result.read_bytes())
         return float(data["raw"]) / (data["done"] - data["first"])
     finally:
         terminate(process, 30)

@@ -141,7 +141,7 @@ def settings_options(*names: str) -> Callable[[F], F]:
                 envvar=env_var(name),
                 show_envvar=True,
                 default=None,
-                help=description + (f"  [default: {shown}]" if shown else ""),
+                help=(description or "") + (f"  [default: {shown}]" if shown else ""),
             )(wrapper)
         return wrapper  # type: ignore[return-value]
 

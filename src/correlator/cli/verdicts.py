@@ -64,14 +64,16 @@ def verdicts(follow: bool, from_beginning: bool, fmt: str, idle_timeout: float, 
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
-            if msg.error():
-                if msg.error().fatal():
-                    raise RuntimeFailure(f"reading {settings.topic_verdicts}: {msg.error().str()}")
+            error = msg.error()
+            if error is not None:
+                if error.fatal():
+                    raise RuntimeFailure(f"reading {settings.topic_verdicts}: {error.str()}")
                 continue
             last = time.monotonic()
+            value = msg.value() or b""
             try:
-                data = orjson.loads(msg.value())  # also proves the bytes are UTF-8
-                text = msg.value().decode() if fmt == "json" else verdict_text(verdict_from_dict(data), text_width())
+                data = orjson.loads(value)  # also proves the bytes are UTF-8
+                text = value.decode() if fmt == "json" else verdict_text(verdict_from_dict(data), text_width())
             except (ValueError, KeyError, TypeError) as exc:
                 click.echo(f"(skipped a record that is not a verdict at offset {msg.offset()}: {exc})", err=True)
                 continue

@@ -98,7 +98,7 @@ def run_kafka(
     }
     consumer = Consumer(config)
     assigned: set[tuple[str, int]] = set()
-    at_end: set[tuple[str, int]] = set()
+    at_end: set[tuple[str | None, int | None]] = set()  # Message.topic()/partition() are typed optional
 
     def on_assign(_: Any, partitions: list[TopicPartition]) -> None:
         assigned.update((p.topic, p.partition) for p in partitions)

@@ -36,7 +36,7 @@ from correlator.stream.metrics import WorkerMetrics
 from correlator.stream.processor import CorrelateProcessor
 from correlator.stream.publisher import Publisher
 from correlator.stream.punctuator import Punctuator
-from correlator.stream.raw_ingest import consumer_group
+from correlator.stream.raw_clients import consumer_group
 from correlator.stream.raw_process import RawIngestProcesses
 from correlator.stream.report_pages import RecentVerdicts
 from correlator.stream.report_pages import register as register_report_pages
@@ -129,7 +129,7 @@ def create_app(
     async def correlate(stream: faust.StreamT[bytes]) -> None:
         await processor.consume(stream, options.correlate_batch, options.correlate_within_s)
 
-    @app.timer(options.tick_s)
+    @app.timer(options.tick_s)  # type: ignore[untyped-decorator]  # faust's decorators are unannotated
     async def tick() -> None:
         await punctuator.tick()
 
@@ -151,7 +151,7 @@ def create_app(
 def run_raw_ingest(app: faust.App, raw_ingest: RawIngestProcesses) -> None:
     """Raw ingest starts with the app and stops before it shuts down."""
 
-    @app.task
+    @app.task  # type: ignore[untyped-decorator]  # faust's decorators are unannotated
     async def start_raw_ingest() -> None:
         raw_ingest.start()  # from the main thread: the child's death signal follows the thread that started it
 

@@ -14,10 +14,10 @@ import aiokafka.client
 from aiokafka.protocol.metadata import MetadataRequest
 
 
-class _NoAutoCreate(MetadataRequest):
+class _NoAutoCreate(MetadataRequest):  # type: ignore[misc]  # aiokafka ships no types: its base is Any
     def __init__(self, topics: list[str] | None = None, allow_auto_topic_creation: bool | None = False,
                  **kwargs: Any) -> None:
         super().__init__(topics, False if allow_auto_topic_creation is None else allow_auto_topic_creation, **kwargs)
 
 
-aiokafka.client.MetadataRequest = _NoAutoCreate  # type: ignore[misc]
+aiokafka.client.MetadataRequest = _NoAutoCreate

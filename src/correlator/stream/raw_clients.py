@@ -94,13 +94,18 @@ def read_snapshots(settings: Settings, keys: set[bytes]) -> dict[bytes, bytes]:
             msg = reader.poll(1.0)
             if msg is None:
                 continue
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
+            error = msg.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
                     return found
-                raise RuntimeError(f"reading {state_topic(settings)}: {msg.error()}")
+                raise RuntimeError(f"reading {state_topic(settings)}: {error}")
             key = msg.key()
+            value = msg.value()
             if key in keys:
-                found[key] = msg.value()
+                if value is None:  # a tombstone: no snapshot, as the caller reads a missing key
+                    found.pop(key, None)
+                else:
+                    found[key] = value
         raise RuntimeError(f"reading {state_topic(settings)} did not reach its end within 120 s")
     finally:
         reader.close()

@@ -21,7 +21,7 @@ import logging
 import socket
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -243,9 +243,9 @@ class _Loop:
         for (topic, partition, key, headers), msgs in sources.items():
             groups.setdefault((topic, partition), {})[(key, headers)] = msgs
         if errors:
-            first = next(m for m in batch if m.error() is not None)
-            if first.error().fatal() or first.error().code() not in (KafkaError._PARTITION_EOF,):
-                log.warning("raw consumer reported %d errors, first: %s", errors, first.error())
+            first = next(error for m in batch if (error := m.error()) is not None)
+            if first.fatal() or first.code() not in (KafkaError._PARTITION_EOF,):
+                log.warning("raw consumer reported %d errors, first: %s", errors, first)
         laps.lap("group")
         if not groups:
             return
@@ -257,7 +257,7 @@ class _Loop:
             state = self.states.get((topic, partition))
             if state is None:  # revoked between consume and here cannot happen; a foreign partition is skipped
                 continue
-            last = max(msgs[-1].offset() for msgs in sources.values())
+            last = max(_offset(msgs[-1]) for msgs in sources.values())
             floor = state.start_batch(last)
             now = self.owner.now_ms()
             produced = []
@@ -360,6 +360,12 @@ class _Loop:
         self.tx.commit([])
 
 
+def _offset(msg: Message) -> int:
+    offset = msg.offset()
+    assert offset is not None  # a consumed record without an error always has its offset
+    return offset
+
+
 class Steps:
     """Where one batch's time goes (``correlator_ingest_seconds_total``): each ``lap`` charges the time since the last
     one to a step. Added once per batch, so the loop pays a few clock reads, not a metric update per record."""
@@ -367,7 +373,7 @@ class Steps:
     __slots__ = ("spent", "_at")
 
     def __init__(self) -> None:
-        self.spent: Counter[str] = Counter()
+        self.spent: defaultdict[str, float] = defaultdict(float)
         self._at = time.perf_counter()
 
     def lap(self, step: str) -> None:

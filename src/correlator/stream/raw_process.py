@@ -24,7 +24,7 @@ import os
 import signal
 import threading
 import time
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -369,7 +369,7 @@ class MetricUpdates:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._inc: Counter[tuple[str, tuple[str, ...]]] = Counter()
+        self._inc: defaultdict[tuple[str, tuple[str, ...]], float] = defaultdict(float)
         self._set: dict[tuple[str, tuple[str, ...]], float] = {}
         self._observed: list[tuple[str, tuple[str, ...], float]] = []
 

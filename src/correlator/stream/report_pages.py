@@ -149,20 +149,20 @@ def register(app: Any, settings: Settings, recent: RecentVerdicts | None = None)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(drawing, recent.drawn, key, fmt, draw)
 
-    @app.task
+    @app.task  # type: ignore[untyped-decorator]  # faust's decorators are unannotated
     async def start_feed() -> None:
         feed.start()
 
-    @app.on_before_shutdown.connect
+    @app.on_before_shutdown.connect  # type: ignore[untyped-decorator]  # faust's decorators are unannotated
     async def stop_feed(*_: Any, **__: Any) -> None:
         feed.stop()
         drawing.shutdown(wait=False)
 
-    @app.page("/verdicts")
+    @app.page("/verdicts")  # type: ignore[untyped-decorator]  # faust's decorators are unannotated
     async def verdicts_index(web: Any, request: Any) -> Any:
         return web.html(index_page(recent.newest_first(), LINKS, heading="recent verdicts"), headers=dict(HEADERS))
 
-    @app.page("/verdicts/{name}")
+    @app.page("/verdicts/{name}")  # type: ignore[untyped-decorator]  # faust's decorators are unannotated
     async def verdict_view(web: Any, request: Any, name: str) -> Any:
         key, _, ext = name.partition(".")
         verdict = recent.get(key)

@@ -54,7 +54,7 @@ def run_worker(settings: Settings, health: Health, *, linger_s: float = 3.0, **a
         if app.consumer is not None:
             app.consumer.pause_partitions(app.consumer.assignment())
             # stopping closes the failed batch's generator, which acks its events: nothing may be committed now
-            app.consumer.commit = no_commit
+            app.consumer.commit = no_commit  # type: ignore[method-assign]  # deliberately replaces faust's commit
         app.conf.stream_wait_empty = False  # stop leaves the group at once
         exit_after(linger_s + FATAL_STOP_S, 1)  # the drain would wait for the failed batch: do not wait long
         worker.loop.call_later(linger_s, worker._schedule_shutdown, signal.SIGTERM)
