@@ -165,7 +165,7 @@ class Settings(BaseModel):
     idle_timeout_ms: int = Field(120_000, description="processing time after which a silent source stops holding back")
     clock_skew_ms: int = Field(2_000, description="tolerated clock difference between hosts")
     multiline_idle_ms: int = Field(2_000, description="processing time after which a half-received record is closed")
-    slow_write_ms: int = Field(3_000, ge=1, description="a block write that ends within this is routine: counted, not an event (a small write of a second or two is mostly its writer's pace)")
+    slow_write_ms: int = Field(3_000, ge=1, description="a block write that ends within this is routine: counted, not an event (small writes of a second or more are common on healthy DataNodes; the DataNode logs its own slow steps)")
     write_floor_mib_s: float = Field(
         32.0, gt=0, description="a longer block write is routine too when its bytes needed the time at this rate in "
         "MiB/s (a big block, not a stall)")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -13,7 +12,6 @@ from hypothesis import strategies as st
 from correlator.core.events import BlockWrite, JvmPause
 from correlator.core.ingest.ingest import Ingest, IngestConfig
 from correlator.core.ingest.prefilter import Scanner
-from correlator.core.ingest import write_batch
 from correlator.core.ingest.write_batch import CLOSE, plan_writes
 from correlator.core.ingest.writes import WriteRules
 from tests.core.ingest.test_writes import HINT, finished, receiving, responder
@@ -23,13 +21,6 @@ NOISE = ("2020-01-02 {ts} INFO org.apache.hadoop.hdfs.server.datanode.DataNode.c
          "srvID: 6f0a7c9e, blockid: BP-1:blk_99_1, duration(ns): 60787850")
 PAUSE = ("2020-01-02 {ts} WARN org.apache.hadoop.util.JvmPauseMonitor: Detected pause in JVM or host machine (eg GC): "
          "pause of approximately 1520ms")
-
-
-@pytest.fixture(autouse=True)
-def _pairing_restored() -> Iterator[None]:
-    kept = write_batch.SECONDS_PER_PAIR
-    yield
-    write_batch.SECONDS_PER_PAIR = kept
 
 
 SLOW_MS = 1000
@@ -95,11 +86,14 @@ def _log(writes: list[Write], noise_every: int, lags: list[int] | None = None,
     return [line for _, _, line in sorted(timed)]
 
 
-def _decided(lines: list[str], cuts: list[int] | None, scanner: Scanner | None = None) -> tuple[
+def _decided(lines: list[str], cuts: list[int] | None, scanner: Scanner | None = None,
+             seconds_per_pair: float | None = None) -> tuple[
         list[tuple[str, str, int, int | None]], int]:
     """Block writes in the order they came out, and the routine count; lines fed one by one (``cuts`` None) or as
     blocks cut before ``cuts``; the stdlib scanner and write reader unless ``scanner`` is given."""
     ingest = Ingest(IngestConfig(slow_write_ms=SLOW_MS), scanner)
+    if seconds_per_pair is not None:
+        ingest.writes.rules = replace(ingest.writes.rules, seconds_per_pair=seconds_per_pair)
     out = []
     if cuts is None:
         for i, line in enumerate(lines):
@@ -124,14 +118,13 @@ PAIRING = pytest.mark.parametrize("seconds_per_pair", [0.0, 1e9], ids=["stamps r
 @given(st.lists(_WRITE, min_size=1, max_size=60), st.integers(0, 7), st.lists(st.integers(1, 200), max_size=6))
 def test_blocks_decide_writes_as_lines_do(seconds_per_pair: float, writes: list[Write], noise_every: int,
                                           cuts: list[int]) -> None:
-    write_batch.SECONDS_PER_PAIR = seconds_per_pair
     lines = _log(writes, noise_every)
     lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
     # Blocks end on a write line: the block path also reads the source's clock off a block's last line, any line,
     # where the line-by-line path reads it off write lines only; that can only move a stalled write's event later.
     ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
     blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
-    assert _decided(lines, blocks) == _decided(lines, None)  # from the second block on the address is known
+    assert _decided(lines, blocks, seconds_per_pair=seconds_per_pair) == _decided(lines, None)  # from the second block on the address is known
 
 
 @PAIRING
@@ -143,12 +136,11 @@ def test_blocks_decide_writes_as_lines_do_when_threads_log_a_little_out_of_stamp
     """The block path finds second changes and deadlines by bisecting on stamps, which assumes time order; a real
     DataNode's lines leave it by a few ms wherever threads interleave. A run of one second is therefore checked
     before its pairs are called fast (an early-stamped line can hide a second between two probes)."""
-    write_batch.SECONDS_PER_PAIR = seconds_per_pair
     lines = _log(writes, noise_every, lags)
     lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
     ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
     blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
-    assert _decided(lines, blocks) == _decided(lines, None)
+    assert _decided(lines, blocks, seconds_per_pair=seconds_per_pair) == _decided(lines, None)
 
 
 @PAIRING
@@ -160,12 +152,11 @@ def test_blocks_decide_writes_as_lines_do_when_a_block_id_comes_again(
     """Real DataNodes write a replica again under the same block id (a pipeline recovery, a re-replication), often
     while other writes are open: a block naming an id twice, or ending one before starting it, is still decided
     in bulk for its other writes, and the same as line by line."""
-    write_batch.SECONDS_PER_PAIR = seconds_per_pair
     lines = _log([w for w, _ in writes], noise_every, ids=[i for _, i in writes])
     lines.append(receiving(_stamp(sum(w[0][0] for w in writes) + 5000), 99))
     ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
     blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
-    assert _decided(lines, blocks) == _decided(lines, None)
+    assert _decided(lines, blocks, seconds_per_pair=seconds_per_pair) == _decided(lines, None)
 
 
 def test_a_block_id_written_twice_leaves_the_blocks_other_writes_to_the_plan() -> None:

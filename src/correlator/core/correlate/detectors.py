@@ -99,6 +99,9 @@ class Detector(Protocol[F]):
 
     code: ClassVar[Code]
     write_link: ClassVar[WriteLink]
+    beside_user_code: ClassVar[bool]
+    """Whether it still looks when the failure's cause chain ends in user code, which explains a failure by itself
+    (``False`` for most: the registry loop skips them then)."""
 
     def find(self, scene: Scene, found: Mapping[Code, object]) -> F | None:
         """What it finds in the case (``found``: what the detectors before it found), or ``None``."""
@@ -115,11 +118,10 @@ class TaskManagerLostDetector:
 
     code: ClassVar[Code] = Code.FLINK_TASKMANAGER_LOST
     write_link: ClassVar[WriteLink] = "never"
+    beside_user_code: ClassVar[bool] = False
 
     def find(self, scene: Scene, found: Mapping[Code, object]) -> Lost | None:
         ctx = scene.ctx
-        if scene.user is not None:
-            return None
         return lost_taskmanager(ctx.summary, scene.window, ctx.evidence, ctx.skew_ms, ctx.sources,
                                 ctx.settings.get(HEARTBEAT_KEY))
 
@@ -167,6 +169,7 @@ class TaskErrorDetector:
 
     code: ClassVar[Code] = Code.FLINK_TASK_ERROR
     write_link: ClassVar[WriteLink] = "never"
+    beside_user_code: ClassVar[bool] = True
 
     def find(self, scene: Scene, found: Mapping[Code, object]) -> TaskError | None:
         s = scene.ctx.summary
@@ -203,10 +206,11 @@ class StateGrowthDetector:
 
     code: ClassVar[Code] = Code.FLINK_STATE_GROWTH
     write_link: ClassVar[WriteLink] = "always"
+    beside_user_code: ClassVar[bool] = False
 
     def find(self, scene: Scene, found: Mapping[Code, object]) -> GrowthFound | None:
         ctx, window = scene.ctx, scene.window
-        growth = state_growth(ctx.completions, ctx.summary.timeout_ms, window.start_ms) if scene.user is None else None
+        growth = state_growth(ctx.completions, ctx.summary.timeout_ms, window.start_ms)
         if growth is None:
             return None
         storage = max((c for c in scene.storage if c.scored and c.score >= CONTRIBUTING_SCORE),
@@ -249,10 +253,11 @@ class BackpressureDetector:
 
     code: ClassVar[Code] = Code.FLINK_BACKPRESSURE
     write_link: ClassVar[WriteLink] = "when_known"
+    beside_user_code: ClassVar[bool] = False
 
     def find(self, scene: Scene, found: Mapping[Code, object]) -> HeldBeforeUpload | None:
         ctx = scene.ctx
-        if scene.user is not None or Code.FLINK_STATE_GROWTH in found or scene.stalled:
+        if Code.FLINK_STATE_GROWTH in found or scene.stalled:
             return None
         return held_before_upload(ctx.summary, scene.window, ctx.evidence, ctx.job_id, ctx.checkpoint_id, ctx.sources,
                                   ctx.skew_ms)
@@ -286,11 +291,10 @@ class ObjectStoreThrottledDetector:
 
     code: ClassVar[Code] = Code.OBJECT_STORE_THROTTLED
     write_link: ClassVar[WriteLink] = "never"
+    beside_user_code: ClassVar[bool] = False
 
     def find(self, scene: Scene, found: Mapping[Code, object]) -> Throttled | None:
         ctx = scene.ctx
-        if scene.user is not None:
-            return None
         return throttled_requests(ctx.evidence, scene.window, ctx.job_id, ctx.skew_ms)
 
     def candidate(self, finding: Throttled, scene: Scene, so_far: Sequence[Candidate]) -> Candidate | None:
@@ -311,10 +315,11 @@ class ObjectStoreSlowDetector:
 
     code: ClassVar[Code] = Code.OBJECT_STORE_SLOW
     write_link: ClassVar[WriteLink] = "never"
+    beside_user_code: ClassVar[bool] = False
 
     def find(self, scene: Scene, found: Mapping[Code, object]) -> Slow | None:
         ctx = scene.ctx
-        if scene.user is not None or Code.OBJECT_STORE_THROTTLED in found:
+        if Code.OBJECT_STORE_THROTTLED in found:
             return None
         return slow_requests(ctx.evidence, scene.window, ctx.job_id, ctx.checkpoint_id, ctx.skew_ms)
 
@@ -337,6 +342,7 @@ class ObjectStoreCredentialsDetector:
 
     code: ClassVar[Code] = Code.OBJECT_STORE_CREDENTIALS
     write_link: ClassVar[WriteLink] = "never"
+    beside_user_code: ClassVar[bool] = True
 
     def find(self, scene: Scene, found: Mapping[Code, object]) -> Refused | None:
         ctx = scene.ctx
@@ -391,6 +397,8 @@ def detect(scene: Scene) -> Detected:
     found: dict[Code, object] = {}
     pairs: list[tuple[Detector[Any], Any]] = []
     for detector in DETECTORS:
+        if scene.user is not None and not detector.beside_user_code:
+            continue
         finding = detector.find(scene, found)
         if finding is None:
             continue

@@ -138,7 +138,7 @@ def _slow(block: bytes, start: int, lines: WriteLines, pairs: _Pairs, every_line
     slow = {b for b, d in pairs.durations.items() if len(d) >= digits and int(d) >= slow_ns} if max(
         map(len, pairs.durations.values()), default=0) >= digits else set()
     unsure = pairs.paired - slow
-    if unsure and _sparse(block, every_line, len(unsure), stamp_at):
+    if unsure and _sparse(block, every_line, len(unsure), rules.seconds_per_pair, stamp_at):
         slow |= _apart_in_the_minute(block, unsure, pairs.opened_at, pairs.ended_at, slow_ms, stamp_at, reader)
     else:
         if slow_ms >= 1000 and unsure:  # no pair to judge, no runs to find (a quiet DataNode's block, a Flink log's)
@@ -297,17 +297,12 @@ def _second_changes(block: bytes, start: int) -> list[int]:
     return changes
 
 
-SECONDS_PER_PAIR = 0.25
-"""A block whose write lines span more seconds than this per pair to judge has about as many second changes as
-pairs: bisecting for its runs of one second costs more than reading each pair's two stamps natively."""
-
-
-def _sparse(block: bytes, every_line: list[int], pairs: int, stamp_at: StampAt) -> bool:
+def _sparse(block: bytes, every_line: list[int], pairs: int, seconds_per_pair: float, stamp_at: StampAt) -> bool:
     """Whether the block's writes are sparse in time (a quiet or real-world DataNode's log, where lines of other kinds
-    separate the writes): its first and last write lines more than ``SECONDS_PER_PAIR`` per pair apart."""
+    separate the writes): its first and last write lines more than ``seconds_per_pair`` per pair apart."""
     first = stamp_at(block, block.rfind(b"\n", 0, every_line[0]) + 1)
     last = stamp_at(block, block.rfind(b"\n", 0, every_line[-1]) + 1)
-    return first is not None and last is not None and (last - first) > pairs * SECONDS_PER_PAIR * 1000
+    return first is not None and last is not None and (last - first) > pairs * seconds_per_pair * 1000
 
 
 def _apart_in_the_minute(block: bytes, pairs: set[bytes], opened_at: Mapping[bytes, int],

@@ -56,6 +56,10 @@ class WriteRules:
     max_open: int = 0
     """Open writes kept per source; the oldest is emitted beyond it (0, for a plan: writes crossing the block's edges
     are the tracker's steps)."""
+    seconds_per_pair: float = 0.25
+    """A block whose write lines span more seconds than this per pair to judge has about as many second changes as
+    pairs: bisecting for its runs of one second costs more than reading each pair's two stamps natively. Either way
+    decides the same (a property test holds both at the extremes); only the cost differs."""
 
     @classmethod
     def of(cls, slow_ms: int, floor_bytes_per_ms: int, block_bytes: int, max_open: int) -> WriteRules:
@@ -98,8 +102,6 @@ class WriteTracker:
         self.clock = clock
         self.rules = WriteRules.of(slow_ms, floor_bytes_per_ms, block_bytes, max_open)
         """How long a write may stay open before it is evidence (``open_ms``): a full block's time at the floor rate."""
-        self.slow_ms, self.open_ms, self.max_open = self.rules.slow_ms, self.rules.open_ms, self.rules.max_open
-        self.floor: int = self.rules.floor or 1
         self.routine = 0
         self.steps_back = 0
         """Times a source's clock jumped back by more than ``CLOCK_STEP_BACK_MS`` (an NTP step, a DST fall-back)."""
@@ -139,18 +141,18 @@ class WriteTracker:
         """One write line, already taken apart: ``line`` is (text, ref, byte offset), text and ref possibly ``None``."""
         self.observe(source, ts, out, materialise)
         if opening:
-            if len(source.open) >= self.max_open:
+            if len(source.open) >= self.rules.max_open:
                 self._emit_oldest(source, out, materialise)
             source.open[block] = (ts, *line)
             return
         opened = source.open.pop(block, None)
         if opened is not None:
             took = max(ts - opened[0], duration_ms)
-            if took < self.slow_ms or self._sized(took, line, materialise):
+            if took < self.rules.slow_ms or self._sized(took, line, materialise):
                 self.routine += 1
                 return
             out.append(_line(source, opened[1:], materialise))
-        elif block not in source.stalled and (duration_ms < self.slow_ms or self._sized(duration_ms, line, materialise)):
+        elif block not in source.stalled and (duration_ms < self.rules.slow_ms or self._sized(duration_ms, line, materialise)):
             self.routine += 1
             return
         source.stalled.pop(block, None)
@@ -170,14 +172,14 @@ class WriteTracker:
     def _sized(self, took_ms: int, line: tuple[str | None, str | None, int], materialise: Materialise | None) -> bool:
         """Whether a write that took ``took_ms`` (under ``open_ms``) moved bytes that needed that long at the floor
         rate: a big block, not a stall. The end line's text is made only here, for the few slow writes."""
-        if took_ms >= self.open_ms:
+        if took_ms >= self.rules.open_ms:
             return False
         text = line[0]
         if text is None:
             if materialise is None:
                 return False
             text = materialise(line[2])[0]
-        return took_ms * self.floor <= _bytes(text)
+        return took_ms * (self.rules.floor or 1) <= _bytes(text)
 
     def observe(self, source: _Source, ts_ms: int, out: list[Line], materialise: Materialise | None = None, *,
                 read: bool = True) -> None:
@@ -190,7 +192,7 @@ class WriteTracker:
             self.steps_back += 1
         while source.open:
             start = next(iter(source.open.values()))[0]
-            if start + self.open_ms > source.clock_ms:
+            if start + self.rules.open_ms > source.clock_ms:
                 return
             self._emit_oldest(source, out, materialise)
 
@@ -223,7 +225,7 @@ class WriteTracker:
     def flush_idle(self, now_ms: int, idle_ms: int, out: list[Line]) -> None:
         """A source silent for ``idle_ms`` of processing time may be stuck: its open writes are emitted."""
         for source in self._sources.values():
-            if source.open and source.touched_ms is not None and now_ms - source.touched_ms > max(idle_ms, self.slow_ms):
+            if source.open and source.touched_ms is not None and now_ms - source.touched_ms > max(idle_ms, self.rules.slow_ms):
                 while source.open:
                     self._emit_oldest(source, out)
 
@@ -288,7 +290,7 @@ class WriteTracker:
     def _emit_oldest(self, source: _Source, out: list[Line], materialise: Materialise | None = None) -> None:
         block, (start, text, ref, at) = next(iter(source.open.items()))
         del source.open[block]
-        if len(source.stalled) >= self.max_open:
+        if len(source.stalled) >= self.rules.max_open:
             del source.stalled[next(iter(source.stalled))]
         source.stalled[block] = start
         out.append(_line(source, (text, ref, at), materialise))
