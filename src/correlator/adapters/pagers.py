@@ -20,7 +20,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from correlator.adapters.alertmanager import ALERTNAME, AlertmanagerClient, clean, iso
 from correlator.adapters.http_call import ServiceRejected, ServiceUnavailable, send
@@ -89,6 +89,12 @@ class Target(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def needs_store(self) -> bool:
+        """Whether it must remember each incident (Redis) to page once and resolve it; a service that groups and
+        resolves alerts itself works, less well, without."""
+        ...
+
     def trigger(self, page: Page) -> None: ...
 
     def update(self, page: Page) -> None: ...
@@ -106,6 +112,7 @@ class WebhookTarget:
     timeout_s: float = 10.0
     clock_s: Callable[[], float] = time.time
     name: str = "webhook"
+    needs_store: ClassVar[bool] = True
 
     def _post(self, event: PageEvent, page: Page) -> None:
         body = json.dumps({
@@ -140,6 +147,7 @@ class PagerDutyTarget:
     routing_key: str
     timeout_s: float = 10.0
     name: str = "pagerduty"
+    needs_store: ClassVar[bool] = True
 
     def _enqueue(self, event: dict[str, Any]) -> None:
         send(f"{self.base_url.rstrip('/')}/v2/enqueue", json.dumps({"routing_key": self.routing_key, **event}).encode(),
@@ -173,6 +181,7 @@ class OpsgenieTarget:
     api_key: str
     timeout_s: float = 10.0
     name: str = "opsgenie"
+    needs_store: ClassVar[bool] = True
 
     def _post(self, path: str, body: dict[str, Any]) -> None:
         send(f"{self.base_url.rstrip('/')}{path}", json.dumps(body).encode(),
@@ -210,6 +219,8 @@ class AlertmanagerTarget:
     client: AlertmanagerClient
     clock_s: Callable[[], float] = time.time
     name: str = "alertmanager"
+    needs_store: ClassVar[bool] = False
+    """Alertmanager groups the forwarder's alerts and ends them when their hold runs out."""
 
     def trigger(self, page: Page) -> None:
         return None

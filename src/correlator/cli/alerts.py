@@ -94,7 +94,7 @@ def build_sinks(settings: Settings) -> Any:
     try:
         lanes[0].store.ping()
     except StoreUnavailable as exc:
-        if parts and all(isinstance(t, AlertmanagerTarget) for t in targets):  # Alertmanager keeps its own alerts
+        if parts and not any(t.needs_store for t in targets):
             click.echo(f"alerts: no incident store ({exc}): Alertmanager gets one alert per verdict, which it groups "
                        "and resolves itself; an alert per incident needs Redis (CORRELATOR_REDIS_URL)", err=True)
             return Sinks(parts, policy=policy)
