@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from click.testing import CliRunner
 
 from correlator.bench.datanode import datanode_lines, routine_share
@@ -17,6 +19,20 @@ def test_bench_parse_small() -> None:
                  "naive loop", "grep -cE", "ratio ours / naive", "ratio ours / grep", "CPU us/line", "peak RSS", "start-up",
                  "clock step back: offline path", "best of 3 interleaved rounds", "round by round"):
         assert text in result.output
+
+
+def test_the_real_corpus_reads_the_lab_logs_it_is_given(tmp_path: Path) -> None:
+    """An installed package carries no lab logs: ``--real-dir`` names them, and a folder without them is refused."""
+    empty = CliRunner().invoke(cli, ["bench", "parse", "--kind", "real", "--real-dir", str(tmp_path), "--size-mb", "1"])
+    assert empty.exit_code == 2 and "none in" in empty.output and "--real-dir" in empty.output
+    run = tmp_path / "3.4.1-2.1.1" / "slow-disk"
+    run.mkdir(parents=True)
+    lab = Path(__file__).resolve().parents[1] / "data" / "lab" / "3.4.1-2.1.1" / "slow-disk"
+    for log in lab.glob("hadoop-*-datanode-*.log"):
+        (run / log.name).write_bytes(log.read_bytes())
+    given = CliRunner().invoke(cli, ["bench", "parse", "--kind", "real", "--real-dir", str(tmp_path), "--size-mb", "1"])
+    assert given.exit_code == 0, given.output
+    assert f"logs of the lab's runs in {tmp_path}" in given.output and "ratio ours / grep" in given.output
 
 
 class TestDataNodeCorpus:

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from dataclasses import dataclass
 
 from correlator.bench.proc import PeakRss
@@ -219,7 +220,8 @@ def measure_startup() -> float:
         return time.perf_counter() - start
 
 
-def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None]) -> tuple[str, int, int]:
+def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None],
+            real_dir: Path | None = None) -> tuple[str, int, int]:
     from correlator.bench.datanode import write_datanode_corpus
     from correlator.bench.incident import write_incident_corpus
 
@@ -229,11 +231,13 @@ def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None]) 
         echo(f"corpus 'datanode': {size / 1e6:.0f} MB, {lines:,} lines (one DataNode; ~78 % block-write lines,"
              " ~20 % reads)")
     elif kind == "real":
-        from correlator.bench.real import real_files, write_real_corpus
+        from correlator.bench.real import LAB_DIR, real_files, write_real_corpus
 
-        size, lines = write_real_corpus(path, size_mb)
-        echo(f"corpus 'real': {size / 1e6:.0f} MB, {lines:,} lines (REAL: the {len(real_files())} DataNode and"
-             " TaskManager logs of the lab's runs in tests/data/lab, time-shifted end to end)")
+        root = real_dir or LAB_DIR
+        size, lines = write_real_corpus(path, size_mb, root)
+        echo(f"corpus 'real': {size / 1e6:.0f} MB, {lines:,} lines (REAL: the {len(real_files(root))} DataNode and"
+             f" TaskManager logs of the lab's runs in {root.name if real_dir is None else root}, time-shifted end to"
+             " end)")
     elif kind == "incident":
         size, lines = write_incident_corpus(path, size_mb)
         echo(f"corpus 'incident': {size / 1e6:.0f} MB, {lines:,} lines (the same DataNode on a bad day: a third of"
@@ -246,14 +250,15 @@ def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None]) 
 
 
 def run_bench(size_mb: int, corpus: str | None, echo: Callable[[str], None], kinds: tuple[str, ...] = ("real",
-              "datanode", "incident", "mixed")) -> dict[str, float]:
-    """Each corpus in turn; the result keys of a corpus are prefixed with its kind (``datanode.ours_over_grep``)."""
+              "datanode", "incident", "mixed"), real_dir: Path | None = None) -> dict[str, float]:
+    """Each corpus in turn; the result keys of a corpus are prefixed with its kind (``datanode.ours_over_grep``).
+    ``real_dir``: where the lab's logs are (default: the clone's ``tests/data/lab``)."""
     result: dict[str, float] = {}
     workdir = tempfile.mkdtemp(prefix="correlator-bench-")
     try:
         for kind in kinds if corpus is None else ("file",):
             if corpus is None:
-                path, size, lines = _corpus(kind, workdir, size_mb, echo)
+                path, size, lines = _corpus(kind, workdir, size_mb, echo, real_dir)
             else:
                 path = corpus
                 size = os.path.getsize(path)

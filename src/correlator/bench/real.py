@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 LAB_DIR = Path(__file__).resolve().parents[3] / "tests" / "data" / "lab"
-"""Where a clone of the repository keeps the lab's logs (an installed wheel has none: pass ``--real-dir``)."""
+"""Where a clone of the repository keeps the lab's logs (an installed package has none: ``bench parse --real-dir``
+names them; ``bench stream --day real`` runs in a clone)."""
 _STAMP = re.compile(rb"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})")
 _BLOCK = re.compile(rb"(blk_|blockId=)(\d+)")
 BLOCK_SHIFT = 10_000_000

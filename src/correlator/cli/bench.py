@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 
@@ -19,18 +21,22 @@ def bench() -> None:
               "repository), a generated DataNode on a good day, the same on a bad day, a mix  [default: all]")
 @click.option("--corpus", type=click.Path(exists=True, dir_okay=False), default=None,
               help="read this log file instead of generating a corpus")
-def parse_bench(size_mb: int, corpus: str | None, kinds: tuple[str, ...]) -> None:
+@click.option("--real-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="the lab's logs for the real corpus (a clone's tests/data/lab; an installed package has none)")
+def parse_bench(size_mb: int, corpus: str | None, kinds: tuple[str, ...], real_dir: Path | None) -> None:
     """Parsing rate (lines/s, MB/s) vs a naive per-line re loop and grep -cE over the same trigger phrases."""
     from correlator.bench.parse import run_bench
-    from correlator.bench.real import available
+    from correlator.bench.real import LAB_DIR, available
 
+    root = real_dir or LAB_DIR
     if not kinds:
-        kinds = ("real",) * available() + ("datanode", "incident", "mixed")
+        kinds = ("real",) * available(root) + ("datanode", "incident", "mixed")
         if "real" not in kinds:
             click.echo("no lab logs here (tests/data/lab of a clone): the real corpus is left out", err=True)
-    elif "real" in kinds and not available():
-        raise click.UsageError("--kind real needs the lab's logs (tests/data/lab of a clone of the repository)")
-    run_bench(size_mb, corpus, click.echo, kinds)
+    elif "real" in kinds and not available(root):
+        raise click.UsageError(f"--kind real needs the lab's logs: none in {root} (tests/data/lab of a clone of the "
+                               "repository, or --real-dir)")
+    run_bench(size_mb, corpus, click.echo, kinds, real_dir)
 
 
 def _register_stream() -> None:
