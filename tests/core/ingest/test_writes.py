@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from correlator.core.events import BlockWrite, SourceProgress
 from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
 
@@ -163,3 +165,32 @@ class TestFeedRecords:
         batch = Ingest(IngestConfig())
         got = batch.feed_records([b'{"message": 5}', bytes(range(256))], [1, 2], stream_ref="logs.hdfs/0")
         assert sorted(e.reason for e in got) == ["bad_envelope", "binary"]
+
+
+# A replica copied between DataNodes, as Hadoop 3.4.1's lab DataNode logged it (tests/data/lab/3.4.1-2.1.1/task-error,
+# hadoop-root-datanode-lab-dn1.log lines 94-95, addresses and path shortened): a ``Receiving`` like a client's write,
+# then ``Received … of size N`` and no clienttrace.
+REPLICA_IN = ("2020-01-02 {ts} INFO org.apache.hadoop.hdfs.server.datanode.DataNode: Receiving "
+              "BP-2071334356-127.0.0.1-1796118856804:blk_{blk}_1004 src: /127.0.0.1:36416 dest: /127.0.0.1:47741")
+REPLICA_DONE = ("2020-01-02 {ts} INFO org.apache.hadoop.hdfs.server.datanode.DataNode: Received "
+                "BP-2071334356-127.0.0.1-1796118856804:blk_{blk}_1004 src: /127.0.0.1:36416 dest: /127.0.0.1:47741 "
+                "volume: /data/lab-dn1/data of size {size}")
+
+
+@pytest.mark.parametrize("blocks", [True, False], ids=["block path", "line path"])
+def test_a_replica_copied_in_ends_with_its_received_line(blocks: bool) -> None:
+    """Without its end a copied replica stayed open and became a stalled write once a full block's time passed."""
+    lines = [receiving("08:00:00,000", 1), finished("08:00:00,010", 1),
+             REPLICA_IN.format(ts="08:00:01,000", blk=2), REPLICA_DONE.format(ts="08:00:01,006", blk=2, size=2503),
+             *(receiving(f"08:00:{s:02d},000", 10 + s) for s in range(2, 20)),
+             *(finished(f"08:00:{s:02d},005", 10 + s) for s in range(2, 20))]
+    assert [w.block for w in writes(lines, blocks=blocks) if "blk_2_" in w.block] == []
+
+
+@pytest.mark.parametrize("blocks", [True, False], ids=["block path", "line path"])
+def test_a_replica_copied_in_slowly_is_still_evidence(blocks: bool) -> None:
+    """Its start becomes the event (no parser reads a ``Received`` line: it carries no duration of its own)."""
+    lines = [receiving("08:00:00,000", 1), finished("08:00:00,010", 1),
+             REPLICA_IN.format(ts="08:00:01,000", blk=2), REPLICA_DONE.format(ts="08:00:03,500", blk=2, size=2503)]
+    found = [(w.phase, w.ts_ms % 60_000) for w in writes(lines, blocks=blocks) if "blk_2_" in w.block]
+    assert found == [("receiving", 1000)]

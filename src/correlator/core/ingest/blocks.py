@@ -18,7 +18,7 @@ from correlator.core.ingest.bursts import FAST_PHRASES
 from correlator.core.ingest.config import Output
 from correlator.core.ingest.line_numbers import LineNumbers
 from correlator.core.ingest.multiline import NEXT_RECORD_BYTES, RECORD_START_BYTES
-from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits
+from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits, with_received
 from correlator.core.ingest.progress import local_stamp
 from correlator.core.ingest.write_batch import OBSERVE, OPEN, Step, WritePlan, plan_writes
 from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
@@ -73,11 +73,10 @@ class BlockReader:
     def run(self) -> None:
         self.ingest.clock.source = self.key
         self._edge_progress(first=True)
-        with self.ingest.reading(self._materialise):
-            try:
-                self._run()
-            finally:
-                self.ingest.writes.settle(self.key, self._materialise)
+        try:
+            self._run()
+        finally:
+            self.ingest.writes.settle(self.key, self._materialise)
         self.newlines = self._numbers.at(len(self.block)) - self.first_line
         self.ingest.count_skipped(self.newlines - self.fed_newlines)
         self._observe_clock(self._edge_progress(first=False))
@@ -87,7 +86,7 @@ class BlockReader:
         if self.ingest.open_record(self.key) is not None:
             while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
                 self._feed_to(self._line_end(self.pos))
-        found = self.ingest.scanner.hits(block)
+        found = with_received(self.ingest.scanner.hits(block), block)
         addressed = self.ingest.writes.addressed(self.key) is not None
         plan = self._plan(found)
         if plan is None and self._walk(found.merged(), None, until_addressed=not addressed):
@@ -151,7 +150,7 @@ class BlockReader:
                     continue
                 if starts and ((plan is not None and self._is_write_line(self.pos)) or self._is_burst_line(self.pos)):
                     # the write line itself was decided by the plan; a burst line is the next hit's, for its fast path
-                    self.ingest.end_open_record(self.key, self.out)
+                    self.ingest.end_open_record(self.key, self.out, self._materialise)
                     break
                 self._feed_to(self._line_end(self.pos))
                 if starts and not self._open_is_candidate():
@@ -168,7 +167,7 @@ class BlockReader:
         """The block's writes decided together, once the source's address is known (see ``write_batch``)."""
         tracker = self.ingest.writes
         source = tracker.addressed(self.key)
-        if source is None:
+        if source is None or found.received:
             return None
         pos = self.pos if self.decided_until <= self.pos else self._line_end(self.decided_until)  # never twice
         plan = plan_writes(self.block, pos, found.writes.since(pos), self.ingest.scanner.write_reader,
@@ -182,7 +181,7 @@ class BlockReader:
     def _step(self, step: Step) -> None:
         """One step of the plan, at a write line (or, for a deadline, the line where the clock passes it): like that
         write line on the line-by-line path, it first ends the source's open record."""
-        self.ingest.end_open_record(self.key, self.out)
+        self.ingest.end_open_record(self.key, self.out, self._materialise)
         tracker = self.ingest.writes
         source = tracker.addressed(self.key)
         assert source is not None
@@ -304,7 +303,8 @@ class BlockReader:
         end = self._line_end(hit)
         line = self.block[start:end].rstrip(b"\n").decode("utf-8", errors="replace").removesuffix("\r")
         self.fed_newlines += self.block.count(b"\n", start, end)
-        self.ingest.take_write_line(self.key, self.origin, line, self._ref(self._numbers.at(start)), self.now_ms, self.out)
+        self.ingest.take_write_line(self.key, self.origin, line, self._ref(self._numbers.at(start)), self.now_ms,
+                                    self.out, self._materialise)
         self.pos = end
 
     def _edge_progress(self, *, first: bool, tries: int = 64) -> str | None:
@@ -333,7 +333,7 @@ class BlockReader:
         writes = self.ingest.writes
         if head is None or writes.clock_ms(self.key) is None:
             return
-        self.ingest.observe_clock(self.key, writes.stamp_ms(head), self.out)
+        self.ingest.observe_clock(self.key, writes.stamp_ms(head), self.out)  # after ``settle``: every line is made
 
     def _open_is_candidate(self) -> bool:
         """Whether the record just opened needs its continuation lines too (it holds a hit of its own)."""
@@ -373,6 +373,7 @@ class BlockReader:
         line_no = self._numbers.at(self.pos)
         for raw in chunk.split(b"\n"):
             line = raw.decode("utf-8", errors="replace").removesuffix("\r")
-            self.ingest.take_line(self.key, self.origin, line, self._ref(line_no), self.now_ms, self.out)
+            self.ingest.take_line(self.key, self.origin, line, self._ref(line_no), self.now_ms, self.out,
+                                  self._materialise)
             line_no += 1
         self.pos = end

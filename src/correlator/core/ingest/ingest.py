@@ -6,8 +6,7 @@ Nothing escapes :meth:`Ingest.feed` as an exception: bad input becomes a :class:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -48,8 +47,6 @@ class Ingest:
         self.writes = WriteTracker(self.clock, config.slow_write_ms,
                                    floor_bytes_per_ms=int(config.write_floor_mib_s * 1024 * 1024 / 1000),
                                    block_bytes=config.block_size_mib * 1024 * 1024)
-        self.materialise: Materialise | None = None
-        """Set by the block being read: makes the lines of its open writes that are decided before it ends."""
 
     # --- public API ------------------------------------------------------------------------------------------
 
@@ -234,8 +231,9 @@ class Ingest:
             self.take_line(key, origin, line if self.text_layout is None else self.text_layout.line(line), ref, now_ms, out)
 
     def take_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
-                  out: list[Output]) -> None:
-        """One line of source ``key``: a block-write line to the tracker, any other to its source's open record."""
+                  out: list[Output], materialise: Materialise | None = None) -> None:
+        """One line of source ``key``: a block-write line to the tracker, any other to its source's open record.
+        ``materialise``: given by a block being read, it makes the lines of its open writes decided before it ends."""
         self._stats.lines += 1
         self.clock.source = key
         if len(line) > self.config.max_line_bytes:
@@ -244,19 +242,19 @@ class Ingest:
         kind = self.scanner.classify(line)
         start = is_record_start(line)
         if kind == WRITE and start:
-            self._write_line(key, origin, line, ref, now_ms, out)
+            self._write_line(key, origin, line, ref, now_ms, out, materialise)
             return
         closed = self._stitcher.add(
             key, line, ref=ref, origin=origin, start=start, candidate=kind == TRIGGER, now_ms=now_ms
         )
         if closed is not None:
-            self._safe_record(closed, out)
+            self._safe_record(closed, out, materialise)
 
     def take_write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
-                        out: list[Output]) -> None:
+                        out: list[Output], materialise: Materialise | None = None) -> None:
         """A block-write line a block's walk could not decide from its bytes: counted, then as ``take_line`` takes it."""
         self._stats.lines += 1
-        self._write_line(key, origin, line, ref, now_ms, out)
+        self._write_line(key, origin, line, ref, now_ms, out, materialise)
 
     def open_record(self, key: str) -> Pending | None:
         """The record of source ``key`` still open (its next line may continue it)."""
@@ -271,15 +269,6 @@ class Ingest:
         """A stamped line at a block's edge (``head``: its start) shows how far the source's log has got."""
         self._progress_line(head, origin, self._source(origin), ref, out)
 
-    @contextmanager
-    def reading(self, materialise: Materialise) -> Iterator[None]:
-        """While a block is read: ``materialise`` makes the lines of its open writes decided before it ends."""
-        self.materialise = materialise
-        try:
-            yield
-        finally:
-            self.materialise = None
-
     def continue_record(self, key: str, lines: list[str], now_ms: int | None) -> bool:
         """Continuation lines of a candidate record of ``key``, added as ``take_line`` would add each (a stack under a
         trigger line costs no step per frame); False, nothing done, when one is too long (``take_line`` says so)."""
@@ -290,46 +279,47 @@ class Ingest:
         return True
 
     def _write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
-                    out: list[Output]) -> None:
+                    out: list[Output], materialise: Materialise | None) -> None:
         """A block-write line: it ends the source's open record, then the tracker decides whether it matters."""
-        self.end_open_record(key, out)
+        self.end_open_record(key, out, materialise)
         self._stats.records += 1
         self._progress_line(line, origin, self._source(origin), ref, out)
         lines: list[Line] = []
-        self.writes.line(key, origin, line, ref, now_ms, lines, self.materialise)
+        self.writes.line(key, origin, line, ref, now_ms, lines, materialise)
         if not lines:
             self._stats.noise += 1
         self.parse_lines(lines, out)
 
-    def end_open_record(self, key: str, out: list[Output]) -> None:
+    def end_open_record(self, key: str, out: list[Output], materialise: Materialise | None = None) -> None:
         """A record start (here a write line) closes the source's open record first, so its time counts in file order."""
         if key in self._stitcher.open:
             closed = self._stitcher.close(key)
             if closed is not None:
-                self._safe_record(closed, out)
+                self._safe_record(closed, out, materialise)
 
     def parse_lines(self, lines: list[Line], out: list[Output]) -> None:
         for item in lines:
             self._safe_record(Closed((item.text,), item.ref, item.origin, True, True), out)
 
-    def observe_clock(self, key: str, ts_ms: int | None, out: list[Output]) -> None:
+    def observe_clock(self, key: str, ts_ms: int | None, out: list[Output],
+                      materialise: Materialise | None = None) -> None:
         """A source's log reached ``ts_ms`` (its last line): writes open too long by then become events."""
         if ts_ms is None:
             return
         lines: list[Line] = []
-        self.writes.observe_key(key, ts_ms, lines, self.materialise)
+        self.writes.observe_key(key, ts_ms, lines, materialise)
         self.parse_lines(lines, out)
 
     def _origin(self, decoded: Decoded, hint: SourceHint) -> dict[str, Any]:
         return origin_of(decoded, hint, self.config.default_cluster)
 
-    def _safe_record(self, closed: Closed, out: list[Output]) -> None:
+    def _safe_record(self, closed: Closed, out: list[Output], materialise: Materialise | None = None) -> None:
         try:
-            self._record(closed, out)
+            self._record(closed, out, materialise)
         except Exception as exc:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", closed.ref, closed.lines[0]))
 
-    def _record(self, closed: Closed, out: list[Output]) -> None:
+    def _record(self, closed: Closed, out: list[Output], materialise: Materialise | None) -> None:
         self._stats.records += 1
         key = source_key(closed.origin)
         self.clock.source = key  # an idle flush closes other sources' records too
@@ -354,7 +344,7 @@ class Ingest:
         self.bursts.source = key
         self._collect(events, out, closed.lines[0])
         if state.last_ts_ms is not None and not closed.handed_back and self.writes.clock_ms(key) is not None:
-            self.observe_clock(key, state.last_ts_ms, out)
+            self.observe_clock(key, state.last_ts_ms, out, materialise)
 
     def _source(self, origin: dict[str, Any], key: str | None = None) -> SourceState:
         key = key or source_key(origin)

@@ -18,7 +18,7 @@ from correlator.core.ingest.parse.refusals import PHRASES as REFUSAL_PHRASES
 from correlator.core.ingest.parse.s3_access import PHRASES as ACCESS_PHRASES
 from correlator.core.ingest.parse.wording import phrases
 from correlator.core.ingest.write_lines import NO_WRITE_LINES, StdlibWriteReader, WriteLines, WriteReader
-from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE
+from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE, RECEIVED_PHRASE
 
 FLINK_TRIGGERS = phrases(FLINK_RULES + CLIENT_RULES)
 """Generated from the Flink and HDFS client rule tables, as the HDFS triggers below."""
@@ -41,7 +41,7 @@ REFUSAL_TRIGGERS = REFUSAL_PHRASES
 ACCESS_TRIGGERS = ACCESS_PHRASES
 """An object store's access log records: its writes (for their time) and its throttles."""
 TRIGGERS: tuple[str, ...] = FLINK_TRIGGERS + HDFS_TRIGGERS + REFUSAL_TRIGGERS + GC_TRIGGERS + ACCESS_TRIGGERS
-WRITE_PHRASES = (OPEN_PHRASE, CLOSE_PHRASE)
+WRITE_PHRASES = (OPEN_PHRASE, CLOSE_PHRASE, RECEIVED_PHRASE)
 """Block-write lines: decided by the ``WriteTracker`` (mostly counted), not parsed as triggers."""
 PHRASES: tuple[str, ...] = TRIGGERS + WRITE_PHRASES
 """Everything a scanner looks for; a hit's phrase index ``>= WRITE_FROM`` is a block-write line."""
@@ -50,6 +50,9 @@ WRITE_FROM = len(TRIGGERS)
 OPEN_INDEX = WRITE_FROM
 """Phrase index of ``Receiving BP-``; ``CLOSE_INDEX`` (the clienttrace ``op: HDFS_WRITE``) follows it."""
 CLOSE_INDEX = WRITE_FROM + 1
+RECEIVED_INDEX = WRITE_FROM + 2
+"""``Received BP-``: a replica copied in from another DataNode ends (rare: a block holding one goes line by line)."""
+RECEIVED_BYTES = RECEIVED_PHRASE.encode()
 
 NOTHING, TRIGGER, WRITE = 0, 1, 2
 
@@ -63,9 +66,11 @@ class BlockHits:
     """``(offset, phrase index)`` of every trigger phrase, by ascending offset."""
     writes: WriteLines = NO_WRITE_LINES
     """Every write phrase, and what its pattern read there (a ``WriteReader``'s)."""
+    received: list[int] = field(default_factory=list)
+    """Offsets of every ``Received BP-`` (see :func:`with_received`)."""
 
     def __len__(self) -> int:
-        return len(self.triggers) + len(self.writes.opens) + len(self.writes.closes)
+        return len(self.triggers) + len(self.writes.opens) + len(self.writes.closes) + len(self.received)
 
     @property
     def opens(self) -> list[int]:
@@ -80,7 +85,20 @@ class BlockHits:
     def merged(self) -> list[tuple[int, int]]:
         """All hits as ``(offset, phrase index)`` by ascending offset (for a block whose writes go line by line)."""
         return sorted([*self.triggers, *((o, OPEN_INDEX) for o in self.opens),
-                       *((c, CLOSE_INDEX) for c in self.closes)])
+                       *((c, CLOSE_INDEX) for c in self.closes), *((r, RECEIVED_INDEX) for r in self.received)])
+
+
+def with_received(found: BlockHits, block: bytes) -> BlockHits:
+    """``found`` and the block's replica-transfer ends: the write readers do not read them (a plan pairs clienttraces
+    only), so a block holding one has its writes decided line by line."""
+    at = block.find(RECEIVED_BYTES)
+    if at < 0:
+        return found
+    received = []
+    while at >= 0:
+        received.append(at)
+        at = block.find(RECEIVED_BYTES, at + len(RECEIVED_BYTES))
+    return BlockHits(found.triggers, found.writes, received)
 
 
 class Scanner(Protocol):

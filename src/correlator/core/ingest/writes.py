@@ -1,7 +1,8 @@
 """Routine block writes are counted, not emitted: a DataNode's write lines decided at ingest, per source.
 
 A busy DataNode logs ``Receiving <block> …`` when a write starts and the clienttrace ``op: HDFS_WRITE … bytes: …
-duration(ns)`` when it ends — most of its lines. A write that ended within ``slow_ms`` of its start is routine: it is
+duration(ns)`` when it ends — most of its lines. A replica copied in from another DataNode (re-replication, a
+decommission, the balancer) ends with ``Received <block> … of size N`` instead: no clienttrace. A write that ended within ``slow_ms`` of its start is routine: it is
 counted and its lines are never parsed. So is a longer one whose bytes needed the time: a write is a stall, not a big
 block, when it moved fewer bytes than ``floor`` (bytes per ms) would in its time. What the correlation needs is
 emitted (its lines handed back to be parsed):
@@ -40,6 +41,9 @@ ASCII_SPACE = " \t\n\r\x0b\x0c"
 alone would also take digits such as "²", which ``int`` refuses)."""
 OPEN_PHRASE = "Receiving BP-"
 CLOSE_PHRASE = "op: HDFS_WRITE"
+RECEIVED_PHRASE = "Received BP-"
+"""The end of a replica transfer between DataNodes (its start is a ``Receiving`` line like a client's write): without
+it every copy would stay open and read as a stalled write once ``open_ms`` passed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,10 +367,12 @@ def _block_id(text: str) -> str | None:
 
 
 def _bytes(text: str) -> int:
-    """The clienttrace's ``bytes: N`` (0 if absent)."""
+    """The clienttrace's ``bytes: N``, or a received replica's ``of size N`` (0 if absent)."""
     at = text.find("bytes: ")
     if at < 0:
-        return 0
+        at = text.rfind(" of size ")
+        digits = text[at + 9:].strip(ASCII_SPACE) if at >= 0 else ""
+        return int(digits) if digits.isascii() and digits.isdigit() else 0
     end = text.find(",", at)
     digits = text[at + 7:end if end > 0 else None].strip(ASCII_SPACE)
     return int(digits) if digits.isascii() and digits.isdigit() else 0
