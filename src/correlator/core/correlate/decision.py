@@ -195,15 +195,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
     store = on_object_store(ctx.evidence, ctx.job_id, s.refs, ctx.checkpoint_dir)
     wanted_store: str | None = None
     if store:
-        missing = [m for m in missing if m.reason not in HDFS_ONLY]
-        # a store's access log becomes events only where a request mattered, each stamped when it was received and
-        # delivered in no order: its events' span is not where its log starts or ends
-        covered += [SourceCoverage(m.host, m.role) for m in missing if m.role == OBJECT_STORE_ROLE]
-        missing = [m for m in missing if m.role != OBJECT_STORE_ROLE]
-        if not store_logged(ctx.evidence, ctx.job_id):
-            bucket = bucket_of(store_uri(s.refs)) or bucket_of(ctx.checkpoint_dir) or "*"
-            missing.append(SourceCoverage(bucket, OBJECT_STORE_ROLE, CoverageReason.NO_STORE_LOG))
-            wanted_store = bucket if bucket != "*" else "the checkpoint bucket"
+        covered, missing, wanted_store = _object_store_coverage(ctx, covered, missing)
     missing = point_at_silent(missing, write.pipe, write.client, ctx.evidence, write.addresses, window, ctx.skew_ms)
     outcome, confidence, hosts, waited = _judge(ctx, detected, covered, missing, write.pipe)
     readings = detected.readings(scene, outcome)
@@ -244,6 +236,22 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
         decided_at_ms=ctx.decided_at_ms,
         recurrence=recurrence,
     )
+
+
+def _object_store_coverage(ctx: Context, covered: list[SourceCoverage], missing: list[SourceCoverage]) -> tuple[
+        list[SourceCoverage], list[SourceCoverage], str | None]:
+    """Coverage of a checkpoint on an object store: no HDFS log is wanted, the store's access log is. Such a log
+    becomes events only where a request mattered, each stamped when it was received and delivered in no order, so
+    its events' span is not where it starts or ends: it covers the case when it is there at all. Also the bucket
+    whose log is wanted, when none was read."""
+    missing = [m for m in missing if m.reason not in HDFS_ONLY]
+    covered = covered + [SourceCoverage(m.host, m.role) for m in missing if m.role == OBJECT_STORE_ROLE]
+    missing = [m for m in missing if m.role != OBJECT_STORE_ROLE]
+    if store_logged(ctx.evidence, ctx.job_id):
+        return covered, missing, None
+    bucket = bucket_of(store_uri(ctx.summary.refs)) or bucket_of(ctx.checkpoint_dir) or "*"
+    missing.append(SourceCoverage(bucket, OBJECT_STORE_ROLE, CoverageReason.NO_STORE_LOG))
+    return covered, missing, bucket if bucket != "*" else "the checkpoint bucket"
 
 
 def _judge(ctx: Context, detected: Detected, covered: list[SourceCoverage], missing: list[SourceCoverage],
