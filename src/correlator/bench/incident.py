@@ -102,100 +102,135 @@ def incident_lines(host: int, count: int, *, seed: int = 13, step_back_at: int |
     """``count`` lines of DataNode ``host`` on a bad day (see the module docstring), in the order written; the clock
     steps back once ``step_back_at`` lines are out (a third of ``count`` unless given)."""
     step_at = count // 3 if step_back_at is None else step_back_at
-    rng, dest = random.Random(seed * 1000 + host), f"10.20.30.{40 + host}:9866"
+    day = _BadDay(random.Random(seed * 1000 + host), host)
     ms, emitted, block = 8 * 3600 * 1000, 0, 1_107_000_000 + host * 10_000_000
-    pending: list[tuple[int, int, str]] = []
-    storm_until = -1
     next_storm, next_reconcile = STORM_EVERY // 4, RECONCILE_EVERY // 2
     stepped = False
-    locks = [(-LOCK_LOG_GAP_MS, 0, 0)] * 2
-    """Per warning kind (held, wait): when one was last logged, how many were suppressed since, the longest of them."""
-
-    def out(at: int, text: str) -> str:
-        return f"{_stamp(at)} {text}"
-
+    rng = day.rng
     while emitted < count:
         ms += rng.randrange(1, 4)
         if not stepped and emitted >= step_at:
             stepped = True
             ms -= CLOCK_STEP_BACK_MS
-            pending = [(due - CLOCK_STEP_BACK_MS, b, text) for due, b, text in pending]
-            heapq.heapify(pending)
-        while pending and pending[0][0] <= ms and emitted < count:
-            due, _, text = heapq.heappop(pending)
-            head, *stack = text.split("\n")
-            yield out(due, head if head.startswith(("WARN ", "ERROR ")) else "INFO " + head)
-            yield from stack
-            emitted += 1 + len(stack)
-        if emitted >= count:
-            return
+            day.step_back(CLOCK_STEP_BACK_MS)
+        for lines in day.due(ms):
+            yield from lines
+            emitted += len(lines)
+            if emitted >= count:
+                return
         if emitted >= next_storm:
-            storm_until, next_storm = ms + 20_000, next_storm + STORM_EVERY
+            day.storm_until, next_storm = ms + 20_000, next_storm + STORM_EVERY
         if emitted >= next_reconcile:
             next_reconcile += RECONCILE_EVERY
-            for k in range(RECONCILE_LINES):
-                ms += rng.randrange(1, 6)
-                while pending and pending[0][0] <= ms:  # the writes' threads log on meanwhile
-                    due, _, text = heapq.heappop(pending)
-                    head, *stack = text.split("\n")
-                    yield out(due, head if head.startswith(("WARN ", "ERROR ")) else "INFO " + head)
-                    yield from stack
-                    emitted += 1 + len(stack)
-                b = block - rng.randrange(1, 900_000)
-                yield out(ms, _RECONCILE[k % 2].format(blk=b, gs=b - 1_073_000_000))
-            emitted += RECONCILE_LINES
+            for lines in day.reconcile_burst(ms, block):
+                yield from lines
+                emitted += len(lines)
+            ms = day.reconciled_ms
             continue
         roll = rng.randrange(47)
         src = f"10.20.31.{rng.randrange(1, 60)}:{rng.randrange(40000, 60000)}"
         if roll < 25:
             block += 1
-            gs = block - 1_073_000_000
-            kind = rng.randrange(100)
-            if kind < 1:
-                size, took = rng.randrange(1 << 20, 8 << 20), rng.randrange(5_000, 40_000)
-            elif kind < 12:  # paced by its writer: a checkpoint stream or a sink sends as it produces
-                size, took = rng.randrange(1000, 4 << 20), rng.randrange(1_000, 4_000)
-            elif kind < 36:
-                size = rng.randrange(64 << 20, 128 << 20)
-                took = max(1_000, size * 1000 // (rng.randrange(60, 121) << 20))
-            else:
-                size, took = rng.randrange(1000, 16 << 20), rng.randrange(2, 80)
-            f = {"blk": block, "gs": gs, "src": src, "dest": dest, "host": host, "cli": rng.randrange(10**9),
-                 "bytes": size, "op": "WRITE", "ns": took * 1_000_000 + rng.randrange(10**6)}
-            line = out(ms, "INFO " + _RECEIVING.format(**f))
-            end = ms + took
-            heapq.heappush(pending, (end, block, _TRACE.format(**f)))
-            heapq.heappush(pending, (end + 1, block, _RESPONDER.format(**f)))
-            if rng.randrange(1000) < DELETED_PER_MILLE:
-                heapq.heappush(pending, (end + rng.randrange(2_000, 30_000), block,
-                                         _DELETION.format(blk=block, gs=gs, bytes=size, v=rng.randrange(1, 9))))
-            if ms <= storm_until and rng.randrange(30) == 0:
-                heapq.heappush(pending, (end, block, _XCEIVER_ERROR.format(src=src, dest=dest)))
-            if ms <= storm_until:
-                for n in range(rng.randrange(1, 4)):
-                    warn = _SLOW[rng.randrange(len(_SLOW))].format(ms=rng.randrange(301, 4000), v=1 + n, blk=block,
-                                                                   gs=gs, seq=rng.randrange(1, 900))
-                    heapq.heappush(pending, (ms + rng.randrange(1, max(2, took)), block, warn))
-                if rng.randrange(8) == 0:
-                    which, took = rng.randrange(2), rng.randrange(301, 3000)
-                    last, suppressed, longest = locks[which]
-                    if ms - last >= LOCK_LOG_GAP_MS:
-                        warning = _LOCKS[which].format(ms=took, suppressed=suppressed, longest=longest)
-                        heapq.heappush(pending, (ms + 1, block, warning))
-                        locks[which] = (ms, 0, 0)
-                    else:
-                        locks[which] = (last, suppressed + 1, max(longest, took))
+            line = day.write(ms, block, src)
         elif roll < 45:
-            f = {"blk": block - rng.randrange(1, 5000), "gs": 1, "src": dest, "dest": src, "host": host,
+            f = {"blk": block - rng.randrange(1, 5000), "gs": 1, "src": day.dest, "dest": src, "host": host,
                  "cli": rng.randrange(10**9), "bytes": rng.randrange(1000, 10**8), "op": "READ",
                  "ns": rng.randrange(10**5, 10**8)}
-            line = out(ms, "INFO " + _TRACE.format(**f))
+            line = _line(ms, "INFO " + _TRACE.format(**f))
         elif roll < 46:
-            line = out(ms, "INFO " + _OTHER[rng.randrange(len(_OTHER))])
+            line = _line(ms, "INFO " + _OTHER[rng.randrange(len(_OTHER))])
         else:
             continue
         yield line
         emitted += 1
+
+
+def _line(at: int, text: str) -> str:
+    return f"{_stamp(at)} {text}"
+
+
+class _BadDay:
+    """One DataNode's bad day as the generator draws it: the records its writes' threads log later (ends, warnings,
+    deletions, in time order), the storms and the lock warnings' suppression; every draw from one ``rng``, in the
+    order the corpus has always been drawn (a changed order is a different corpus)."""
+
+    def __init__(self, rng: random.Random, host: int) -> None:
+        self.rng, self.host, self.dest = rng, host, f"10.20.30.{40 + host}:9866"
+        self.pending: list[tuple[int, int, str]] = []
+        self.storm_until = -1
+        self.locks = [(-LOCK_LOG_GAP_MS, 0, 0)] * 2
+        """Per warning kind (held, wait): when one was last logged, how many were suppressed since, the longest."""
+        self.reconciled_ms = 0
+
+    def step_back(self, by_ms: int) -> None:
+        self.pending = [(due - by_ms, b, text) for due, b, text in self.pending]
+        heapq.heapify(self.pending)
+
+    def due(self, ms: int) -> Iterator[list[str]]:
+        """The lines of each pending record due by ``ms``, oldest first (popped only as they are asked for)."""
+        pending = self.pending
+        while pending and pending[0][0] <= ms:
+            due, _, text = heapq.heappop(pending)
+            head, *stack = text.split("\n")
+            yield [_line(due, head if head.startswith(("WARN ", "ERROR ")) else "INFO " + head), *stack]
+
+    def reconcile_burst(self, ms: int, block: int) -> Iterator[list[str]]:
+        """A DirectoryScanner's reconcile burst from ``ms`` on, the writes' threads logging on meanwhile; where its
+        clock ends is ``reconciled_ms``."""
+        rng = self.rng
+        for k in range(RECONCILE_LINES):
+            ms += rng.randrange(1, 6)
+            yield from self.due(ms)
+            b = block - rng.randrange(1, 900_000)
+            yield [_line(ms, _RECONCILE[k % 2].format(blk=b, gs=b - 1_073_000_000))]
+        self.reconciled_ms = ms
+
+    def write(self, ms: int, block: int, src: str) -> str:
+        """A write of ``block`` starting at ``ms``: its ``Receiving`` line now, its end and what goes with it later."""
+        rng, gs = self.rng, block - 1_073_000_000
+        size, took = self._size_and_time()
+        f = {"blk": block, "gs": gs, "src": src, "dest": self.dest, "host": self.host, "cli": rng.randrange(10**9),
+             "bytes": size, "op": "WRITE", "ns": took * 1_000_000 + rng.randrange(10**6)}
+        end = ms + took
+        heapq.heappush(self.pending, (end, block, _TRACE.format(**f)))
+        heapq.heappush(self.pending, (end + 1, block, _RESPONDER.format(**f)))
+        if rng.randrange(1000) < DELETED_PER_MILLE:
+            heapq.heappush(self.pending, (end + rng.randrange(2_000, 30_000), block,
+                                          _DELETION.format(blk=block, gs=gs, bytes=size, v=rng.randrange(1, 9))))
+        if ms <= self.storm_until:
+            self._storm(ms, block, gs, src, took)
+        return _line(ms, "INFO " + _RECEIVING.format(**f))
+
+    def _size_and_time(self) -> tuple[int, int]:
+        rng = self.rng
+        kind = rng.randrange(100)
+        if kind < 1:
+            return rng.randrange(1 << 20, 8 << 20), rng.randrange(5_000, 40_000)
+        if kind < 12:  # paced by its writer: a checkpoint stream or a sink sends as it produces
+            return rng.randrange(1000, 4 << 20), rng.randrange(1_000, 4_000)
+        if kind < 36:
+            size = rng.randrange(64 << 20, 128 << 20)
+            return size, max(1_000, size * 1000 // (rng.randrange(60, 121) << 20))
+        return rng.randrange(1000, 16 << 20), rng.randrange(2, 80)
+
+    def _storm(self, ms: int, block: int, gs: int, src: str, took: int) -> None:
+        """During a storm: now and then an xceiver's error, slow-IO warnings, a lock warning unless suppressed."""
+        rng = self.rng
+        if rng.randrange(30) == 0:
+            heapq.heappush(self.pending, (ms + took, block, _XCEIVER_ERROR.format(src=src, dest=self.dest)))
+        for n in range(rng.randrange(1, 4)):
+            warn = _SLOW[rng.randrange(len(_SLOW))].format(ms=rng.randrange(301, 4000), v=1 + n, blk=block, gs=gs,
+                                                           seq=rng.randrange(1, 900))
+            heapq.heappush(self.pending, (ms + rng.randrange(1, max(2, took)), block, warn))
+        if rng.randrange(8) == 0:
+            which, held = rng.randrange(2), rng.randrange(301, 3000)
+            last, suppressed, longest = self.locks[which]
+            if ms - last >= LOCK_LOG_GAP_MS:
+                warning = _LOCKS[which].format(ms=held, suppressed=suppressed, longest=longest)
+                heapq.heappush(self.pending, (ms + 1, block, warning))
+                self.locks[which] = (ms, 0, 0)
+            else:
+                self.locks[which] = (last, suppressed + 1, max(longest, held))
 
 
 def write_incident_corpus(path: str, size_mb: int, *, host: int = 1, step_back: bool = True) -> tuple[int, int]:
