@@ -588,7 +588,7 @@ def test_the_alerting_rules_and_the_dashboard_read_only_metrics_the_services_exp
     forwarder's (counters with ``_total``, histograms with ``_bucket``)."""
     from correlator.notify.feed_health import FeedHealth
     from correlator.stream.metrics import WorkerMetrics
-    from correlator.notify.slackbot import Stats
+    from correlator.notify.sink import Stats
 
     class Sink:
         stats = Stats()

@@ -11,7 +11,7 @@ import pytest
 from correlator.adapters.alertmanager import ALERTNAME, ANNOTATION_CHARS, AlertmanagerClient, alert_of, labels_of
 from correlator.adapters.report_html import page_key
 from correlator.notify.alert_forwarder import AlertForwarder
-from correlator.notify.slackbot import Outcome
+from correlator.notify.sink import Outcome
 from tests.support.services import ROOT
 
 VERDICT = json.loads(next(line for line in (ROOT / "tests/data/verdicts/recurring.jsonl").read_text().splitlines()

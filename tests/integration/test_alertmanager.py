@@ -29,7 +29,7 @@ from correlator.adapters.redis_incidents import RedisIncidentStore
 from correlator.core.alert_policy import AlertPolicy
 from correlator.notify.alert_forwarder import AlertForwarder
 from correlator.notify.pager import Lane, Pager, PagerConfig, Sinks
-from correlator.notify.slackbot import Outcome
+from correlator.notify.sink import Outcome
 from tests.support.services import ROOT, free_port
 from tests.support.worker import CLI
 

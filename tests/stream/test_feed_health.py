@@ -25,7 +25,7 @@ from correlator.config import Settings
 from correlator.demo import free_port
 from correlator.notify.feed_health import FeedHealth, HealthServer
 from correlator.notify.slack_feed import run_kafka
-from correlator.notify.slackbot import Outcome, Stats
+from correlator.notify.sink import Outcome, Stats
 
 
 @dataclass

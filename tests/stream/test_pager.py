@@ -22,7 +22,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from correlator.adapters.pagers import OpsgenieTarget, PagerDutyTarget, WebhookTarget
 from correlator.adapters.redis_incidents import RedisIncidentStore
 from correlator.notify.pager import Lane, Pager, PagerConfig
-from correlator.notify.slackbot import Outcome
+from correlator.notify.sink import Outcome
 from tests.support.fake_oncall import GENIE_KEY, ROUTING_KEY, WEBHOOK_SECRET, FakeOnCall
 from tests.support.services import ROOT
 from tests.support.worker import CLI

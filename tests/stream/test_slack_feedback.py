@@ -22,7 +22,8 @@ from correlator.adapters.slack import RetryPolicy, SlackPoster, SlackSocket
 from correlator.cli import cli
 from correlator.core.events import iso_ms
 from correlator.notify.slack_feedback import FeedbackConfig, FeedbackListener, FeedbackTopic, Handled
-from correlator.notify.slackbot import BotConfig, Outcome, SlackBot
+from correlator.notify.sink import Outcome
+from correlator.notify.slackbot import BotConfig, SlackBot
 from tests.support.fake_slack import FakeSlack, Posted
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,8 @@ from correlator.adapters.redis_incidents import RedisIncidentStore
 from correlator.adapters.slack import RetryPolicy, SlackPoster
 from correlator.adapters.slack_files import FileLedger, TimelineFiles, timeline_filename
 from correlator.notify.slack_feed import run_file
-from correlator.notify.slackbot import BotConfig, Outcome, SlackBot
+from correlator.notify.sink import Outcome
+from correlator.notify.slackbot import BotConfig, SlackBot
 from tests.support.fake_slack import FakeSlack
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,8 @@ from correlator.adapters.redis_incidents import RedisIncidentStore
 from correlator.adapters.slack import RetryPolicy, SlackPoster
 from correlator.core.explain.risk import risk_to_dict
 from correlator.offline.analyze import ordered_events, run_analysis
-from correlator.notify.slackbot import BotConfig, Outcome, SlackBot
+from correlator.notify.sink import Outcome
+from correlator.notify.slackbot import BotConfig, SlackBot
 from tests.support.fake_slack import FakeSlack
 
 pytestmark = pytest.mark.integration

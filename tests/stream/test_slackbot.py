@@ -22,7 +22,8 @@ from correlator.adapters.slack_blocks import escape
 from correlator.cli import cli
 from correlator.config import Settings
 from correlator.notify.slack_feed import run_file, run_kafka
-from correlator.notify.slackbot import BotConfig, Outcome, SlackBot
+from correlator.notify.sink import Outcome
+from correlator.notify.slackbot import BotConfig, SlackBot
 from tests.support.fake_slack import FakeSlack
 from tests.support.services import RedisServer
 

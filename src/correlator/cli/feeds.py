@@ -13,8 +13,8 @@ from correlator.config import Settings
 
 if TYPE_CHECKING:
     from correlator.notify.feed_health import HealthServer
-    from correlator.notify.slack_feed import VerdictSink
-    from correlator.notify.slackbot import Stats
+    from correlator.notify.sink import VerdictSink
+    from correlator.notify.sink import Stats
 
 
 def feed_verdicts(sink: VerdictSink, settings: Settings, verdicts_file: Path | None, *, group: str,

@@ -95,7 +95,7 @@ def _timelines(settings: Settings, poster: Any) -> Any:
     if not settings.slack_timelines:
         return None
     from correlator.adapters.slack_files import FileLedger, TimelineFiles
-    from correlator.notify.slackbot import default_owner
+    from correlator.notify.sink import default_owner
 
     ledger = FileLedger(settings.redis_url.get_secret_value(), settings.slack_namespace)
     return TimelineFiles(ledger, poster, owner=default_owner(), zone=settings.tz,

@@ -14,7 +14,7 @@ from typing import Any
 from correlator.adapters.alertmanager import ALERTNAME, AlertmanagerClient, AlertmanagerUnavailable, alert_of
 from correlator.core.alert_policy import AlertPolicy
 from correlator.core.incidents import VerdictShapeError
-from correlator.notify.slackbot import Outcome, Stats
+from correlator.notify.sink import Outcome, Stats
 
 log = logging.getLogger("correlator.alerts")
 

@@ -23,7 +23,7 @@ from correlator.adapters.pagers import Page, Target
 from correlator.adapters.redis_incidents import BeginStatus, RedisIncidentStore, StoreUnavailable, Thread
 from correlator.core.alert_policy import AlertPolicy
 from correlator.core.incidents import Action, VerdictShapeError, observe, occurrence, resolve
-from correlator.notify.slackbot import Outcome, Stats, default_owner, wall_ms
+from correlator.notify.sink import Outcome, Stats, VerdictSink, default_owner, wall_ms
 
 log = logging.getLogger("correlator.pager")
 RETRYABLE = (ServiceUnavailable, StoreUnavailable)
@@ -163,7 +163,7 @@ class Sinks:
     """Several verdict sinks fed from one consumer: a verdict is done when each of them has it, or when the alert
     policy keeps it from all of them (said in the log and counted)."""
 
-    parts: Sequence[Any]
+    parts: Sequence[VerdictSink]
     stats: Stats = field(default_factory=Stats)
     policy: AlertPolicy = AlertPolicy()
     clock_ms: Callable[[], int] = wall_ms
@@ -178,8 +178,9 @@ class Sinks:
             log.info("verdict %s not sent: %s", str(verdict.get("verdict_id"))[:40], why)
             self.stats.count(Outcome.SUPPRESSED)
             return Outcome.SUPPRESSED
-        outcomes = [part.deliver(verdict, stop) for part in self.parts]
-        if any(o is None for o in outcomes):
+        delivered = [part.deliver(verdict, stop) for part in self.parts]
+        outcomes = [o for o in delivered if o is not None]
+        if len(outcomes) < len(delivered):
             return None
         outcome = Outcome.POSTED if Outcome.POSTED in outcomes else outcomes[0]
         self.stats.count(outcome)

@@ -13,32 +13,13 @@ from typing import Any, Protocol
 
 from correlator.adapters.redis_incidents import StoreUnavailable
 from correlator.adapters.slack import SlackUnavailable
-from correlator.notify.slackbot import Outcome, Stats
+from correlator.notify.sink import Outcome, Stats, VerdictSink
 
 log = logging.getLogger("correlator.slackbot")
 
 
-class SinkConfig(Protocol):
-    @property
-    def sweep_every_s(self) -> float: ...
-
-
 class Heartbeat(Protocol):
     def polled(self, assigned: int, caught_up: bool) -> None: ...
-
-
-class VerdictSink(Protocol):
-    """What the feed hands verdicts to: the Slack bot, the Alertmanager forwarder."""
-
-    @property
-    def stats(self) -> Stats: ...
-
-    @property
-    def config(self) -> SinkConfig: ...
-
-    def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None: ...
-
-    def sweep(self) -> int: ...
 
 
 def decode_verdict(raw: bytes | str | None) -> dict[str, Any] | None:

@@ -9,14 +9,10 @@ consumes nothing further and retries with backoff; verdicts stay in the topic.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from enum import Enum
 from typing import Any
 
 from correlator.adapters.redis_incidents import BeginStatus, Begun, RedisIncidentStore, StoreUnavailable, Thread
@@ -37,18 +33,10 @@ from correlator.core.incidents import (
     resolve,
 )
 from correlator.notify.risk_notes import RiskNotes
+from correlator.notify.sink import Outcome, Stats, default_owner, wall_ms
 
 log = logging.getLogger("correlator.slackbot")
 SCHEMA = "correlator.verdict/v1"
-
-
-class Outcome(Enum):
-    POSTED = "posted"
-    DUPLICATE = "duplicate"
-    SKIPPED = "skipped"
-    """Not a verdict this bot can group (bad JSON, no id, no cause): logged and passed over."""
-    SUPPRESSED = "suppressed"
-    """A verdict the alert policy does not send (its code does not alert, its failure is too old)."""
 
 
 class IncidentBusy(RuntimeError):
@@ -73,35 +61,6 @@ class BotConfig:
     feedback_buttons: bool = False
     """Feedback buttons on each verdict's message: only when a Socket Mode listener takes their clicks (a button
     nobody answers shows the clicker an error)."""
-
-
-@dataclass(slots=True)
-class Stats:
-    posted: int = 0
-    duplicates: int = 0
-    skipped: int = 0
-    suppressed: int = 0
-    retries: int = 0
-    timelines: int = 0
-    """Timeline PNGs attached to threads by this bot."""
-
-    def count(self, outcome: Outcome) -> None:
-        if outcome is Outcome.POSTED:
-            self.posted += 1
-        elif outcome is Outcome.DUPLICATE:
-            self.duplicates += 1
-        elif outcome is Outcome.SUPPRESSED:
-            self.suppressed += 1
-        else:
-            self.skipped += 1
-
-
-def default_owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class SlackBot:
