@@ -77,13 +77,12 @@ class Bursts:
     def __init__(self, max_span_ms: int = MAX_SPAN_MS) -> None:
         self.max_span_ms = max_span_ms
         self._open: dict[tuple[str, str, str, str], _Burst] = {}
-        self.source = ""
-        """The ingest source whose events :meth:`take` gets next (set by the ingest, as the clock's)."""
         self._of_source: dict[str, dict[str, tuple[str, str, str, str]]] = {}
         """Per ingest source, per kind: the key of the burst its lines last joined."""
 
-    def take(self, events: list[Event], now_ms: int | None) -> list[Event]:
-        """The events to emit now: every event of other kinds, and the bursts that ended before them."""
+    def take(self, events: list[Event], now_ms: int | None, source: str = "") -> list[Event]:
+        """The events to emit now: every event of other kinds, and the bursts that ended before them. ``source``:
+        the ingest source whose lines made them (its bytes may extend the bursts they join, see :meth:`extend`)."""
         if not self._open and not any(e.__class__ in GAPS for e in events):
             return events
         out: list[Event] = []
@@ -104,12 +103,12 @@ class Bursts:
                 held.touched_ms = now_ms
                 if _longer(e, held.longest):
                     held.longest = e
-                self._of_source.setdefault(self.source, {})[key[3]] = key
+                self._of_source.setdefault(source, {})[key[3]] = key
                 continue
             if held is not None:
                 out.append(held.event())
             self._open[key] = _Burst(e, e, e.ts_ms, start, 1, now_ms)
-            self._of_source.setdefault(self.source, {})[key[3]] = key
+            self._of_source.setdefault(source, {})[key[3]] = key
         return out
 
     def extend(self, source: str, kind: str, ts_ms: int, duration_ms: int, out: list[Event]) -> bool:

@@ -341,8 +341,7 @@ class Ingest:
             found: list[Event] = []
             self._progress.role_known(closed.origin, state, closed.ref, found)
             self._collect(found, out, closed.lines[0])
-        self.bursts.source = key
-        self._collect(events, out, closed.lines[0])
+        self._collect(events, out, closed.lines[0], key)
         if state.last_ts_ms is not None and not closed.handed_back and self.writes.clock_ms(key) is not None:
             self.observe_clock(key, state.last_ts_ms, out, materialise)
 
@@ -363,7 +362,9 @@ class Ingest:
         self._progress.line(line, origin, state, ref, found)
         self._collect(found, out, line)
 
-    def _collect(self, events: list[Event], out: list[Output], text: str) -> None:
+    def _collect(self, events: list[Event], out: list[Output], text: str, source: str = "") -> None:
+        """``events`` less those out of range (each a dead letter), through the held bursts; ``source``: the one whose
+        record made them, where they may start or join a burst (progress and flush events never do)."""
         kept = []
         for event in events:
             why = out_of_range(event)
@@ -371,7 +372,7 @@ class Ingest:
                 out.append(self._error("out_of_range", f"{event.type}: {why}", event.ref, text))
                 continue
             kept.append(event)
-        self.emit(self.bursts.take(kept, None), out)
+        self.emit(self.bursts.take(kept, None, source), out)
 
     def emit(self, events: list[Event], out: list[Output]) -> None:
         for event in events:
