@@ -117,13 +117,14 @@ class Stack:
         return f"127.0.0.1:{self.kafka_port}"
 
     def topics(self) -> dict[str, str]:
-        return {n: f"{n}.{self.suffix}" for n in ("logs.flink", "logs.hdfs", "correlator.events",
+        return {n: f"{n}.{self.suffix}" for n in ("logs.flink", "logs.hdfs", "logs.s3", "correlator.events",
                                                  "correlator.verdicts", "correlator.risks", "correlator.deadletter")}
 
     def env(self) -> dict[str, str]:
         t = self.topics()
         return {**os.environ, "CORRELATOR_BOOTSTRAP_SERVERS": self.broker,
                 "CORRELATOR_TOPIC_LOGS_FLINK": t["logs.flink"], "CORRELATOR_TOPIC_LOGS_HDFS": t["logs.hdfs"],
+                "CORRELATOR_TOPIC_LOGS_S3": t["logs.s3"],
                 "CORRELATOR_TOPIC_EVENTS": t["correlator.events"], "CORRELATOR_TOPIC_VERDICTS": t["correlator.verdicts"],
                 "CORRELATOR_TOPIC_RISKS": t["correlator.risks"],
                 "CORRELATOR_TOPIC_DEADLETTER": t["correlator.deadletter"],

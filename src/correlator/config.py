@@ -98,6 +98,8 @@ class Settings(BaseModel):
                                     "installed with correlator")
     topic_logs_flink: str = Field("logs.flink", description="input topic of Flink log lines")
     topic_logs_hdfs: str = Field("logs.hdfs", description="input topic of Hadoop log lines")
+    topic_logs_s3: str = Field("logs.s3", description="input topic of object-store access log lines (S3 server access "
+                               "logs)")
     topic_events: str = Field("correlator.events", description="topic of parsed events, keyed by cluster")
     topic_verdicts: str = Field("correlator.verdicts", description="topic of verdicts, keyed by cluster + job")
     topic_risks: str = Field("correlator.risks", description="topic of early warnings (risk records), keyed by cluster + job")
@@ -228,6 +230,11 @@ class Settings(BaseModel):
             except PatternError as exc:
                 raise ValueError(str(exc)) from None
         return value or None
+
+    @property
+    def raw_topics(self) -> tuple[str, ...]:
+        """Every topic of shipped log lines the worker reads: Flink's, Hadoop's, the object store's."""
+        return (self.topic_logs_flink, self.topic_logs_hdfs, self.topic_logs_s3)
 
     def engine_config(self) -> EngineConfig:
         from correlator.core.correlate.engine import EngineConfig

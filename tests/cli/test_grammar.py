@@ -165,7 +165,7 @@ def test_a_bad_duration_is_a_usage_error() -> None:
 
 def test_replay_offers_only_the_topics_it_writes() -> None:
     topics = {f for f in flags(command("replay")) if f.startswith("--topic")}
-    assert topics == {"--topic-logs-flink", "--topic-logs-hdfs"}
+    assert topics == {"--topic-logs-flink", "--topic-logs-hdfs", "--topic-logs-s3"}
 
 
 def test_simulate_names_each_scenario_with_a_line() -> None:

@@ -39,6 +39,7 @@ class Stack:
             "CORRELATOR_BOOTSTRAP_SERVERS": self.bootstrap,
             "CORRELATOR_TOPIC_LOGS_FLINK": f"logs.flink.{self.suffix}",
             "CORRELATOR_TOPIC_LOGS_HDFS": f"logs.hdfs.{self.suffix}",
+            "CORRELATOR_TOPIC_LOGS_S3": f"logs.s3.{self.suffix}",
             "CORRELATOR_TOPIC_EVENTS": f"correlator.events.{self.suffix}",
             "CORRELATOR_TOPIC_VERDICTS": f"correlator.verdicts.{self.suffix}",
             "CORRELATOR_TOPIC_RISKS": f"correlator.risks.{self.suffix}",

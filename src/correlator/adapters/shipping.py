@@ -50,6 +50,9 @@ class ShippingFailed(RuntimeError):
 
 
 def topic_for(log: LogFile, settings: Settings) -> str:
+    """The raw topic of a file's side (``input_side``)."""
+    if log.side == "objectstore":
+        return settings.topic_logs_s3
     return settings.topic_logs_flink if log.side == "flink" else settings.topic_logs_hdfs
 
 

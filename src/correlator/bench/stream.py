@@ -55,6 +55,7 @@ def contender_settings(base: Settings, contender: str, suffix: str, raw_suffix: 
         update={
             "topic_logs_flink": f"bench.logs.flink.{raw_suffix}",
             "topic_logs_hdfs": f"bench.logs.hdfs.{raw_suffix}",
+            "topic_logs_s3": f"bench.logs.s3.{raw_suffix}",
             "topic_events": f"bench.events.{contender}.{suffix}",
             "topic_verdicts": f"bench.verdicts.{contender}.{suffix}",
             "topic_deadletter": f"bench.deadletter.{contender}.{suffix}",
@@ -89,7 +90,7 @@ def _bare_loop(settings: Settings, expected: int, tuned: bool) -> tuple[float, f
     consumer = Consumer(settings.kafka_client(**{"group.id": f"bench-bare-{uuid.uuid4().hex[:8]}",
                                                  "auto.offset.reset": "earliest", "enable.auto.commit": False,
                                                  **extra}))
-    consumer.subscribe([settings.topic_logs_flink, settings.topic_logs_hdfs])
+    consumer.subscribe(list(settings.raw_topics))
     seen, size, first, cpu0 = 0, 0, 0.0, 0.0
     deadline = time.monotonic() + 300
     while seen < expected and time.monotonic() < deadline:

@@ -28,7 +28,7 @@ KAFKA = (
     "ssl_certfile",
     "ssl_keyfile",
 )
-TOPICS = ("topic_logs_flink", "topic_logs_hdfs", "topic_events", "topic_verdicts", "topic_risks", "topic_deadletter")
+TOPICS = ("topic_logs_flink", "topic_logs_hdfs", "topic_logs_s3", "topic_events", "topic_verdicts", "topic_risks", "topic_deadletter")
 INTERPRETATION = ("tz", "cluster", "layout")
 EVENT_TIME = ("lookahead_ms", "out_of_orderness_ms", "idle_timeout_ms", "clock_skew_ms", "multiline_idle_ms")
 

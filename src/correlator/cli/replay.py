@@ -20,7 +20,8 @@ from correlator.config import Settings
 )
 @click.option("--cluster-from-dir", is_flag=True,
               help="Each folder directly under a given directory holds one cluster's logs, named after the folder.")
-@settings_options(*KAFKA, "topic_logs_flink", "topic_logs_hdfs", *INTERPRETATION)  # the topics it writes, no more
+@settings_options(*KAFKA, "topic_logs_flink", "topic_logs_hdfs", "topic_logs_s3",
+                  *INTERPRETATION)  # the topics it writes, no more
 def replay(paths: tuple[str, ...], speed: float, cluster_from_dir: bool, settings: Settings) -> None:
     """Produce log files into the Flink and HDFS topics, each file's lines in order on one partition.
 

@@ -24,8 +24,8 @@ def worker(settings: Settings) -> None:
     from correlator.cli.preflight import require_free_port, require_topics
 
     require_free_port(settings.web_host, settings.web_port)
-    require_topics(settings, (settings.topic_logs_flink, settings.topic_logs_hdfs, settings.topic_events,
-                              settings.topic_verdicts, settings.topic_risks, settings.topic_deadletter))
+    require_topics(settings, (*settings.raw_topics, settings.topic_events, settings.topic_verdicts,
+                              settings.topic_risks, settings.topic_deadletter))
     # Faust creates only the last level of its data directory: the default, .run/worker, in any working directory
     settings.data_dir.mkdir(parents=True, exist_ok=True)
 

@@ -106,7 +106,7 @@ def create_app(
 ) -> faust.App:
     engine_config = engine_config or settings.engine_config()
     options, metrics, health = options or WorkerOptions(), metrics or WorkerMetrics(), health or Health()
-    raw_names = (settings.topic_logs_flink, settings.topic_logs_hdfs)
+    raw_names = settings.raw_topics
     counts = partition_counts(settings, (*raw_names, settings.topic_events))
     ingest_config = settings.ingest_config()
     app = worker_app(settings)

@@ -152,7 +152,7 @@ class _Loop:
     def run(self) -> None:
         owner, settings = self.owner, self.settings
         try:
-            self.consumer.subscribe([settings.topic_logs_flink, settings.topic_logs_hdfs],
+            self.consumer.subscribe(list(settings.raw_topics),
                                     on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._revoked)
             owner.running = True
             while not owner._stop.is_set() and owner.health.failed is None and owner.failed is None:

@@ -72,7 +72,7 @@ def bytes_topic(app: faust.App, *names: str) -> faust.TopicT:
 
 
 def raw_logs_topic(app: faust.App, settings: Settings) -> faust.TopicT:
-    return bytes_topic(app, settings.topic_logs_flink, settings.topic_logs_hdfs)
+    return bytes_topic(app, *settings.raw_topics)
 
 
 def read_committed() -> None:

@@ -245,7 +245,8 @@ def sniff_family(head: str) -> str | None:
 
 
 def input_side(family: str, role: str | None, head: str = "") -> str:
-    """Which raw topic a log file belongs on: ``flink`` (Flink processes, their GC logs too) or ``hdfs``.
+    """Which raw topic a log file belongs on: ``flink`` (Flink processes, their GC logs too), ``objectstore`` (an
+    object store's request log) or ``hdfs``.
 
     ``head`` (the first kilobytes) decides for envelope files, whose family says nothing about the process.
     """
@@ -253,5 +254,7 @@ def input_side(family: str, role: str | None, head: str = "") -> str:
         return "flink"
     if family == "envelope" and head.count("org.apache.flink") > head.count("org.apache.hadoop"):
         return "flink"
+    if family == "objectstore":
+        return "objectstore"
     return "hdfs"
 
