@@ -81,6 +81,45 @@ def test_the_same_replicas_after_the_fix_cost_a_write_nothing() -> None:
     assert truth["failed_checkpoints"] == [] and analyze([str(run)]) == []
 
 
+SUBTASK_PAIR = "3.4.1-2.3.0"
+"""The pair whose Flink logs each checkpoint's span with a child per task and subtask (2.3.0,
+``CHILDREN_SPANS_PER_SUBTASK``)."""
+STORAGE_PHASE = "the time went in its asynchronous part (the upload of its state to the checkpoint storage)"
+BEFORE_UPLOAD = "its upload never began: the time went in its start delay (barriers stuck behind buffered records)"
+
+
+def test_the_subtask_pair_ran_the_hdfs_faults_that_matter_with_per_subtask_spans() -> None:
+    runs = {p.name: p for p in RUNS if p.parent.name == SUBTASK_PAIR}
+    assert {"control", "slow-disk", "lock-held", "datanode-pause", "backpressure"} <= set(runs), sorted(runs)
+    for name, run in runs.items():
+        truth = json.loads((run / "truth.json").read_text())
+        assert truth["span_detail_level"] == "CHILDREN_SPANS_PER_SUBTASK", name
+        jm = next(run.glob("flink-*-standalonesession-*.log"))
+        assert "name=Checkpoint_Subtask" in jm.read_text(), name
+
+
+def test_each_verdict_names_the_subtask_its_taskmanager_and_the_phase(
+        run: tuple[dict[str, Any], list[dict[str, Any]], Path]) -> None:
+    """Where the spans have children, every verdict says which subtask held the checkpoint, on which TaskManager
+    (its log's host), and where its time went: the upload for a storage stall, before it for backpressure. With two
+    TaskManagers and every state file on one DataNode, it is the one whose file the slow DataNode took."""
+    truth, verdicts, _ = run
+    if truth.get("span_detail_level") is None:
+        return
+    found = _by_checkpoint(verdicts)
+    wrong = []
+    for want in truth["expected"]:
+        text = found[(want["job_id"], int(want["checkpoint_id"]))]["root_cause"]["explanation"]
+        phase = BEFORE_UPLOAD if want["code"] == "FLINK_BACKPRESSURE" else STORAGE_PHASE
+        writers = truth.get("slow_writers", {}).get(str(want["checkpoint_id"]))
+        hosts = writers if writers is not None else ["lab-tm"]
+        named = [h for h in ("lab-tm", "lab-tm2") if f"({h})" in text and " on TaskManager" in text]
+        if "Flink's per-subtask spans show" not in text or phase not in text or not set(named) <= set(hosts) \
+                or not named:
+            wrong.append(f"checkpoint {want['checkpoint_id']}: want {hosts}, {phase!r}: {text}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_every_failed_checkpoint_gets_a_verdict(run: tuple[dict[str, Any], list[dict[str, Any]], Path]) -> None:
     truth, verdicts, _ = run
     found = _by_checkpoint(verdicts)
