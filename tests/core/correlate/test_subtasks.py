@@ -7,8 +7,14 @@ did. Whatever the verdict's cause, its explanation then ends with the subtask's 
 
 from __future__ import annotations
 
+from correlator.core.correlate.cases import CaseSummary
+from correlator.core.correlate.context import Context
 from correlator.core.correlate.facts import Facts, Placement
+from correlator.core.correlate.ranking import Window
+from correlator.core.correlate.subtasks import held_by, holder_sentence
+from correlator.core.correlate.watermarks import SourceClock
 from correlator.core.events import CheckpointChildSpan, Event, HdfsClientSlow, TaskDeployed, TaskManagerStarted
+from correlator.core.explain.causes import Code
 from tests.core.correlate.factory import JOB, T0, ev
 from tests.core.correlate.test_anatomy import checkpoints, namenode_heartbeats, run, traffic
 
@@ -153,3 +159,38 @@ def test_placements_survive_a_snapshot() -> None:
     assert again.placements("default", T0) == facts.placements("default", T0)
     assert again.placements("default", T0)[(WRITER, 1)] == Placement("Writer", 2, "10.0.0.2:40002-bbbbbb", "tm-b")
 
+
+
+def _context(events: list[Event]) -> Context:
+    """A decision's context over the failing checkpoint: its child spans and placements, the NameNode's log
+    covering it."""
+    facts = Facts()
+    for e in events:
+        facts.learn(e)
+    summary = CaseSummary("expired", T0 + 10_000, T0, None, 10_000, None, None, ("tm-a",), (), ())
+    return Context("default", JOB, FAILING, summary, tuple(e for e in events if isinstance(e, CheckpointChildSpan)),
+                   {}, {("nn01", "namenode"): SourceClock(T0 - 60_000, T0 + 60_000)}, {}, T0 + 20_000, 2_000,
+                   placements=facts.placements("default", T0))
+
+
+def test_no_block_under_a_storage_cause_is_the_storages_doing() -> None:
+    """A NameNode that stalled allocates nothing: under a storage verdict that is the upload waiting on storage (the
+    async part), not a task that never got to its upload."""
+    ctx = _context(placements() + failed_spans())
+    window = Window(T0, T0 + 10_000, 10_000)
+    held = held_by(ctx, window, Code.NAMENODE_SLOW)
+    assert held is not None and (held.upload, held.phase, held.subtasks) == ("storage_held", "async", (1,))
+    assert "while the storage cause above held it: the time went in its asynchronous part" in holder_sentence(held)
+    alone = held_by(ctx, window, Code.FLINK_BACKPRESSURE)
+    assert alone is not None and (alone.upload, alone.phase) == ("never_began", None)
+
+
+def test_when_no_subtask_acknowledged_every_task_and_its_taskmanager_is_named() -> None:
+    spans = [child(FAILING, WRITER, None, T0, None), child(FAILING, SOURCE, None, T0, None)]
+    ctx = _context(placements() + spans)
+    held = held_by(ctx, Window(T0, T0 + 10_000, 10_000), Code.NAMENODE_SLOW)
+    assert held is not None and held.everyone
+    assert holder_sentence(held).startswith(
+        "Flink's per-subtask spans show no subtask of 'Writer' and 'Source: generator' on TaskManagers "
+        "10.0.0.1:40001-aaaaaa (tm-a) and 10.0.0.2:40002-bbbbbb (tm-b) acknowledged the checkpoint; no block of the "
+        "checkpoint was allocated while the storage cause above held it: the time went in their asynchronous part")

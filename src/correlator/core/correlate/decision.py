@@ -207,7 +207,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
             wanted_store = bucket if bucket != "*" else "the checkpoint bucket"
     missing = point_at_silent(missing, write.pipe, write.client, ctx.evidence, write.addresses, window, ctx.skew_ms)
     outcome, confidence, hosts, waited = _judge(ctx, detected, covered, missing, write.pipe)
-    readings = (*detected.readings(scene, outcome), subtask_reading(ctx, window))
+    readings = (*detected.readings(scene, outcome), subtask_reading(ctx, window, outcome.code))
     top = outcome.best.scored[0].interval if outcome.best is not None and outcome.best.scored else None
     dn_version, flink_version = _versions(ctx, hosts, write.pipe)
     holder = getattr(top.source, "holder", None) if top is not None else None

@@ -23,6 +23,7 @@ from correlator.core.correlate.facts import Placement
 from correlator.core.correlate.items import item
 from correlator.core.correlate.ranking import Window
 from correlator.core.events import BlockAllocated, CheckpointChildSpan, HdfsClientSlow
+from correlator.core.explain.causes import Code
 
 Phase = Literal["start_delay", "alignment", "sync", "async"]
 PHASE_WORDS: dict[Phase, str] = {
@@ -31,7 +32,12 @@ PHASE_WORDS: dict[Phase, str] = {
     "sync": "synchronous part (the snapshot in the task thread)",
     "async": "asynchronous part (the upload of its state to the checkpoint storage)",
 }
-Upload = Literal["began", "never_began", "unknown"]
+Upload = Literal["began", "never_began", "storage_held", "unknown"]
+"""What the storage side shows of the checkpoint's upload: a block of it allocated; none while the NameNode's log
+covers it; none while the verdict's storage cause held the storage (the upload waited on it); nothing known."""
+STORAGE_CAUSES = frozenset(c for c in Code if not c.startswith("FLINK_")) - {
+    Code.UNEXPLAINED, Code.INSUFFICIENT_DATA, Code.TASKMANAGER_JVM_PAUSE}
+"""Codes that blame the storage: under one of them no block allocated is the storage's doing, not the task's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +61,8 @@ class Holder:
     """The latest acknowledgement of any other subtask, after the trigger (its earliest child span's start)."""
     earlier: CheckpointChildSpan | None = None
     """Its span in the job's last checkpoint before this one that it acknowledged (one that never did only)."""
+    everyone: bool = False
+    """No subtask of the job acknowledged (every task span without an end): all of them held it."""
     waited: tuple[str, tuple[str, ...]] | None = None
     """A block of the checkpoint its TaskManager's HDFS client waited on, and the DataNodes the NameNode placed it on
     (hosts where their own lines named their address)."""
@@ -73,8 +81,9 @@ def longest_phase(span: CheckpointChildSpan) -> tuple[Phase, int] | None:
     return max(known, key=lambda pm: pm[1]) if known else None
 
 
-def held_by(ctx: Context, window: Window) -> Holder | None:
-    """The subtask that held the case's checkpoint, when its child spans were logged; else None."""
+def held_by(ctx: Context, window: Window, code: Code) -> Holder | None:
+    """The subtask that held the case's checkpoint, when its child spans were logged; else None. ``code``: the
+    verdict's, which says whether a missing upload is the storage's doing."""
     if ctx.job_id is None or ctx.checkpoint_id is None:
         return None
     children = [e for e in ctx.evidence if isinstance(e, CheckpointChildSpan) and e.job_id == ctx.job_id
@@ -83,10 +92,13 @@ def held_by(ctx: Context, window: Window) -> Holder | None:
         return None
     subtasks = [e for e in children if e.level == "subtask"]
     trigger = min(e.start_ms for e in children)
-    for task in (e for e in children if e.level == "task"):
+    tasks = [e for e in children if e.level == "task"]
+    if tasks and not subtasks and all(t.end_ms is None for t in tasks):
+        return _nobody(ctx, window, tasks, code)
+    for task in tasks:
         missing = _missing(ctx, task, subtasks)
         if missing is not None:
-            return _never_acknowledged(ctx, window, task, missing, subtasks, trigger)
+            return _never_acknowledged(ctx, window, task, missing, subtasks, trigger, code)
     acked = [e for e in subtasks if e.end_ms is not None]
     if not acked:
         return None
@@ -115,21 +127,32 @@ def _missing(ctx: Context, task: CheckpointChildSpan, subtasks: list[CheckpointC
 
 
 def _never_acknowledged(ctx: Context, window: Window, task: CheckpointChildSpan, indices: tuple[int, ...],
-                        subtasks: list[CheckpointChildSpan], trigger: int) -> Holder:
+                        subtasks: list[CheckpointChildSpan], trigger: int, code: Code) -> Holder:
     vertex = task.job_vertex_id
     others = [e.end_ms - trigger for e in subtasks if e.end_ms is not None]
-    upload = _upload(ctx, window)
+    upload = _upload(ctx, window, code)
     earlier = _earlier(ctx, vertex, indices[0]) if len(indices) == 1 else None
     placed = _placed(ctx, vertex, indices)
     waited = _client_waited(ctx, window, placed[0].taskmanager_host) if len(placed) == 1 else None
-    return Holder(vertex, indices, placed, False, task, "async" if upload == "began" else None,
-                  None, upload, max(others) if others else None, earlier, waited)
+    return Holder(vertex, indices, placed, False, task, "async" if upload in ("began", "storage_held") else None,
+                  None, upload, max(others) if others else None, earlier=earlier, waited=waited)
+
+
+def _nobody(ctx: Context, window: Window, tasks: list[CheckpointChildSpan], code: Code) -> Holder:
+    """Every task of the checkpoint without an end: no subtask acknowledged, wherever it ran."""
+    placed = tuple(p for t in tasks for (v, _), p in sorted(ctx.placements.items()) if v == t.job_vertex_id)
+    upload = _upload(ctx, window, code)
+    hosts = {p.taskmanager_host for p in placed}
+    waited = _client_waited(ctx, window, next(iter(hosts))) if len(hosts) == 1 else None
+    return Holder(tasks[0].job_vertex_id, (), placed, False, tasks[0],
+                  "async" if upload in ("began", "storage_held") else None, None, upload, None, everyone=True,
+                  waited=waited)
 
 
 def _client_waited(ctx: Context, window: Window, host: str | None) -> tuple[str, tuple[str, ...]] | None:
     """The block of the checkpoint that the TaskManager's own HDFS client waited on longest, and where the NameNode
     placed it: the subtask's write joined with its DataNodes."""
-    if host is None:
+    if host is None or ctx.summary.kind != "expired":
         return None
     placed = {e.block: e.replicas for e in ctx.evidence if isinstance(e, BlockAllocated)
               and path_ids(e.path) == (ctx.job_id, ctx.checkpoint_id)}
@@ -146,17 +169,22 @@ def _placed(ctx: Context, vertex: str, indices: tuple[int, ...]) -> tuple[Placem
     return tuple(p for i in indices if (p := ctx.placements.get((vertex, i))) is not None)
 
 
-def _upload(ctx: Context, window: Window) -> Upload:
+def _upload(ctx: Context, window: Window, code: Code) -> Upload:
     """Whether the checkpoint's upload had begun, as the storage side shows it: a block of it allocated, or none
-    while the NameNode's log covers the checkpoint."""
+    while the NameNode's log covers the checkpoint (under a storage cause: the storage held it). Only a checkpoint
+    that ran out of time has a phase that took it; one declined or aborted is told by its cause."""
     assert ctx.job_id is not None and ctx.checkpoint_id is not None
+    if ctx.summary.kind != "expired":
+        return "unknown"
     for e in ctx.evidence:
         if isinstance(e, BlockAllocated) and e.ts_ms <= window.end_ms + ctx.skew_ms \
                 and path_ids(e.path) == (ctx.job_id, ctx.checkpoint_id):
             return "began"
     covered = any(role == "namenode" and clock.first_ts_ms <= window.start_ms and clock.max_ts_ms >= window.end_ms
                   for (_, role), clock in ctx.sources.items())
-    return "never_began" if covered else "unknown"
+    if not covered:
+        return "unknown"
+    return "storage_held" if code in STORAGE_CAUSES else "never_began"
 
 
 def _earlier(ctx: Context, vertex: str, index: int | None) -> CheckpointChildSpan | None:
@@ -173,17 +201,23 @@ def who(holder: Holder) -> str:
     """The subtask in words: its index of the parallelism, its task, its TaskManager and that TaskManager's log."""
     placed = holder.placements
     task = f"'{placed[0].task}'" if placed else f"job vertex {holder.job_vertex_id}"
-    of = f"/{placed[0].parallelism}" if placed else ""
-    if not holder.subtasks:
-        index = "a subtask"
-    else:
-        index = ("subtask " if len(holder.subtasks) == 1 else "subtasks ") + \
-            " and ".join(f"{i + 1}{of}" for i in holder.subtasks)
+    if holder.everyone:
+        task = and_join(dict.fromkeys(f"'{p.task}'" for p in placed)) if placed else "the job"
+    index = "no subtask" if holder.everyone else _indices(holder)
     tms = list(dict.fromkeys(p.taskmanager_id + (f" ({p.taskmanager_host})" if p.taskmanager_host
                                                   and p.taskmanager_host != p.taskmanager_id else "")
                              for p in placed))
     where = f" on TaskManager{'s' if len(tms) > 1 else ''} {' and '.join(tms)}" if tms else ""
     return f"{index} of {task}{where}"
+
+
+def _indices(holder: Holder) -> str:
+    """``subtask 2/2``, ``subtasks 1/2 and 2/2``, or ``a subtask`` when which is unknown."""
+    if not holder.subtasks:
+        return "a subtask"
+    of = f"/{holder.placements[0].parallelism}" if holder.placements else ""
+    return ("subtask " if len(holder.subtasks) == 1 else "subtasks ") + \
+        " and ".join(f"{i + 1}{of}" for i in holder.subtasks)
 
 
 def duration(ms: int) -> str:
@@ -205,7 +239,8 @@ def holder_sentence(holder: Holder) -> str:
         if holder.phase is not None and holder.phase_ms is not None:
             said += f": its {PHASE_WORDS[holder.phase]} took {duration(holder.phase_ms)} ({phase_list(span)})"
         return said + "."
-    said = f"Flink's per-subtask spans show {who(holder)} never acknowledged the checkpoint{others}"
+    said = f"Flink's per-subtask spans show {who(holder)} " + (
+        "acknowledged the checkpoint" if holder.everyone else f"never acknowledged the checkpoint{others}")
     if holder.waited is not None:
         block, datanodes = holder.waited
         said += (f"; its TaskManager's HDFS client waited on {block} of the checkpoint, which the NameNode placed on "
@@ -213,9 +248,14 @@ def holder_sentence(holder: Holder) -> str:
     elif holder.upload == "began":
         said += ("; a block of the checkpoint was allocated, so its upload had begun: the time went in its "
                  f"{PHASE_WORDS['async']}")
+    elif holder.upload == "storage_held":
+        said += ("; no block of the checkpoint was allocated while the storage cause above held it: the time went in "
+                 f"its {PHASE_WORDS['async']}")
     elif holder.upload == "never_began":
         said += ("; no block of the checkpoint was allocated, so its upload never began: the time went in its "
                  f"{PHASE_WORDS['start_delay']}, alignment or synchronous part")
+    if holder.everyone:
+        said = said.replace(" in its ", " in their ").replace(" of its state", " of their state")
     said += "."
     if holder.earlier is not None:
         said += (f" In checkpoint {holder.earlier.checkpoint_id}, the last it acknowledged, it took "
@@ -229,13 +269,17 @@ def holder_line(holder: Holder) -> str:
     if holder.acknowledged:
         return f"Flink's span of {who(holder)} in checkpoint {span.checkpoint_id}: {phase_list(span)}"
     task = f"'{holder.placements[0].task}'" if holder.placements else f"job vertex {holder.job_vertex_id}"
-    return (f"Flink's span of task {task} in checkpoint {span.checkpoint_id} ({span.status}): no end, "
-            "a subtask never acknowledged")
+    said = f"Flink's span of task {task} in checkpoint {span.checkpoint_id} ({span.status}): "
+    if span.end_ms is None:
+        return said + "no end, none of its subtasks acknowledged"
+    return said + (f"its last acknowledgement {duration(span.end_ms - span.start_ms)} after it began, none from "
+                   f"{_indices(holder)}")
 
 
-def subtask_reading(ctx: Context, window: Window) -> Reading:
-    """What the child spans add to any verdict: the subtask that held the checkpoint, its TaskManager and phase."""
-    holder = held_by(ctx, window)
+def subtask_reading(ctx: Context, window: Window, code: Code) -> Reading:
+    """What the child spans add to any verdict (its ``code``): the subtask that held the checkpoint, its TaskManager
+    and phase."""
+    holder = held_by(ctx, window, code)
     if holder is None:
         return Reading()
     span = holder.span

@@ -90,3 +90,15 @@ def test_a_taskmanager_names_its_own_resource_id() -> None:
     lines = lines_of(SLOW_DISK / "flink-root-taskexecutor-0-lab-tm.log", "Starting TaskManager with ResourceID")
     [started] = [e for e in parsed(lines, "taskmanager") if isinstance(e, TaskManagerStarted)]
     assert (started.resource_id, started.host) == ("127.0.0.1:48563-c7ca34", "lab-tm")
+
+
+def test_a_checkpoint_nothing_acknowledged_has_no_span_of_its_own_but_its_tasks_are_read() -> None:
+    """The NameNode paused: checkpoint 4's span has ``endTsMillis=-1`` (no acknowledgement at all); it gives no
+    checkpoint span (an end is what one says), while both task spans, without an end, are read."""
+    run_dir = LAB / "3.4.1-2.3.0" / "namenode-pause"
+    [line] = lines_of(run_dir / "flink-root-standalonesession-0-lab-jm.log", "Reported span:", "checkpointId=4,",
+                      "name=Checkpoint,")
+    events = parsed([line], "jobmanager")
+    assert not any(isinstance(e, CheckpointSpan) for e in events)
+    children = [e for e in events if isinstance(e, CheckpointChildSpan)]
+    assert [(c.level, c.job_vertex_id, c.end_ms) for c in children] == [("task", WRITER, None), ("task", SOURCE, None)]

@@ -51,13 +51,14 @@ def reported_span(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> No
     attrs = dict(_FIELD.findall(root["attrs"]))
     numbers = _numbers(attrs)
     job, chk = attrs.get("jobId", "").strip(), numbers.get("checkpointId")
-    if not job or chk is None or int(root["start"]) < 0 or int(root["end"]) < 0:
+    if not job or chk is None or int(root["start"]) < 0:
         return
     status = attrs.get("checkpointStatus", "").strip()
     phases = tuple((k, v) for k, v in sorted(numbers.items()) if k not in _KNOWN)[:SPAN_PHASES]
-    emit(CheckpointSpan, job_id=job, checkpoint_id=chk, status=status, start_ms=int(root["start"]),
-         end_ms=int(root["end"]), full_size=numbers.get("fullSize"), checkpointed_size=numbers.get("checkpointedSize"),
-         phases=phases)
+    if int(root["end"]) >= 0:  # no end: nothing acknowledged it, which its children say task by task
+        emit(CheckpointSpan, job_id=job, checkpoint_id=chk, status=status, start_ms=int(root["start"]),
+             end_ms=int(root["end"]), full_size=numbers.get("fullSize"),
+             checkpointed_size=numbers.get("checkpointedSize"), phases=phases)
     for child in spans[1:]:
         level = _LEVELS.get(child["name"])
         child_attrs = dict(_FIELD.findall(child["attrs"]))
