@@ -255,6 +255,31 @@ def test_a_timeout_set_in_code_is_judged_against_the_interval_or_the_jobs_rest_c
     assert last.expiry_earliest_ms <= first_ms <= last.expiry_latest_ms, last.headline
 
 
+def test_the_one_slow_taskmanager_is_named_on_1_20_through_the_rest_statistics() -> None:
+    """Flink 1.20.1 logs no span: the REST answers recorded in the same run (`flink-stats`' reading) give the
+    subtask spans and placements, and the verdict names the subtask, the TaskManager whose file the slow DataNode took
+    (the truth's, read from the logs) and the phase, as on 2.3."""
+    from correlator.adapters.flink_rest import CheckpointPoller, FlinkRest
+    from correlator.offline.analyze import ordered_events, run_engine
+    from tests.support.fake_jobmanager import fake_jobmanager
+
+    run = DATA / "3.3.6-1.20.1" / "slow-disk-one-taskmanager"
+    truth = json.loads((run / "truth.json").read_text())
+    assert not any("Reported span" in f.read_text() for f in run.glob("*.log"))
+    with fake_jobmanager(DATA.parent / "flink-rest" / "1.20.1-slow-disk-one-taskmanager") as url:
+        spans, detail = CheckpointPoller(FlinkRest(url), "default").poll_with_subtasks()
+    events = sorted([*ordered_events([str(run)]), *spans, *detail], key=lambda e: e.ts_ms)
+    found = {(v.job_id, v.checkpoint_id): v for v in run_engine(events)}
+    for want in truth["expected"]:
+        verdict = found[(want["job_id"], int(want["checkpoint_id"]))]
+        text = verdict.root_cause.explanation
+        [writer] = truth["slow_writers"][str(want["checkpoint_id"])]
+        other = "lab-tm" if writer == "lab-tm2" else "lab-tm2"
+        assert verdict.root_cause.code == want["code"] and set(want["hosts"]) <= set(verdict.root_cause.hosts)
+        assert f"({writer}) never acknowledged the checkpoint" in text and f"({other})" not in text, text
+        assert STORAGE_PHASE in text, text
+
+
 def _risks(run: Path) -> list[dict[str, Any]]:
     _analyze(run)
     return RISKS[run]
