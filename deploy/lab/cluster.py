@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,6 +89,10 @@ class Jars:
     """log4j2's JSON template layout jar, for `--flink-layout json` only."""
     flink_traces_libs: Path | None = None
     """Flink's Slf4jTraceReporter jar, for scenarios that log checkpoint spans, where Maven serves it."""
+    span_detail: bool = False
+    """This Flink's core knows ``traces.checkpoint.span-detail-level`` (children spans per task and subtask)."""
+    event_reporter: bool = False
+    """The reporter jar also holds the Slf4j event reporter (``events.reporter.*``: checkpoint and job events)."""
 
 
 def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = False) -> Jars:
@@ -136,9 +141,23 @@ def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = Fa
         link.unlink(missing_ok=True)
         link.symlink_to(CACHE.resolve())
     seen = lambda p: link / p.relative_to(CACHE)  # noqa: E731
+    has_traces = traces and (traces_libs / ".complete").exists()
     return Jars(seen(hlibs), seen(hbuild / "lab-hdfs-1.jar"), seen(flibs), seen(fbuild / "lab-flink-1.jar"), webapps,
                 seen(layout_libs) if flink_layout == "json" else None,
-                seen(traces_libs) if traces and (traces_libs / ".complete").exists() else None)
+                seen(traces_libs) if has_traces else None,
+                _holds(flibs, "flink-core-", "org/apache/flink/configuration/TraceOptions$CheckpointSpanDetailLevel.class"),
+                has_traces and _holds(traces_libs, "flink-metrics-slf4j-",
+                                      "org/apache/flink/events/slf4j/Slf4jEventReporterFactory.class"))
+
+
+def _holds(libs: Path, jar_prefix: str, entry: str) -> bool:
+    """Whether the jar of ``libs`` named ``jar_prefix…`` has the class ``entry``: what this Flink can report is read
+    from its own jars, not from a table of versions."""
+    for jar in libs.glob(f"{jar_prefix}*.jar"):
+        with zipfile.ZipFile(jar) as z:
+            if entry in z.namelist():
+                return True
+    return False
 
 
 @dataclass
@@ -178,6 +197,8 @@ class Cluster:
     """Where Flink checkpoints (an `s3://` URI); None: the lab's HDFS."""
     flink_plugins: Path | None = None
     """Flink's plugins directory (FLINK_PLUGINS_DIR: the S3 filesystem's jar), or None."""
+    taskmanagers: int = 1
+    """TaskManagers started (``lab-tm``, then ``lab-tm2``…), each its own JVM, RPC and data port."""
     procs: list[Proc] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
 
@@ -185,6 +206,7 @@ class Cluster:
         self.logs = self.run_dir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         names = ["nn", "nn_http", "jm_rpc", "rest", "blob", "tm_rpc", "tm_data"]
+        names += [f"tm{i}_{p}" for i in range(1, self.taskmanagers) for p in ("rpc", "data")]
         for i in range(len(self.hosts_dn)):
             names += [f"dn{i}_xfer", f"dn{i}_http", f"dn{i}_ipc"]
         self.ports = dict(zip(names, free_ports(len(names)), strict=True))
@@ -397,13 +419,17 @@ class Cluster:
         self._spawn("jobmanager", "lab-jm", jm_log, self._flink_java(
             conf, jm_log, jvm, "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
             ["--configDir", str(conf), "--executionMode", "cluster", *dyn]), self.flink_env)
-        tm_log = self.logs / f"flink-{USER}-taskexecutor-0-lab-tm.log"
         jvm, dyn = self._resource_params(conf, "GET_TM_RESOURCE_PARAMS")
-        self._spawn("taskmanager", "lab-tm", tm_log, self._flink_java(
-            conf, tm_log, jvm, "org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
-            ["--configDir", str(conf), *dyn]), self.flink_env)
-        wait_for(jm_log, re.compile(r"Registering TaskManager with ResourceID|Registered TaskManager"), 120,
-                 self.procs[-2])
+        for i in range(self.taskmanagers):
+            host = "lab-tm" if i == 0 else f"lab-tm{i + 1}"
+            tm_log = self.logs / f"flink-{USER}-taskexecutor-{i}-{host}.log"
+            own = [] if i == 0 else ["-D", f"taskmanager.rpc.port={self.ports[f'tm{i}_rpc']}",
+                                     "-D", f"taskmanager.data.port={self.ports[f'tm{i}_data']}"]
+            self._spawn("taskmanager" if i == 0 else f"taskmanager-{i + 1}", host, tm_log, self._flink_java(
+                conf, tm_log, jvm, "org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
+                ["--configDir", str(conf), *dyn, *own]), self.flink_env)
+        for tm in self.procs[-self.taskmanagers:]:
+            wait_for(tm.log, re.compile(r"Successful registration at resource manager"), 120, tm)
 
     def submit(self, trigger: Path, args: tuple[str, ...] = ()) -> str:
         """`flink run -d` through the real CliFrontend; returns the job id it printed."""

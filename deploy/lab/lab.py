@@ -30,8 +30,8 @@ from cluster import HOME, Cluster, LabError, fetch
 from confs import FLINK_LAYOUTS
 from rest import RestRecorder
 from faults import Fault
-from scenarios import (COMPLETED, SCENARIOS, JobLog, Scenario, default_scenarios, iso, truth,
-                       unsupported)
+from scenarios import (COMPLETED, SCENARIOS, SPAN_DETAIL_FROM, JobLog, Scenario, default_scenarios, flink_line, iso,
+                       truth, unsupported)
 from trim import copy_trimmed
 
 DEFAULT_HADOOP = "3.3.6"
@@ -53,14 +53,15 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
                  flink_layout: str = "text", rest_dir: Path | None = None) -> tuple[dict[str, object], Path]:
     """One fresh cluster, one fault (repeated once when it failed no checkpoint); returns the truth and log dir.
     ``on_logs`` is called with the log directory before anything starts, ``on_fault`` as each fault starts."""
-    jars = fetch(hadoop, flink, flink_layout, traces=scenario.traces)
+    jars = fetch(hadoop, flink, flink_layout, traces=scenario.traces or flink_line(flink) >= SPAN_DETAIL_FROM)
     run_dir = HOME / f"{hadoop}-{flink}" / run_name(scenario.name, flink_layout)
     shutil.rmtree(run_dir, ignore_errors=True)
     major = int(flink.split(".")[0])
     spans = jars.flink_traces_libs is not None
-    cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major, spans), flink_layout=flink_layout,
+    cluster = Cluster(jars, run_dir, major, scenario.flink_settings(major, spans, jars.span_detail, jars.event_reporter),
+                      flink_layout=flink_layout,
                       flink_hdfs=scenario.flink_hdfs(), nn_extra=dict(scenario.namenode_conf),
-                      dn_common=scenario.datanode_settings())
+                      dn_common=scenario.datanode_settings(), taskmanagers=scenario.taskmanagers)
     if on_logs is not None:
         on_logs(cluster.logs)
     trigger = run_dir / "snapshot-trigger"

@@ -40,6 +40,7 @@ FILES = {
     **{f"hadoop-{USER}-datanode-{h}.log": (h, "logs.hdfs") for h in ("lab-dn1", "lab-dn2", "lab-dn3")},
     f"flink-{USER}-standalonesession-0-lab-jm.log": ("lab-jm", "logs.flink"),
     f"flink-{USER}-taskexecutor-0-lab-tm.log": ("lab-tm", "logs.flink"),
+    f"flink-{USER}-taskexecutor-1-lab-tm2.log": ("lab-tm2", "logs.flink"),  # a scenario's second TaskManager
     f"flink-{USER}-client-lab-jm.log": ("lab-jm", "logs.flink"),
 }
 

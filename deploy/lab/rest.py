@@ -1,6 +1,7 @@
 """Record the JobManager's REST checkpoint statistics while a scenario runs: real responses for `flink-stats` tests.
 
-Every second: `/jobs`, each job's `/jobs/<id>`, `/jobs/<id>/checkpoints/config` and `/jobs/<id>/checkpoints`, and for each checkpoint in a final state
+Every second: `/jobs`, each job's `/jobs/<id>`, `/jobs/<id>/checkpoints/config` and `/jobs/<id>/checkpoints`, each
+running vertex's `/jobs/<id>/vertices/<vertex>` once (where its subtasks run), and for each checkpoint in a final state
 its `/checkpoints/details/<n>` and every `/subtasks/<vertex>` of it, each response saved once (the first time it is
 seen in its final form) as `<dir>/<path with / as __>.json`. Loopback only; the thread stops with the run.
 """
@@ -40,7 +41,12 @@ class RestRecorder(threading.Thread):
         while not self.stop.wait(1.0):
             jobs = self.get("/jobs") or {}
             for job in jobs.get("jobs", []):
-                self.get(f"/jobs/{job['id']}")
+                detail = self.get(f"/jobs/{job['id']}") or {}
+                for vertex in detail.get("vertices", []):  # each subtask's TaskManager (once, when all run)
+                    key = f"{job['id']}/vertex/{vertex.get('id')}"
+                    if key not in self.saved and vertex.get("status") == "RUNNING":
+                        self.get(f"/jobs/{job['id']}/vertices/{vertex.get('id')}")
+                        self.saved.add(key)
                 self.get(f"/jobs/{job['id']}/checkpoints/config")
                 stats = self.get(f"/jobs/{job['id']}/checkpoints") or {}
                 for cp in stats.get("history", []):

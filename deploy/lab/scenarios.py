@@ -41,6 +41,12 @@ FAILED = (
     (re.compile(r"Failed to trigger or complete checkpoint (\d+) for job ([0-9a-f]{32})"), "failed"),
     (re.compile(r"Triggering Checkpoint (\d+) for job ([0-9a-f]{32}) failed due to"), "trigger failed"),
 )
+SPAN_DETAIL = "CHILDREN_SPANS_PER_SUBTASK"
+"""The span detail level of Flink lines that have one: a checkpoint's span, a child span per task and a grandchild per
+subtask (its start delay, alignment, sync and async durations and sizes)."""
+SPAN_DETAIL_FROM = (2, 2)
+"""The first Flink line fetched with its trace reporter for every scenario (its core may know the detail level;
+whether it does is read from its jar)."""
 FLINK_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
 
 
@@ -92,6 +98,10 @@ class Scenario:
     """NameNode settings of this scenario only (a low limit)."""
     volume_mib: int = 0
     """Each DataNode's volume on a tmpfs of this size (mounting needs root), so that the fault can fill a disk."""
+    taskmanagers: int = 1
+    """TaskManagers of one slot each, the job's parallelism as many: each runs one subtask of every task."""
+    replication: int | None = None
+    """The replication of Flink's HDFS client (each state file on this many DataNodes), when not the cluster's."""
     before_trigger: bool = False
     """The fault starts once a checkpoint completes, so it is in place when the next one triggers: a checkpoint takes
     under a second here, and a pause begun when its trigger line is read can miss the tasks' writes: the checkpoint in
@@ -109,16 +119,27 @@ class Scenario:
 
     def flink_hdfs(self) -> dict[str, object]:
         out: dict[str, object] = {"dfs.replication": 2} if self.scan_outside_writes else {}
+        if self.replication is not None:
+            out["dfs.replication"] = self.replication
         return {**out, "dfs.blocksize": BLOCK_SIZE} if self.volume_mib else out
 
-    def flink_settings(self, flink_major: int, traces: bool = False) -> dict[str, object]:
-        """Settings beyond the lab's own; the trace reporter only where its jar is on the class path (``traces``)."""
+    def flink_settings(self, flink_major: int, traces: bool = False, span_detail: bool = False,
+                       events: bool = False) -> dict[str, object]:
+        """Settings beyond the lab's own; the trace reporter only where its jar is on the class path (``traces``).
+        Where this Flink can break a checkpoint's span into children (``span_detail``) every scenario logs them, one
+        span per subtask, and the event reporter logs checkpoint and job events where its jar has it."""
         out: dict[str, object] = {}
         if self.retain_checkpoints:
             key = "state.checkpoints.num-retained" if flink_major < 2 else "execution.checkpointing.num-retained"
             out[key] = 1000
-        if self.traces and traces:
+        if (self.traces or span_detail) and traces:
             out["traces.reporter.slf4j.factory.class"] = "org.apache.flink.traces.slf4j.Slf4jTraceReporterFactory"
+        if span_detail and traces:
+            out["traces.checkpoint.span-detail-level"] = SPAN_DETAIL
+        if span_detail and events:
+            out["events.reporter.slf4j.factory.class"] = "org.apache.flink.events.slf4j.Slf4jEventReporterFactory"
+        if self.taskmanagers > 1:
+            out.update({"taskmanager.numberOfTaskSlots": 1, "parallelism.default": self.taskmanagers})
         return {**out, **dict(self.flink_conf)}
 
 
@@ -140,6 +161,10 @@ SCENARIOS = {s.name: s for s in (
     Scenario("lock-held", "dataset-lock", "lab-dn2", _lock_code),
     Scenario("slow-disk", "slow-disk", "lab-dn2", lambda _h: "HDFS_SLOW_DISK"),
     Scenario("slow-pipeline", "slow-pipeline", "lab-dn2", lambda _h: "HDFS_SLOW_PIPELINE"),
+    # two TaskManagers, one subtask of each task on each, every state file on one DataNode: only the subtask whose
+    # file the NameNode placed on the slow DataNode holds a checkpoint (the truth reads which from the logs)
+    Scenario("slow-disk-one-taskmanager", "slow-disk", "lab-dn2", lambda _h: "HDFS_SLOW_DISK", taskmanagers=2,
+             replication=1),
     Scenario("task-error", "user-exception", None, lambda _h: "FLINK_TASK_ERROR"),
     Scenario("safe-mode", "safe-mode", "lab-nn", lambda _h: "NAMENODE_SAFE_MODE"),
     Scenario("space-quota", "space-quota", "lab-nn", lambda _h: "HDFS_QUOTA_EXCEEDED"),
@@ -186,6 +211,10 @@ SCENARIOS = {s.name: s for s in (
 def hadoop_line(hadoop: str) -> tuple[int, int]:
     major, minor = (int(x) for x in re.findall(r"\d+", hadoop)[:2])
     return major, minor
+
+
+flink_line = hadoop_line
+"""A Flink version's line (major, minor): the same reading."""
 
 
 def default_scenarios(hadoop: str) -> list[str]:
@@ -284,7 +313,12 @@ def truth(scenario: Scenario, hadoop: str, flink: str, cluster: Cluster, start: 
             {"job_id": f["job_id"], "checkpoint_id": f["checkpoint_id"], "code": code, "hosts": hosts}
             for f in failed],
         **({"risk": _risk_truth(failed, jobs)} if scenario.warns and jobs is not None else {}),
-        **({"checkpoint_spans": cluster.jars.flink_traces_libs is not None} if scenario.traces else {}),
+        **({"slow_writers": slow_writers(cluster, failed, target.addr)}
+           if scenario.taskmanagers > 1 and target is not None and target.addr else {}),
+        **({"checkpoint_spans": cluster.jars.flink_traces_libs is not None}
+           if scenario.traces or cluster.jars.span_detail else {}),
+        **({"span_detail_level": SPAN_DETAIL} if cluster.jars.span_detail and cluster.jars.flink_traces_libs else {}),
+        **({"event_reporter": "slf4j"} if cluster.jars.span_detail and cluster.jars.event_reporter else {}),
     }
 
 
@@ -294,3 +328,22 @@ def _risk_truth(failed: list[dict[str, object]], jobs: JobLog) -> dict[str, obje
     first = min(failed, key=lambda f: str(f["at"])) if failed else None
     spacing = jobs.trigger_spacing_ms(str(first["job_id"]), int(str(first["checkpoint_id"]))) if first else None
     return {"expected": True, "first_failure": first["at"] if first else None, "trigger_spacing_ms": spacing}
+
+
+_ALLOCATE = re.compile(r"allocate (blk_\d+)_\d+, replicas=(.*) for /flink/checkpoints/([0-9a-f]{32})/chk-(\d+)/(?!_metadata)")
+
+
+def slow_writers(cluster: Cluster, failed: list[dict[str, object]], addr: str) -> dict[str, list[str]]:
+    """Each failed checkpoint → the TaskManagers (file-name hosts) whose HDFS client wrote a state file of it to the
+    faulted DataNode: the NameNode's log places the file's block, the TaskManager's own client names that block."""
+    blocks: dict[str, set[str]] = {}
+    wanted = {(str(f["job_id"]), int(str(f["checkpoint_id"]))) for f in failed}
+    for line in cluster.namenode().log.read_text(errors="replace").splitlines():
+        m = _ALLOCATE.search(line)
+        if m and addr in m.group(2) and (m.group(3), int(m.group(4))) in wanted:
+            blocks.setdefault(m.group(4), set()).add(m.group(1) + "_")
+    tms = [p for p in cluster.procs if p.name.startswith("taskmanager")]
+    out: dict[str, list[str]] = {}
+    for chk, ids in sorted(blocks.items()):
+        out[chk] = sorted(tm.host for tm in tms if any(b in tm.log.read_text(errors="replace") for b in ids))
+    return out

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from correlator.adapters.flink_rest import CheckpointPoller, FlinkRest
 from correlator.cli import cli
-from correlator.core.ingest.checkpoint_stats import span_of
+from correlator.core.ingest.checkpoint_stats import children_of, placements_of, span_of
 from tests.support.fake_jobmanager import fake_jobmanager
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "flink-rest" / "1.20.1-backpressure"
@@ -57,6 +57,38 @@ def test_a_checkpoint_still_running_or_of_another_shape_is_no_span() -> None:
     assert span_of(JOB, {}, {"status": "FAILED"}, {}, cluster="c", host="h", ref="r") is None
 
 
+def children(chk: int) -> Any:
+    path = f"/jobs/{JOB}/checkpoints/details/{chk}"
+    subtasks = {v: recorded(f"{path}/subtasks/{v}") for v in (KEYED, SOURCE)}
+    return children_of(JOB, recorded(path), subtasks, cluster="lab", host="jm", ref=path)
+
+
+def test_the_rest_statistics_give_the_subtask_spans_the_2_3_logs_give() -> None:
+    """Checkpoint 4 expired behind backpressure (1.20.1): the writer's task has no end and no subtask span, the
+    source's subtask acknowledged with its phases, as Flink 2.3 logs them."""
+    failed = children(4)
+    assert [(c.level, c.job_vertex_id, c.subtask, c.end_ms is None) for c in failed] == [
+        ("task", KEYED, None, True), ("task", SOURCE, None, False), ("subtask", SOURCE, 0, False)]
+    sub = failed[2]
+    assert sub.start_ms == recorded(f"/jobs/{JOB}/checkpoints/details/4")["trigger_timestamp"]
+    assert sub.end_ms is not None and sub.start_delay_ms is not None and sub.async_ms is not None
+    done = [c for c in children(3) if c.level == "subtask" and c.job_vertex_id == KEYED]
+    assert [(c.subtask, c.start_delay_ms) for c in done] == [(0, 31)] and (done[0].async_ms or 0) >= 244
+
+
+def test_a_vertex_says_where_its_subtasks_run() -> None:
+    vertex = {"id": KEYED, "name": "keyed-state -> discard: Writer", "parallelism": 2, "subtasks": [
+        {"subtask": 0, "attempt": 0, "host": "localhost", "start-time": 1796446600000,
+         "taskmanager-id": "127.0.0.1:41001-aaaaaa"},
+        {"subtask": 1, "attempt": 0, "host": "localhost", "start-time": 1796446600010,
+         "taskmanager-id": "127.0.0.1:41002-bbbbbb"},
+        {"subtask": 2, "attempt": 0, "start-time": -1, "taskmanager-id": "(unassigned)"}]}
+    placed = placements_of(vertex, cluster="lab", host="jm", ref="/v")
+    assert [(p.subtask, p.parallelism, p.taskmanager_id, p.ts_ms) for p in placed] == [
+        (0, 2, "127.0.0.1:41001-aaaaaa", 1796446600000), (1, 2, "127.0.0.1:41002-bbbbbb", 1796446600010)]
+    assert placements_of({"id": KEYED}, cluster="lab", host="jm", ref="/v") == []
+
+
 @pytest.fixture
 def jobmanager() -> Iterator[str]:
     with fake_jobmanager(RECORDED) as url:
@@ -77,8 +109,15 @@ def test_the_command_prints_the_spans_once(jobmanager: str) -> None:
     result = CliRunner().invoke(cli, ["flink-stats", "--jobmanager", jobmanager, "--cluster", "lab"])
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
-    assert [e["type"] for e in lines] == ["checkpoint_span"] * 5
-    assert lines[3]["waiting_on"] == ["keyed-state -> discard: Writer"] and lines[3]["cluster"] == "lab"
+    spans = [e for e in lines if e["type"] == "checkpoint_span"]
+    assert len(spans) == 5
+    assert spans[3]["waiting_on"] == ["keyed-state -> discard: Writer"] and spans[3]["cluster"] == "lab"
+    # each checkpoint's task and subtask parts follow the spans; this recording has no vertex answers, so no
+    # placement, which the command says
+    assert {e["type"] for e in lines} == {"checkpoint_span", "checkpoint_child_span"}
+    failed = [e for e in lines if e["type"] == "checkpoint_child_span" and e["status"] == "FAILED"]
+    assert [(e["level"], e["end_ms"] is None) for e in failed if e["level"] == "task"].count(("task", True)) == 1
+    assert "no placement of the subtasks of" in result.output
 
 
 def test_a_jobmanager_that_does_not_answer_is_said_in_one_line() -> None:
@@ -117,4 +156,5 @@ def test_the_jobs_own_checkpoint_timeout_is_read_once_confirmed() -> None:
         result = CliRunner().invoke(cli, ["flink-stats", "--jobmanager", url, "--cluster", "lab"])
     assert result.exit_code == 0, result.output
     types = [json.loads(line)["type"] for line in result.stdout.splitlines() if line.startswith("{")]
-    assert types == ["flink_setting"] + ["checkpoint_span"] * 5
+    assert types[:6] == ["flink_setting"] + ["checkpoint_span"] * 5
+    assert set(types[6:]) == {"checkpoint_child_span"}

@@ -81,6 +81,49 @@ def test_the_same_replicas_after_the_fix_cost_a_write_nothing() -> None:
     assert truth["failed_checkpoints"] == [] and analyze([str(run)]) == []
 
 
+SUBTASK_PAIR = "3.4.1-2.3.0"
+"""The pair whose Flink logs each checkpoint's span with a child per task and subtask (2.3.0,
+``CHILDREN_SPANS_PER_SUBTASK``)."""
+STORAGE_PHASE = "asynchronous part (the upload of"
+BEFORE_UPLOAD = "its upload never began: the time went in its start delay (barriers stuck behind buffered records)"
+
+
+def test_the_subtask_pair_ran_the_hdfs_faults_that_matter_with_per_subtask_spans() -> None:
+    runs = {p.name: p for p in RUNS if p.parent.name == SUBTASK_PAIR}
+    assert {"control", "slow-disk", "lock-held", "datanode-pause", "backpressure"} <= set(runs), sorted(runs)
+    for name, run in runs.items():
+        truth = json.loads((run / "truth.json").read_text())
+        assert truth["span_detail_level"] == "CHILDREN_SPANS_PER_SUBTASK", name
+        jm = next(run.glob("flink-*-standalonesession-*.log"))
+        assert "name=Checkpoint_Subtask" in jm.read_text(), name
+
+
+def test_each_verdict_names_the_subtask_its_taskmanager_and_the_phase(
+        run: tuple[dict[str, Any], list[dict[str, Any]], Path]) -> None:
+    """Where the spans have children, every verdict says which subtask held the checkpoint, on which TaskManager
+    (its log's host), and, for a checkpoint that expired, where its time went: the upload for a storage stall,
+    before it for backpressure. With two TaskManagers and every state file on one DataNode, it is the one whose file
+    the slow DataNode took."""
+    truth, verdicts, _ = run
+    if truth.get("span_detail_level") is None:
+        return
+    found = _by_checkpoint(verdicts)
+    expired = {(f["job_id"], int(f["checkpoint_id"])) for f in truth["failed_checkpoints"] if f["reason"] == "expired"}
+    wrong = []
+    for want in truth["expected"]:
+        key = (want["job_id"], int(want["checkpoint_id"]))
+        text = found[key]["root_cause"]["explanation"]
+        phase = BEFORE_UPLOAD if want["code"] == "FLINK_BACKPRESSURE" else STORAGE_PHASE
+        phase = phase if key in expired else "acknowledged"
+        writers = truth.get("slow_writers", {}).get(str(want["checkpoint_id"]))
+        hosts = writers if writers is not None else ["lab-tm"]
+        named = [h for h in ("lab-tm", "lab-tm2") if f"({h})" in text and " on TaskManager" in text]
+        if "Flink's per-subtask spans show" not in text or phase not in text or not set(named) <= set(hosts) \
+                or not named:
+            wrong.append(f"checkpoint {want['checkpoint_id']}: want {hosts}, {phase!r}: {text}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_every_failed_checkpoint_gets_a_verdict(run: tuple[dict[str, Any], list[dict[str, Any]], Path]) -> None:
     truth, verdicts, _ = run
     found = _by_checkpoint(verdicts)
@@ -210,6 +253,31 @@ def test_a_timeout_set_in_code_is_judged_against_the_interval_or_the_jobs_rest_c
     last = [r for r in with_rest if r.status in ("raised", "updated") and r.as_of_ms < first_ms][-1]
     assert last.expiry_earliest_ms is not None and last.expiry_latest_ms is not None
     assert last.expiry_earliest_ms <= first_ms <= last.expiry_latest_ms, last.headline
+
+
+def test_the_one_slow_taskmanager_is_named_on_1_20_through_the_rest_statistics() -> None:
+    """Flink 1.20.1 logs no span: the REST answers recorded in the same run (`flink-stats`' reading) give the
+    subtask spans and placements, and the verdict names the subtask, the TaskManager whose file the slow DataNode took
+    (the truth's, read from the logs) and the phase, as on 2.3."""
+    from correlator.adapters.flink_rest import CheckpointPoller, FlinkRest
+    from correlator.offline.analyze import ordered_events, run_engine
+    from tests.support.fake_jobmanager import fake_jobmanager
+
+    run = DATA / "3.3.6-1.20.1" / "slow-disk-one-taskmanager"
+    truth = json.loads((run / "truth.json").read_text())
+    assert not any("Reported span" in f.read_text() for f in run.glob("*.log"))
+    with fake_jobmanager(DATA.parent / "flink-rest" / "1.20.1-slow-disk-one-taskmanager") as url:
+        spans, detail = CheckpointPoller(FlinkRest(url), "default").poll_with_subtasks()
+    events = sorted([*ordered_events([str(run)]), *spans, *detail], key=lambda e: e.ts_ms)
+    found = {(v.job_id, v.checkpoint_id): v for v in run_engine(events)}
+    for want in truth["expected"]:
+        verdict = found[(want["job_id"], int(want["checkpoint_id"]))]
+        text = verdict.root_cause.explanation
+        [writer] = truth["slow_writers"][str(want["checkpoint_id"])]
+        other = "lab-tm" if writer == "lab-tm2" else "lab-tm2"
+        assert verdict.root_cause.code == want["code"] and set(want["hosts"]) <= set(verdict.root_cause.hosts)
+        assert f"({writer}) never acknowledged the checkpoint" in text and f"({other})" not in text, text
+        assert STORAGE_PHASE in text, text
 
 
 def _risks(run: Path) -> list[dict[str, Any]]:

@@ -61,7 +61,7 @@ def _with_faulty_datanode(run: Path, into: Path, damage: Damage) -> dict[str, An
 
 
 def test_every_version_pair_has_datanode_faults() -> None:
-    assert {p.parent.name for p in RUNS} == {"3.2.1-1.20.1", "3.3.6-1.20.1", "3.4.1-2.1.1"}
+    assert {p.parent.name for p in RUNS} == {"3.2.1-1.20.1", "3.3.6-1.20.1", "3.4.1-2.1.1", "3.4.1-2.3.0"}
     assert len(RUNS) >= 15, [f"{p.parent.name}/{p.name}" for p in RUNS]
 
 

@@ -13,8 +13,8 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
-from correlator.core.events import CheckpointSpan, FlinkSetting
-from correlator.core.ingest.checkpoint_stats import FINAL, span_of
+from correlator.core.events import CheckpointSpan, Event, FlinkSetting
+from correlator.core.ingest.checkpoint_stats import FINAL, children_of, placements_of, span_of
 
 KEPT_PER_JOB = 1000
 TIMEOUT_KEY = "execution.checkpointing.timeout"
@@ -45,6 +45,10 @@ class CheckpointPoller:
         self.rest = rest
         self.cluster = cluster
         self.reported: dict[str, set[int]] = {}
+        self.placed: set[tuple[str, int, int, str]] = set()
+        """Placements already handed out (vertex, subtask, start, TaskManager): each once."""
+        self.unplaced: set[str] = set()
+        """Vertex paths the JobManager did not answer."""
         self.configured: set[str] = set()
         """Jobs whose checkpoint timeout was delivered."""
         self.notes: list[str] = []
@@ -52,7 +56,14 @@ class CheckpointPoller:
 
     def poll(self) -> list[CheckpointSpan]:
         """Spans of the checkpoints in a final state not yet confirmed (:meth:`confirm`), oldest first."""
+        return self.poll_with_subtasks()[0]
+
+    def poll_with_subtasks(self) -> tuple[list[CheckpointSpan], list[Event]]:
+        """The spans of :meth:`poll`, and beside them each checkpoint's task and subtask spans and where each
+        subtask runs (``/jobs/<id>/vertices/<vertex>``, each placement once): what Flink 2.3's children spans and
+        ``Deploying`` lines say, for versions whose logs do not."""
         out: list[CheckpointSpan] = []
+        detail: list[Event] = []
         for job in self.rest.get("/jobs").get("jobs", []):
             job_id = str(job.get("id"))
             history = self.rest.get(f"/jobs/{job_id}/checkpoints").get("history") or []
@@ -61,6 +72,7 @@ class CheckpointPoller:
             if not fresh:
                 continue
             names = {str(v.get("id")): str(v.get("name")) for v in self.rest.get(f"/jobs/{job_id}").get("vertices", [])}
+            detail += self._placements(job_id, names)
             for chk in fresh:
                 path = f"/jobs/{job_id}/checkpoints/details/{chk}"
                 details = self.rest.get(path)
@@ -69,6 +81,29 @@ class CheckpointPoller:
                                ref=self.rest.base + path)
                 if span is not None:
                     out.append(span)
+                    detail += children_of(job_id, details, subtasks, cluster=self.cluster, host=self.rest.host,
+                                          ref=self.rest.base + path)
+        return out, detail
+
+    def _placements(self, job_id: str, names: dict[str, str]) -> list[Event]:
+        """Where the job's subtasks run; a vertex the JobManager does not answer for is said once and left out (the
+        spans still name the subtask, without its TaskManager)."""
+        out: list[Event] = []
+        for vertex in names:
+            path = f"/jobs/{job_id}/vertices/{vertex}"
+            if path in self.unplaced:
+                continue
+            try:
+                answer = self.rest.get(path)
+            except FlinkRestError as exc:
+                self.notes.append(f"no placement of the subtasks of {names[vertex]!r}: {exc}; not asked again")
+                self.unplaced.add(path)
+                continue
+            for placed in placements_of(answer, cluster=self.cluster, host=self.rest.host, ref=self.rest.base + path):
+                key = (placed.job_vertex_id, placed.subtask, placed.ts_ms, placed.taskmanager_id)
+                if key not in self.placed:
+                    self.placed.add(key)
+                    out.append(placed)
         return out
 
     def job_settings(self) -> list[FlinkSetting]:

@@ -23,7 +23,8 @@ from correlator.config import Settings
 @settings_options(*KAFKA, "topic_events", "cluster")
 def flink_stats(jobmanager: str, follow: bool, interval: float, settings: Settings) -> None:
     """Read the checkpoint statistics of every job of a JobManager (which tasks never acknowledged a failed
-    checkpoint; the longest start delay, alignment, sync and async part of each) as checkpoint_span events, and each
+    checkpoint; the longest start delay, alignment, sync and async part of each) as checkpoint_span events, each
+    task's and subtask's part and where each subtask runs as checkpoint_child_span and task_deployed events, and each
     running job's own checkpoint timeout (set in its code too) as a flink_setting event for the early warning.
 
     Exit 1 when the JobManager does not answer.
@@ -35,10 +36,10 @@ def flink_stats(jobmanager: str, follow: bool, interval: float, settings: Settin
     if not follow:
         try:
             settings_read = poller.job_settings()
-            spans = poller.poll()
+            spans, detail = poller.poll_with_subtasks()
         except FlinkRestError as exc:
             raise RuntimeFailure(f"cannot read checkpoint statistics: {exc}") from None
-        for event in [*settings_read, *spans]:
+        for event in [*settings_read, *spans, *detail]:
             sys.stdout.buffer.write(orjson.dumps(event_to_dict(event)) + b"\n")
         poller.confirm(spans)
         for note in poller.notes:
@@ -64,8 +65,8 @@ def _follow(poller: object, interval: float, settings: Settings) -> None:
     while not stop.is_set():
         try:
             settings_read = poller.job_settings()
-            spans = poller.poll()
-            for event in [*settings_read, *spans]:
+            spans, detail = poller.poll_with_subtasks()
+            for event in [*settings_read, *spans, *detail]:
                 producer.produce(settings.topic_events, key=settings.cluster.encode(),
                                  value=codec.encode_event(event, {}))
             for note in poller.notes:

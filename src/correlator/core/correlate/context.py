@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from correlator.core.correlate.cases import CaseSummary
+from correlator.core.correlate.facts import Placement
 from correlator.core.correlate.ranking import MIN_SCORE, Window
 from correlator.core.correlate.watermarks import SourceClock
 from correlator.core.events import CheckpointCompleted, Event
@@ -40,6 +41,8 @@ class Context:
     """The cluster's Flink duration settings (key → ms) as its JobManager logged them at start."""
     checkpoint_dir: str | None = None
     """Where the cluster's checkpoints go, as its JobManager logged it at start (``s3://…``, ``hdfs://…``)."""
+    placements: dict[tuple[str, int], Placement] = field(default_factory=dict)
+    """(job vertex, subtask) → where it ran, from the JobManager's deployments: what a subtask span names."""
 
 
 def window_of(s: CaseSummary) -> Window:

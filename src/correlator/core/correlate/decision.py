@@ -22,6 +22,7 @@ from correlator.core.correlate.pipeline import (
 )
 from correlator.core.correlate.ranking import Candidate, Window, rank
 from correlator.core.correlate.silent import coverage, covering_datanodes, judged, point_at_silent, unjudged_text
+from correlator.core.correlate.subtasks import subtask_reading
 from correlator.core.events import OBJECT_STORE_ROLE, CheckpointDeclined, CheckpointFailed, Event, HdfsClientSlow
 from correlator.core.explain.causes import Code
 from correlator.core.explain.kinds import EvidenceKind
@@ -198,7 +199,7 @@ def decide(ctx: Context, recurrence: Recurrence | None = None) -> Verdict:
         covered, missing, wanted_store = _object_store_coverage(ctx, covered, missing)
     missing = point_at_silent(missing, write.pipe, write.client, ctx.evidence, write.addresses, window, ctx.skew_ms)
     outcome, confidence, hosts, waited = _judge(ctx, detected, covered, missing, write.pipe)
-    readings = detected.readings(scene, outcome)
+    readings = (*detected.readings(scene, outcome), subtask_reading(ctx, window, outcome.code))
     top = outcome.best.scored[0].interval if outcome.best is not None and outcome.best.scored else None
     dn_version, flink_version = _versions(ctx, hosts, write.pipe)
     holder = getattr(top.source, "holder", None) if top is not None else None

@@ -22,6 +22,7 @@ from correlator.core.correlate.watermarks import Watermarks
 from correlator.core.events import (
     BlockAllocated,
     BlockWrite,
+    CheckpointChildSpan,
     CheckpointCompleted,
     CheckpointTriggered,
     DatanodeAddress,
@@ -46,6 +47,7 @@ from correlator.core.explain.recurrence import History
 from correlator.core.explain.verdict import Recurrence, Verdict, verdict_from_dict, verdict_to_dict
 
 EVIDENCE_TYPES = (
+    CheckpointChildSpan,
     ObjectStoreRequest,
     DatasetLockHeld,
     DatasetLockWait,
@@ -317,6 +319,7 @@ class Engine:
             versions=self._facts.versions(cluster, deadline),
             settings=self._facts.settings(cluster, deadline),
             checkpoint_dir=self._facts.storage(cluster, deadline),
+            placements=self._facts.placements(cluster, min(deadline, summary.started_at_ms or deadline)),
             decided_at_ms=deadline,
             skew_ms=self.config.clock_skew_ms,
             min_confidence=self.config.min_confidence,

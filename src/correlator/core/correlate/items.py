@@ -19,7 +19,10 @@ from correlator.core.events import (
 from correlator.core.explain.verdict import EvidenceItem
 
 SPAN_PHASES = (("maxStartDelayMs", "start delay"), ("maxAlignmentMs", "alignment"), ("maxSyncMs", "sync part"),
-               ("maxAsyncMs", "async part"))
+               ("maxAsyncMs", "async part"), ("maxCheckpointStartDelayMs", "start delay"),
+               ("maxAlignmentDurationMs", "alignment"), ("maxSyncCheckpointDurationMs", "sync part"),
+               ("maxAsyncCheckpointDurationMs", "async part"))
+"""Span attribute → its words: the REST statistics' names, then those of the 2.x trace span."""
 
 
 def item(e: Event, summary: str, span: tuple[int, int] | None = None) -> EvidenceItem:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from correlator.core.events import (
     BlockAllocated,
     BlockWrite,
+    CheckpointChildSpan,
     CheckpointCompleted,
     CheckpointDeclined,
     CheckpointExpired,
@@ -46,6 +47,7 @@ EVENT_LABELS: Mapping[str, str] = {
     DnWriteError.type: "DataNode write error",
     HdfsRefusal.type: "HDFS refused the write",
     CheckpointSpan.type: "checkpoint duration",
+    CheckpointChildSpan.type: "subtask's checkpoint",
     CheckpointTriggered.type: "checkpoint triggered",
     CheckpointCompleted.type: "checkpoint completed",
     CheckpointExpired.type: "checkpoint expired",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from correlator.core.events import CheckpointSpan
+from correlator.core.events import CheckpointChildSpan, CheckpointSpan, TaskDeployed
 
 FINAL = ("COMPLETED", "FAILED")
 PHASES = (("maxStartDelayMs", ("start_delay",)), ("maxAlignmentMs", ("alignment", "duration")),
@@ -60,3 +60,65 @@ def span_of(job_id: str, names: Mapping[str, str], details: Mapping[str, Any],
         full_size=_int(details.get("state_size")), checkpointed_size=_int(details.get("checkpointed_size")),
         phases=tuple(phases), waiting_on=tuple(waiting),
     )
+
+
+def _at(node: Any, *path: str) -> Any:
+    for key in path:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node
+
+
+def children_of(job_id: str, details: Mapping[str, Any], subtasks: Mapping[str, Mapping[str, Any]], *, cluster: str,
+                host: str, ref: str) -> list[CheckpointChildSpan]:
+    """The checkpoint's task and subtask spans, as Flink 2.3 logs them with children: a task with its subtasks'
+    maxima and no end while none acknowledged, and each subtask that acknowledged with its own phases (one that did
+    not has none)."""
+    status = details.get("status")
+    chk, trigger = _int(details.get("id")), _int(details.get("trigger_timestamp"))
+    if status not in FINAL or chk is None or trigger is None:
+        return []
+    ts = (_int(details.get("failure_timestamp")) if status == "FAILED" else None) \
+        or _int(details.get("latest_ack_timestamp")) or trigger
+    out: list[CheckpointChildSpan] = []
+    common: dict[str, Any] = {"ts_ms": ts, "cluster": cluster, "host": host, "role": "jobmanager", "ref": ref, "job_id": job_id,
+              "checkpoint_id": chk, "status": str(status), "start_ms": trigger}
+    for vertex, stats in subtasks.items():
+        found_summary = stats.get("summary")
+        summary: Mapping[str, Any] = found_summary if isinstance(found_summary, Mapping) else {}
+        acked = _int(stats.get("num_acknowledged_subtasks")) or 0
+        out.append(CheckpointChildSpan(
+            **common, level="task", job_vertex_id=vertex, subtask=None,
+            end_ms=_int(stats.get("latest_ack_timestamp")) if acked else None,
+            start_delay_ms=_max_of(summary, ("start_delay",)), alignment_ms=_max_of(summary, ("alignment", "duration")),
+            sync_ms=_max_of(summary, ("checkpoint_duration", "sync")),
+            async_ms=_max_of(summary, ("checkpoint_duration", "async")),
+            checkpointed_bytes=_max_of(summary, ("checkpointed_size",))))
+        for sub in stats.get("subtasks") or ():
+            if not isinstance(sub, Mapping) or sub.get("status") != "completed" or _int(sub.get("index")) is None:
+                continue
+            out.append(CheckpointChildSpan(
+                **common, level="subtask", job_vertex_id=vertex, subtask=_int(sub.get("index")),
+                end_ms=_int(sub.get("ack_timestamp")), start_delay_ms=_int(sub.get("start_delay")),
+                alignment_ms=_int(_at(sub, "alignment", "duration")), sync_ms=_int(_at(sub, "checkpoint", "sync")),
+                async_ms=_int(_at(sub, "checkpoint", "async")), checkpointed_bytes=_int(sub.get("checkpointed_size")),
+                persisted_bytes=_int(_at(sub, "alignment", "persisted")),
+                processed_bytes=_int(_at(sub, "alignment", "processed"))))
+    return out
+
+
+def placements_of(vertex: Mapping[str, Any], *, cluster: str, host: str, ref: str) -> list[TaskDeployed]:
+    """Where each subtask of a job vertex runs (``/jobs/:id/vertices/:vertex``), timed when its attempt started: what
+    the JobManager's ``Deploying`` line says in its log."""
+    vertex_id, name, parallelism = vertex.get("id"), vertex.get("name"), _int(vertex.get("parallelism"))
+    if not isinstance(vertex_id, str) or not isinstance(name, str) or not parallelism:
+        return []
+    out = []
+    for sub in vertex.get("subtasks") or ():
+        index, started, tm = _int(_at(sub, "subtask")), _int(_at(sub, "start-time")), _at(sub, "taskmanager-id")
+        if index is None or not started or not isinstance(tm, str):
+            continue
+        out.append(TaskDeployed(ts_ms=started, cluster=cluster, host=host, role="jobmanager", ref=ref, task=name,
+                                job_vertex_id=vertex_id, subtask=index, parallelism=parallelism,
+                                attempt_id=f"{vertex_id}_{index}_{_int(_at(sub, 'attempt')) or 0}", taskmanager_id=tm,
+                                taskmanager_address=_at(sub, "host") if isinstance(_at(sub, "host"), str) else None))
+    return out

@@ -65,6 +65,13 @@ EXAMPLES: dict[str, tuple[str, str]] = {
                         "Reported span: SimpleSpan{scope=org.apache.flink.runtime.checkpoint.CheckpointStatsTracker, "
                         "name=Checkpoint, startTsMillis=1796337035474, endTsMillis=1796337035496, attributes={jobId="
                         f"{JOB}, checkpointId=4, checkpointStatus=FAILED, fullSize=265, checkpointedSize=265}}}}"),
+    "Deploying ": ("org.apache.flink.runtime.executiongraph.ExecutionGraph",
+                   "Deploying keyed-state -> discard: Writer (1/1) (attempt #0) with attempt id "
+                   "ae98bc9094d0fd7e1a497c93475e1c0f_90bea66de1c231edf33913ecd54406c1_0_0 and vertex id "
+                   "90bea66de1c231edf33913ecd54406c1_0 to 127.0.0.1:48563-c7ca34 @ localhost (dataPort=41233) with "
+                   "allocation id 6b3f5d0e8a1c4b2f9e7d6c5b4a392817"),
+    "Starting TaskManager with ResourceID: ": ("org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
+                                               "Starting TaskManager with ResourceID: 127.0.0.1:48563-c7ca34"),
     "Could not materialize checkpoint ": (TASK, "Error during disposal of stream operator.\njava.lang.Exception: "
                                                 "Could not materialize checkpoint 61 for operator Map (1/4)#0.\n"
                                                 f"Caused by: {FLUSH}"),

@@ -15,7 +15,6 @@ from correlator.core.events import (
     CheckpointExpired,
     CheckpointFailed,
     CheckpointLateAck,
-    CheckpointSpan,
     CheckpointStorage,
     CheckpointTriggered,
     DaemonStart,
@@ -24,7 +23,7 @@ from correlator.core.events import (
     TaskManagerLost,
     TaskStatus,
 )
-from correlator.core.ingest.parse import hdfs_client
+from correlator.core.ingest.parse import flink_spans, hdfs_client
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.header import Header
 from correlator.core.ingest.parse.identifiers import JOB_ID, job_and_checkpoint_from_path, taskmanager_host
@@ -64,10 +63,6 @@ _PERFORM = re.compile(r"Could not perform checkpoint (\d+) for operator (.*?)\.(
 _FINALIZE = re.compile(r"Could not (?:finalize|complete) the pending checkpoint (\d+)\.")
 _CHECKPOINT_EXCEPTION = re.compile(r"CheckpointException: (.+)")
 _CANCELLED = "java.util.concurrent.CancellationException"
-_SPAN = re.compile(r"Reported span: \w*Span\{(?P<head>.*?), attributes=\{(?P<attrs>.*)\}\}\s*$")
-_SPAN_FIELD = re.compile(r"(\w+)=([^,{}]*)")
-SPAN_PHASES = 24
-"""At most this many further attributes are kept from one span."""
 _PROPERTY = re.compile(r"Loading configuration property: ([\w.-]+), (.*)$")
 STORAGE_SETTINGS = ("state.checkpoints.dir", "execution.checkpointing.dir")
 """Where checkpoints go (1.x, 2.x): which storage's logs a failed checkpoint is judged against."""
@@ -293,23 +288,6 @@ def _banner(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
         emit(DaemonStart, component=m["component"].strip(), version=m["version"].strip())
 
 
-def _span(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
-    m = _SPAN.search(msg)
-    if m is None:
-        return
-    head, attrs = dict(_SPAN_FIELD.findall(m["head"])), dict(_SPAN_FIELD.findall(m["attrs"]))
-    numbers = {k: int(v) for k, v in attrs.items() if v.strip().lstrip("-").isdigit()}
-    job, chk = attrs.get("jobId", "").strip(), numbers.get("checkpointId")
-    start, end = head.get("startTsMillis", ""), head.get("endTsMillis", "")
-    if head.get("name") != "Checkpoint" or not job or chk is None or not (start.isdigit() and end.isdigit()):
-        return
-    known = {"checkpointId", "fullSize", "checkpointedSize"}
-    phases = tuple((k, v) for k, v in sorted(numbers.items()) if k not in known)[:SPAN_PHASES]
-    emit(CheckpointSpan, job_id=job, checkpoint_id=chk, status=attrs.get("checkpointStatus", "").strip(),
-         start_ms=int(start), end_ms=int(end), full_size=numbers.get("fullSize"),
-         checkpointed_size=numbers.get("checkpointedSize"), phases=phases)
-
-
 def _setting(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
     m = _PROPERTY.match(msg)
     if m and m[1] in SETTINGS and (value := duration_ms(m[2])) is not None:
@@ -338,7 +316,7 @@ RULES: tuple[Rule, ...] = (
     Rule(") switched from ", _task_status, "message"),
     Rule("(Version: ", _banner, "message"),
     Rule("Loading configuration property: ", _setting),
-    Rule("Reported span: ", _span),
+    *flink_spans.RULES,
     Rule("Could not materialize checkpoint ", _cause_chain, "record"),
     Rule("Could not perform checkpoint ", _cause_chain, "record"),
     Rule("Could not finalize the pending checkpoint ", _cause_chain, "record"),
