@@ -88,11 +88,21 @@ class Jars:
     """log4j2's JSON template layout jar, for `--flink-layout json` only."""
     flink_traces_libs: Path | None = None
     """Flink's Slf4jTraceReporter jar, for scenarios that log checkpoint spans, where Maven serves it."""
+    flink_kafka_libs: Path | None = None
+    """The Kafka connector and client, for the scenarios whose job writes through an exactly-once Kafka sink."""
 
 
-def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = False) -> Jars:
+KAFKA_CONNECTORS = {"1.20": "3.4.0-1.20", "2.1": "5.0.0-2.1", "2.2": "5.0.0-2.2"}
+"""flink-connector-kafka's release for each Flink line (Maven Central)."""
+
+
+def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = False, kafka: bool = False) -> Jars:
     """Resolve and build everything once per version pair (a `.complete` marker makes reruns instant); the JSON
-    template layout jar only when the Flink logs are to be JSON."""
+    template layout jar only when the Flink logs are to be JSON, the Kafka connector only for a Kafka sink."""
+    line = ".".join(flink.split(".")[:2])
+    if kafka and line not in KAFKA_CONNECTORS:
+        raise LabError(f"no flink-connector-kafka release known for Flink {line} (known: {', '.join(KAFKA_CONNECTORS)})")
+    connector = {"kafka.connector.version": KAFKA_CONNECTORS.get(line, KAFKA_CONNECTORS["1.20"])}
     if flink_layout not in FLINK_LAYOUTS:
         raise LabError(f"unknown Flink log layout {flink_layout!r} (one of {', '.join(FLINK_LAYOUTS)})")
     hlibs = CACHE / f"hadoop-{hadoop}" / "libs"
@@ -102,7 +112,7 @@ def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = Fa
     fbuild = CACHE / "build" / f"flink-{flink}-hadoop-{hadoop}"
     for libs, build, pom, props in (
         (hlibs, hbuild, HERE / "hdfs" / "pom.xml", {"hadoop.version": hadoop}),
-        (flibs, fbuild, HERE / "flink" / "pom.xml", {"hadoop.version": hadoop, "flink.version": flink}),
+        (flibs, fbuild, HERE / "flink" / "pom.xml", {"hadoop.version": hadoop, "flink.version": flink, **connector}),
     ):
         if not (libs / ".complete").exists():
             _mvn(pom, props, ["dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={libs}"],
@@ -126,6 +136,12 @@ def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = Fa
             (traces_libs / ".complete").touch()
         except LabError:
             print(f"lab: flink-metrics-slf4j {flink} is not served: this run logs no checkpoint spans", flush=True)
+    kafka_libs = CACHE / f"flink-{flink}-hadoop-{hadoop}" / "kafka"
+    if kafka and not (kafka_libs / ".complete").exists():
+        _mvn(HERE / "flink" / "pom.xml", {"hadoop.version": hadoop, "flink.version": flink, **connector,
+                                          "lab.kafka.libs": str(kafka_libs)},
+             ["dependency:copy-dependencies@kafka"], CACHE / "log" / f"mvn-kafka-{flibs.parent.name}.log")
+        (kafka_libs / ".complete").touch()
     webapps = HOME / "webapps"  # a real directory: Jetty prints its canonical path
     for name in ("hdfs", "datanode", "secondary", "journal"):
         web = webapps / "webapps" / name / "WEB-INF"
@@ -138,7 +154,8 @@ def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = Fa
     seen = lambda p: link / p.relative_to(CACHE)  # noqa: E731
     return Jars(seen(hlibs), seen(hbuild / "lab-hdfs-1.jar"), seen(flibs), seen(fbuild / "lab-flink-1.jar"), webapps,
                 seen(layout_libs) if flink_layout == "json" else None,
-                seen(traces_libs) if traces and (traces_libs / ".complete").exists() else None)
+                seen(traces_libs) if traces and (traces_libs / ".complete").exists() else None,
+                seen(kafka_libs) if kafka else None)
 
 
 @dataclass
@@ -362,7 +379,7 @@ class Cluster:
 
     def _flink_cp(self) -> str:
         """Flink's libs, the JSON template layout's jar only when the logs are to be JSON, the trace reporter's only
-        when a scenario logs checkpoint spans."""
+        when a scenario logs checkpoint spans, the Kafka connector's only when its job writes to Kafka."""
         cp = [f"{self.jars.flink_libs}/*"]
         if self.flink_layout == "json":
             if self.jars.flink_layout_libs is None:
@@ -370,6 +387,8 @@ class Cluster:
             cp.append(f"{self.jars.flink_layout_libs}/*")
         if self.jars.flink_traces_libs is not None:
             cp.append(f"{self.jars.flink_traces_libs}/*")
+        if self.jars.flink_kafka_libs is not None:
+            cp.append(f"{self.jars.flink_kafka_libs}/*")
         return ":".join(cp)
 
     def _flink_java(self, conf: Path, log: Path, heap_args: list[str], main: str, args: list[str],
