@@ -101,7 +101,8 @@ def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = Fa
     template layout jar only when the Flink logs are to be JSON, the Kafka connector only for a Kafka sink."""
     line = ".".join(flink.split(".")[:2])
     if kafka and line not in KAFKA_CONNECTORS:
-        raise LabError(f"no flink-connector-kafka release known for Flink {line} (known: {', '.join(KAFKA_CONNECTORS)})")
+        raise LabError(f"no flink-connector-kafka release known for Flink {line} "
+                       f"(known: {', '.join(KAFKA_CONNECTORS)})")
     connector = {"kafka.connector.version": KAFKA_CONNECTORS.get(line, KAFKA_CONNECTORS["1.20"])}
     if flink_layout not in FLINK_LAYOUTS:
         raise LabError(f"unknown Flink log layout {flink_layout!r} (one of {', '.join(FLINK_LAYOUTS)})")

@@ -153,7 +153,8 @@ def committer_failures(logs: Path) -> list[dict[str, str]]:
     for tm in sorted(logs.glob("flink-*-taskexecutor-*.log")):
         for raw in tm.read_text(errors="replace").splitlines():
             t, line = flink_record(raw)
-            if t is not None and "KafkaCommitter" in line and ("Unable to commit" in line or "potentially lost" in line):
+            failed = "Unable to commit" in line or "potentially lost" in line
+            if t is not None and "KafkaCommitter" in line and failed:
                 out.append({"at": iso(t), "message": line.split(" - ", 1)[-1][:300]})
     return out
 

@@ -34,7 +34,8 @@ def completed(i: int, at: int) -> CheckpointCompleted:
 
 
 def failed(i: int, at: int) -> CheckpointFailed:
-    return CheckpointFailed(**_jm(i, at), checkpoint_id=i, kind="declined", message="safe mode")  # type: ignore[arg-type]
+    return CheckpointFailed(**_jm(i, at), checkpoint_id=i, kind="declined",  # type: ignore[arg-type]
+                            message="safe mode")
 
 
 def setting(timeout_ms: int, tid: str = "lab-eos-0-3") -> TransactionSetting:
@@ -102,7 +103,8 @@ def test_the_committers_later_failure_of_the_same_transaction_is_the_same_loss()
 def test_without_the_brokers_log_a_fenced_commit_is_the_loss() -> None:
     fenced = TransactionCommitFailed(ts_ms=T0 + 80_000, cluster="c", host="tm", role="taskmanager", kind="fenced",
                                      transactional_id="lab-eos-0-4", checkpoint_id=4, timeout_ms=30_000,
-                                     message="Unable to commit transaction (…) because its producer is already fenced.")
+                                     message="Unable to commit transaction (…) because its producer is already "
+                                             "fenced.")
     _, [loss] = run([setting(30_000), *outage(3, 12), fenced])
     assert loss.evidence == "commit_failed" and loss.transactional_id == "lab-eos-0-4" and loss.job_id == JOB
 

@@ -213,7 +213,8 @@ class TransactionWatch:
             "Make a checkpoint complete before then: the failures' verdicts say what holds them.",
             f"Where the broker allows it (transaction.max.timeout.ms), raise the sink's {TIMEOUT_KEY} well above the "
             "longest outage of checkpoints you want to survive; it is read when the job starts.",
-            "Restart the job from its last completed checkpoint or savepoint if the records are lost: that replays them.",
+            "Restart the job from its last completed checkpoint or savepoint if the records are lost: that replays "
+            "them.",
         )
         identity = f"{event.cluster}\x00{job_id}\x00{opened}\x00transactions".encode()
         refs = (job.failed[0][2], event.ref)
@@ -301,7 +302,8 @@ class TransactionWatch:
     def snapshot(self) -> dict[str, Any]:
         return {
             "timeouts": self._timeouts,
-            "jobs": [[cluster, job_id, [[k, v] for k, v in j.triggers.items()], [j.completed_trigger_ms, j.completed_id],
+            "jobs": [[cluster, job_id, [[k, v] for k, v in j.triggers.items()],
+                      [j.completed_trigger_ms, j.completed_id],
                       [list(f) for f in j.failed], risk_to_dict(j.raised) if j.raised else None, j.running_ms,
                       [j.ended[0], list(j.ended[1]), j.ended[2]] if j.ended else None]
                      for (cluster, job_id), j in self._jobs.items()],
