@@ -96,14 +96,22 @@ KAFKA_CONNECTORS = {"1.20": "3.4.0-1.20", "2.1": "5.0.0-2.1", "2.2": "5.0.0-2.2"
 """flink-connector-kafka's release for each Flink line (Maven Central)."""
 
 
+def kafka_connector(flink: str) -> str | None:
+    """The connector release for a Flink version: its line's, or the newest of its major line (the lab's job is
+    compiled against it whatever the scenario, so a line without a release of its own borrows the nearest)."""
+    line = ".".join(flink.split(".")[:2])
+    same_major = [v for k, v in KAFKA_CONNECTORS.items() if k.split(".")[0] == line.split(".")[0]]
+    return KAFKA_CONNECTORS.get(line) or (same_major[-1] if same_major else None)
+
+
 def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = False, kafka: bool = False) -> Jars:
     """Resolve and build everything once per version pair (a `.complete` marker makes reruns instant); the JSON
     template layout jar only when the Flink logs are to be JSON, the Kafka connector only for a Kafka sink."""
-    line = ".".join(flink.split(".")[:2])
-    if kafka and line not in KAFKA_CONNECTORS:
-        raise LabError(f"no flink-connector-kafka release known for Flink {line} "
+    release = kafka_connector(flink)
+    if release is None and kafka:
+        raise LabError(f"no flink-connector-kafka release known for Flink {flink} "
                        f"(known: {', '.join(KAFKA_CONNECTORS)})")
-    connector = {"kafka.connector.version": KAFKA_CONNECTORS.get(line, KAFKA_CONNECTORS["1.20"])}
+    connector = {"kafka.connector.version": release or list(KAFKA_CONNECTORS.values())[-1]}
     if flink_layout not in FLINK_LAYOUTS:
         raise LabError(f"unknown Flink log layout {flink_layout!r} (one of {', '.join(FLINK_LAYOUTS)})")
     hlibs = CACHE / f"hadoop-{hadoop}" / "libs"

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from broker import VERSION as broker_version
 from broker import Broker
-from cluster import HOME, KAFKA_CONNECTORS, Cluster, LabError, fetch
+from cluster import HOME, Cluster, LabError, fetch, kafka_connector
 from confs import FLINK_LAYOUTS
 from rest import RestRecorder
 from faults import Fault
@@ -141,7 +141,7 @@ def kafka_truth(scenario: Scenario, flink: str, broker: Broker, logs: Path) -> d
     aborted for it (its id and when, from the broker's log; a loss record is expected for each), and every commit the
     sink's committer then failed (from the TaskManager's log)."""
     aborted = broker.aborted()
-    return {"broker_version": broker_version, "connector": KAFKA_CONNECTORS[".".join(flink.split(".")[:2])],
+    return {"broker_version": broker_version, "connector": kafka_connector(flink),
             "transaction_timeout_ms": scenario.transaction_timeout_ms, "transactional_id_prefix": "lab-eos",
             "checkpoint_interval_ms": 5000, "aborted": aborted, "loss_expected": bool(aborted),
             "commit_failed": committer_failures(logs)}
