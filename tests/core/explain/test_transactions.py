@@ -139,3 +139,11 @@ def test_records_survive_their_dict_form_and_the_watch_its_snapshot() -> None:
 def test_the_sinks_transactional_id_names_its_checkpoint() -> None:
     assert sink_checkpoint("lab-eos-0-17") == 17 and sink_checkpoint("my-app.sink-3-1024") == 1024
     assert sink_checkpoint("custom-id") is None
+
+
+def test_a_checkpoint_completing_after_the_timeout_supersedes_the_warning() -> None:
+    """Without the broker's log no abort is seen: the late completion ends the warning all the same."""
+    late = T0 + 3 * INTERVAL + 31_000
+    risks, losses = run([setting(30_000), *outage(3, 6), triggered(10, late - 300), completed(10, late)])
+    assert [r.status for r in risks] == ["raised", "superseded"] and losses == []
+    assert "committer says whether" in risks[-1].headline

@@ -184,8 +184,14 @@ class TransactionWatch:
         job.completed_trigger_ms = job.triggers.get(event.checkpoint_id, job.completed_trigger_ms)
         job.completed_id = event.checkpoint_id
         job.failed = []
-        if raised is None or raised.expiry_at_ms is None or event.ts_ms >= raised.expiry_at_ms:
+        if raised is None or raised.expiry_at_ms is None:
             return []
+        if event.ts_ms >= raised.expiry_at_ms:  # too late, and no broker's line (yet) to say it: the commit will
+            return [_ended(raised, "superseded", event.ts_ms,
+                           f"Checkpoint {event.checkpoint_id} of job {job_id} completed at {clock(event.ts_ms)}, after "
+                           f"the oldest open Kafka transaction's timeout at {clock(raised.expiry_at_ms, event.ts_ms)}: "
+                           "the broker has aborted it if it looked in time; the sink's committer says whether its "
+                           "records were lost.")]
         return [_ended(raised, "withdrawn", event.ts_ms,
                        f"Checkpoint {event.checkpoint_id} of job {job_id} completed at {clock(event.ts_ms)}, "
                        f"{secs(raised.expiry_at_ms - event.ts_ms)} before the oldest open Kafka transaction's "
