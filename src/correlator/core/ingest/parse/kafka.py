@@ -28,8 +28,9 @@ BROKER_RECORD = re.compile(
     re.DOTALL,
 )
 """A broker record's first line, in the layout Kafka's own log4j configuration gives ``server.log``."""
-CLIENT_LOGGERS = ("ProducerConfig", "KafkaCommitter")
-"""The logger segments read here: the Kafka client's producer configuration, the Flink Kafka sink's committer."""
+CLIENT_LOGGERS = ("ProducerConfig", "AbstractConfig", "KafkaCommitter")
+"""The logger segments read here: the Kafka client's producer configuration (kafka-clients 3.x logs it as
+``ProducerConfig``, 4.x as ``AbstractConfig``), the Flink Kafka sink's committer."""
 _ABORTED = re.compile(r"Completed rollback of ongoing transaction for transactionalId (\S+) due to timeout")
 _CONFIG = re.compile(r"^\s*(transactional\.id|transaction\.timeout\.ms) = (\S*)\s*$", re.MULTILINE)
 _QUOTED_ID = re.compile(r"transactionalId='?([^',})\s]+)")
