@@ -1,6 +1,8 @@
 """The Kafka wordings as the lab's real daemons wrote them: the broker's ``server.log`` (Apache Kafka 3.9.1, KRaft)
-and, in the Flink 1.20.1 TaskManager's log, the Kafka client's producer configuration (kafka-clients 3.4.0) and the
-exactly-once sink's committer (flink-connector-kafka 3.4.0-1.20); each truth.json names the versions.
+and, in the TaskManager's log, the Kafka client's producer configuration and the exactly-once sink's committer: Flink
+1.20.1 with flink-connector-kafka 3.4.0-1.20 and kafka-clients 3.4.0 (which logs the configuration as
+``ProducerConfig``), Flink 2.1.1 with 5.0.0-2.1 and kafka-clients 4.2.0 (as ``AbstractConfig``, the committable
+printed with its producer); each truth.json names the versions.
 
 Every row of the Kafka rule tables must take a real record of its wording (the first one in the captured logs), be
 kept by the prefilter, and become its event; each run's events must agree with its truth.
