@@ -546,6 +546,8 @@ class TransactionSetting(Event):
     type: ClassVar[str] = "kafka_transaction_setting"
     transactional_id: str
     timeout_ms: int
+    prefix: str = ""
+    """The sink's transactional id prefix (:func:`sink_prefix`): what its producers share."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

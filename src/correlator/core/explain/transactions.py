@@ -134,7 +134,7 @@ class TransactionWatch:
     def observe(self, event: Event) -> list[Risk]:
         if isinstance(event, TransactionSetting):
             prefixes = self._timeouts.setdefault(event.cluster, {})
-            prefix = sink_prefix(event.transactional_id)
+            prefix = event.prefix or sink_prefix(event.transactional_id)
             prefixes[prefix] = min(event.timeout_ms, prefixes.get(prefix, event.timeout_ms))
             return []
         if isinstance(event, TransactionAborted):

@@ -69,6 +69,6 @@ def test_each_runs_events_agree_with_its_truth(run_dir: Path) -> None:
     assert all(e.role == "kafka" and e.host == "lab-kafka" for e in events if isinstance(e, TransactionAborted))
     settings = [e for e in events if isinstance(e, TransactionSetting)]
     assert settings and {e.timeout_ms for e in settings} == {truth["transaction_timeout_ms"]}
-    assert all(e.transactional_id.startswith(truth["transactional_id_prefix"] + "-") for e in settings)
+    assert {e.prefix for e in settings} == {truth["transactional_id_prefix"]}
     failed = [e for e in events if isinstance(e, TransactionCommitFailed)]
     assert len(failed) == len(truth.get("commit_failed", [])), [e.message[:120] for e in failed]

@@ -18,6 +18,7 @@ from correlator.core.events import (
     TransactionCommitFailed,
     TransactionSetting,
     sink_checkpoint,
+    sink_prefix,
 )
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.wording import Handler, Rule, first_rule
@@ -67,7 +68,7 @@ def _producer_config(_msg: str, _lines: Sequence[str], text: str, emit: Emit) ->
     found = dict(_CONFIG.findall(text))
     tid, timeout = found.get("transactional.id", "null"), found.get("transaction.timeout.ms", "")
     if tid and tid != "null" and timeout.isdigit():
-        emit(TransactionSetting, transactional_id=tid, timeout_ms=int(timeout))
+        emit(TransactionSetting, transactional_id=tid, timeout_ms=int(timeout), prefix=sink_prefix(tid))
 
 
 def _commit_failed(kind: CommitFailureKind) -> Handler:
