@@ -93,11 +93,30 @@ class Jars:
     """This Flink's core knows ``traces.checkpoint.span-detail-level`` (children spans per task and subtask)."""
     event_reporter: bool = False
     """The reporter jar also holds the Slf4j event reporter (``events.reporter.*``: checkpoint and job events)."""
+    flink_kafka_libs: Path | None = None
+    """The Kafka connector and client, for the scenarios whose job writes through an exactly-once Kafka sink."""
 
 
-def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = False) -> Jars:
+KAFKA_CONNECTORS = {"1.20": "3.4.0-1.20", "2.1": "5.0.0-2.1", "2.2": "5.0.0-2.2"}
+"""flink-connector-kafka's release for each Flink line (Maven Central)."""
+
+
+def kafka_connector(flink: str) -> str | None:
+    """The connector release for a Flink version: its line's, or the newest of its major line (the lab's job is
+    compiled against it whatever the scenario, so a line without a release of its own borrows the nearest)."""
+    line = ".".join(flink.split(".")[:2])
+    same_major = [v for k, v in KAFKA_CONNECTORS.items() if k.split(".")[0] == line.split(".")[0]]
+    return KAFKA_CONNECTORS.get(line) or (same_major[-1] if same_major else None)
+
+
+def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = False, kafka: bool = False) -> Jars:
     """Resolve and build everything once per version pair (a `.complete` marker makes reruns instant); the JSON
-    template layout jar only when the Flink logs are to be JSON."""
+    template layout jar only when the Flink logs are to be JSON, the Kafka connector only for a Kafka sink."""
+    release = kafka_connector(flink)
+    if release is None and kafka:
+        raise LabError(f"no flink-connector-kafka release known for Flink {flink} "
+                       f"(known: {', '.join(KAFKA_CONNECTORS)})")
+    connector = {"kafka.connector.version": release or list(KAFKA_CONNECTORS.values())[-1]}
     if flink_layout not in FLINK_LAYOUTS:
         raise LabError(f"unknown Flink log layout {flink_layout!r} (one of {', '.join(FLINK_LAYOUTS)})")
     hlibs = CACHE / f"hadoop-{hadoop}" / "libs"
@@ -107,7 +126,7 @@ def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = Fa
     fbuild = CACHE / "build" / f"flink-{flink}-hadoop-{hadoop}"
     for libs, build, pom, props in (
         (hlibs, hbuild, HERE / "hdfs" / "pom.xml", {"hadoop.version": hadoop}),
-        (flibs, fbuild, HERE / "flink" / "pom.xml", {"hadoop.version": hadoop, "flink.version": flink}),
+        (flibs, fbuild, HERE / "flink" / "pom.xml", {"hadoop.version": hadoop, "flink.version": flink, **connector}),
     ):
         if not (libs / ".complete").exists():
             _mvn(pom, props, ["dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={libs}"],
@@ -131,6 +150,12 @@ def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = Fa
             (traces_libs / ".complete").touch()
         except LabError:
             print(f"lab: flink-metrics-slf4j {flink} is not served: this run logs no checkpoint spans", flush=True)
+    kafka_libs = CACHE / f"flink-{flink}-hadoop-{hadoop}" / "kafka"
+    if kafka and not (kafka_libs / ".complete").exists():
+        _mvn(HERE / "flink" / "pom.xml", {"hadoop.version": hadoop, "flink.version": flink, **connector,
+                                          "lab.kafka.libs": str(kafka_libs)},
+             ["dependency:copy-dependencies@kafka"], CACHE / "log" / f"mvn-kafka-{flibs.parent.name}.log")
+        (kafka_libs / ".complete").touch()
     webapps = HOME / "webapps"  # a real directory: Jetty prints its canonical path
     for name in ("hdfs", "datanode", "secondary", "journal"):
         web = webapps / "webapps" / name / "WEB-INF"
@@ -147,7 +172,8 @@ def fetch(hadoop: str, flink: str, flink_layout: str = "text", traces: bool = Fa
                 seen(traces_libs) if has_traces else None,
                 _holds(flibs, "flink-core-", "org/apache/flink/configuration/TraceOptions$CheckpointSpanDetailLevel.class"),
                 has_traces and _holds(traces_libs, "flink-metrics-slf4j-",
-                                      "org/apache/flink/events/slf4j/Slf4jEventReporterFactory.class"))
+                                      "org/apache/flink/events/slf4j/Slf4jEventReporterFactory.class"),
+                seen(kafka_libs) if kafka else None)
 
 
 def _holds(libs: Path, jar_prefix: str, entry: str) -> bool:
@@ -384,7 +410,7 @@ class Cluster:
 
     def _flink_cp(self) -> str:
         """Flink's libs, the JSON template layout's jar only when the logs are to be JSON, the trace reporter's only
-        when a scenario logs checkpoint spans."""
+        when a scenario logs checkpoint spans, the Kafka connector's only when its job writes to Kafka."""
         cp = [f"{self.jars.flink_libs}/*"]
         if self.flink_layout == "json":
             if self.jars.flink_layout_libs is None:
@@ -392,6 +418,8 @@ class Cluster:
             cp.append(f"{self.jars.flink_layout_libs}/*")
         if self.jars.flink_traces_libs is not None:
             cp.append(f"{self.jars.flink_traces_libs}/*")
+        if self.jars.flink_kafka_libs is not None:
+            cp.append(f"{self.jars.flink_kafka_libs}/*")
         return ":".join(cp)
 
     def _flink_java(self, conf: Path, log: Path, heap_args: list[str], main: str, args: list[str],

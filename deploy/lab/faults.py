@@ -197,7 +197,7 @@ class Fault:
         elif self.s.kind == "state-growth-hiccup":
             self._hiccups(jobs)
         else:
-            time.sleep(FAULT_SECONDS)
+            time.sleep(self.s.fault_seconds or FAULT_SECONDS)
 
     def end(self) -> None:
         kind = self.s.kind

@@ -26,12 +26,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cluster import HOME, Cluster, LabError, fetch
+from broker import VERSION as broker_version
+from broker import Broker
+from cluster import HOME, Cluster, LabError, fetch, kafka_connector
 from confs import FLINK_LAYOUTS
 from rest import RestRecorder
 from faults import Fault
-from scenarios import (COMPLETED, SCENARIOS, SPAN_DETAIL_FROM, JobLog, Scenario, default_scenarios, flink_line, iso,
-                       truth, unsupported)
+from scenarios import (COMPLETED, SCENARIOS, SPAN_DETAIL_FROM, JobLog, Scenario, default_scenarios, flink_line,
+                       flink_record, iso, truth, unsupported)
 from trim import copy_trimmed
 
 DEFAULT_HADOOP = "3.3.6"
@@ -53,7 +55,9 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
                  flink_layout: str = "text", rest_dir: Path | None = None) -> tuple[dict[str, object], Path]:
     """One fresh cluster, one fault (repeated once when it failed no checkpoint); returns the truth and log dir.
     ``on_logs`` is called with the log directory before anything starts, ``on_fault`` as each fault starts."""
-    jars = fetch(hadoop, flink, flink_layout, traces=scenario.traces or flink_line(flink) >= SPAN_DETAIL_FROM)
+    kafka = scenario.transaction_timeout_ms is not None
+    jars = fetch(hadoop, flink, flink_layout, traces=scenario.traces or flink_line(flink) >= SPAN_DETAIL_FROM,
+                 kafka=kafka)
     run_dir = HOME / f"{hadoop}-{flink}" / run_name(scenario.name, flink_layout)
     shutil.rmtree(run_dir, ignore_errors=True)
     major = int(flink.split(".")[0])
@@ -67,17 +71,23 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
     trigger = run_dir / "snapshot-trigger"
     fault = Fault(scenario, cluster, trigger)
     recorder: RestRecorder | None = None
+    broker = Broker(run_dir) if kafka else None
+    job_args = scenario.job_args
     t0 = time.monotonic()
     try:
         fault.mount()
         cluster.start_hdfs()
         say(f"{scenario.name}: HDFS up ({time.monotonic() - t0:.0f}s)")
         fault.prepare(lambda msg: say(f"{scenario.name}: {msg}"))
+        if broker is not None:
+            broker.start()
+            job_args += ("--kafka", broker.servers, "--transaction-timeout-ms", str(scenario.transaction_timeout_ms))
+            say(f"{scenario.name}: Kafka broker up on {broker.servers} ({time.monotonic() - t0:.0f}s)")
         cluster.start_flink()
         if rest_dir is not None:
             recorder = RestRecorder(int(str(cluster.ports["rest"])), rest_dir)
             recorder.start()
-        job = cluster.submit(trigger, scenario.job_args)
+        job = cluster.submit(trigger, job_args)
         say(f"{scenario.name}: Flink up, job {job} submitted ({time.monotonic() - t0:.0f}s)")
         jobs = JobLog(cluster.jobmanager().log, cluster)
         jobs.wait(COMPLETED, 180)
@@ -112,6 +122,9 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
         jobs.wait(COMPLETED, 60)  # one more after the recovery: every log runs past the failure's aftermath
         time.sleep(2)
         result = {**truth(scenario, hadoop, flink, cluster, start, end, failed, attempts, jobs), **fault.scan_truth()}
+        if broker is not None:
+            broker.copy_log(cluster.logs)
+            result["kafka"] = kafka_truth(scenario, flink, broker, cluster.logs)
         (run_dir / "truth.json").write_text(json.dumps(result, indent=2) + "\n")
         return result, cluster.logs
     finally:
@@ -119,8 +132,33 @@ def run_scenario(scenario: Scenario, hadoop: str, flink: str, *,
             recorder.stop.set()
             recorder.join(10)
         cluster.stop()
+        if broker is not None:
+            broker.stop()
         fault.cleanup()
         say(f"{scenario.name}: stopped every process ({time.monotonic() - t0:.0f}s in all)")
+
+
+def kafka_truth(scenario: Scenario, flink: str, broker: Broker, logs: Path) -> dict[str, object]:
+    """What the Kafka-sink scenarios must show: the producer's transaction timeout, every transaction the broker
+    aborted for it (its id and when, from the broker's log; a loss record is expected for each), and every commit the
+    sink's committer then failed (from the TaskManager's log)."""
+    aborted = broker.aborted()
+    return {"broker_version": broker_version, "connector": kafka_connector(flink),
+            "transaction_timeout_ms": scenario.transaction_timeout_ms, "transactional_id_prefix": "lab-eos",
+            "checkpoint_interval_ms": 5000, "aborted": aborted, "loss_expected": bool(aborted),
+            "commit_failed": committer_failures(logs)}
+
+
+def committer_failures(logs: Path) -> list[dict[str, str]]:
+    """Each commit the sink's committer could not make, as the TaskManager logged it (time and message)."""
+    out = []
+    for tm in sorted(logs.glob("flink-*-taskexecutor-*.log")):
+        for raw in tm.read_text(errors="replace").splitlines():
+            t, line = flink_record(raw)
+            failed = "Unable to commit" in line or "potentially lost" in line
+            if t is not None and "KafkaCommitter" in line and failed:
+                out.append({"at": iso(t), "message": line.split(" - ", 1)[-1][:300]})
+    return out
 
 
 def exit_on_signals() -> None:

@@ -102,6 +102,11 @@ class Scenario:
     """TaskManagers of one slot each, the job's parallelism as many: each runs one subtask of every task."""
     replication: int | None = None
     """The replication of Flink's HDFS client (each state file on this many DataNodes), when not the cluster's."""
+    transaction_timeout_ms: int | None = None
+    """The job writes through an exactly-once Kafka sink to the lab's broker, its producer's transaction.timeout.ms
+    this (None: no Kafka)."""
+    fault_seconds: float | None = None
+    """How long the fault lasts, when not the lab's usual 30 s."""
     before_trigger: bool = False
     """The fault starts once a checkpoint completes, so it is in place when the next one triggers: a checkpoint takes
     under a second here, and a pause begun when its trigger line is read can miss the tasks' writes: the checkpoint in
@@ -141,6 +146,10 @@ class Scenario:
         if self.taskmanagers > 1:
             out.update({"taskmanager.numberOfTaskSlots": 1, "parallelism.default": self.taskmanagers})
         return {**out, **dict(self.flink_conf)}
+
+
+KAFKA_FLINK = (("execution.checkpointing.tolerable-failed-checkpoints", 1000),)
+"""The Kafka-sink scenarios: failed checkpoints do not restart the job (a restart would abort its transactions)."""
 
 
 def _lock_code(hadoop: str) -> str:
@@ -200,6 +209,21 @@ SCENARIOS = {s.name: s for s in (
     Scenario("taskmanager-lost", "sigstop", "lab-tm", lambda _h: "FLINK_TASKMANAGER_LOST",
              flink_conf=(("heartbeat.timeout", 15000), ("heartbeat.interval", 2000),
                          ("execution.checkpointing.timeout", "60s"))),
+    # the job writes to Kafka exactly once and tolerates failed checkpoints (no restart on one). Safe mode for 75 s:
+    # every checkpoint fails at its trigger, before a barrier reaches the sink, so the transaction the writer opened at
+    # the last completed checkpoint stays open, outlives its 30 s timeout, the broker aborts it and the writer's next
+    # send is fenced (the job restarts from that checkpoint); the control has the same failures and a 10 min timeout
+    Scenario("kafka-sink-timeout", "safe-mode", "lab-nn", lambda _h: "NAMENODE_SAFE_MODE",
+             transaction_timeout_ms=30_000, fault_seconds=75.0, flink_conf=KAFKA_FLINK),
+    Scenario("kafka-sink-control", "safe-mode", "lab-nn", lambda _h: "NAMENODE_SAFE_MODE",
+             transaction_timeout_ms=600_000, fault_seconds=75.0, flink_conf=KAFKA_FLINK),
+    # a slow disk for 75 s: each checkpoint's barrier passes the sink (its transaction is pre-committed, a new one
+    # opened) and the upload expires, so the oldest pre-committed transaction outlives its 30 s timeout; the first
+    # checkpoint to complete afterwards cannot commit it (its records are lost); the control: a 10 min timeout
+    Scenario("kafka-sink-loss", "slow-disk", "lab-dn2", lambda _h: "HDFS_SLOW_DISK",
+             transaction_timeout_ms=30_000, fault_seconds=75.0, flink_conf=KAFKA_FLINK),
+    Scenario("kafka-sink-loss-control", "slow-disk", "lab-dn2", lambda _h: "HDFS_SLOW_DISK",
+             transaction_timeout_ms=600_000, fault_seconds=75.0, flink_conf=KAFKA_FLINK),
     Scenario("scanner-differences", "block-files-removed", "lab-dn3", lambda _h: None, retain_checkpoints=True),
     Scenario("directory-scan", "directory-scan", "lab-dn2", _scan_code, scan_host="lab-dn2"),
     Scenario("directory-scan-harmless", "sigstop", "lab-dn1", lambda _h: "DATANODE_JVM_PAUSE", scan_host="lab-dn2",
@@ -218,9 +242,10 @@ flink_line = hadoop_line
 
 
 def default_scenarios(hadoop: str) -> list[str]:
-    """What runs when no scenario is named: not the directory-scan ones (minutes of replica fabrication each), nor
-    those this Hadoop line's daemons or this machine cannot take."""
-    return [n for n, s in SCENARIOS.items() if not s.scan_host and not why_not(s, hadoop)]
+    """What runs when no scenario is named: not the directory-scan ones (minutes of replica fabrication each), nor the
+    Kafka-sink ones (a broker on a fixed port), nor those this Hadoop line's daemons or this machine cannot take."""
+    return [n for n, s in SCENARIOS.items()
+            if not s.scan_host and s.transaction_timeout_ms is None and not why_not(s, hadoop)]
 
 
 def why_not(scenario: Scenario, hadoop: str) -> str | None:

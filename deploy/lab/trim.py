@@ -21,7 +21,8 @@ GZIP_OVER = 1_000_000
 client of a run whose disks crawl warns about every slow ack, thousands of lines the analysis reads as they are."""
 HEAD_RECORDS = 60
 LEAD_SECONDS = 30.0
-STAMP = re.compile(rb"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
+STAMP = re.compile(rb"^\[?(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\]? ")
+"""A record's first line: log4j's stamp, bracketed in Kafka's broker log."""
 DAEMON_LOG = re.compile(r"^(hadoop-.+-(namenode|datanode)-.+|flink-.+-(standalonesession|taskexecutor|client)-.+)\.log$")
 
 
@@ -89,11 +90,14 @@ def copy_trimmed(logs: Path, dest: Path, truth: dict[str, object]) -> None:
     dest.mkdir(parents=True)
     attempts = truth.get("attempts") or [truth["fault"]]
     first = min(datetime.fromisoformat(str(a["start"]).replace("Z", "+00:00")).timestamp() for a in attempts)
-    for log in sorted(logs.iterdir()):
-        if DAEMON_LOG.match(log.name):
+    # a Kafka broker's server.log sits in a folder naming its host (the stock name names none)
+    for log in [*sorted(logs.iterdir()), *sorted(logs.glob("*/server.log"))]:
+        if DAEMON_LOG.match(log.name) or log.name == "server.log":
             data = trimmed(log.read_bytes(), first - LEAD_SECONDS)
+            out = dest / log.relative_to(logs)
+            out.parent.mkdir(parents=True, exist_ok=True)
             if len(data) > GZIP_OVER:
-                (dest / f"{log.name}.gz").write_bytes(gzip.compress(data, mtime=0))
+                out.with_name(f"{log.name}.gz").write_bytes(gzip.compress(data, mtime=0))
             else:
-                (dest / log.name).write_bytes(data)
+                out.write_bytes(data)
     (dest / "truth.json").write_text(json.dumps(truth, indent=2) + "\n")

@@ -10,7 +10,8 @@
 #
 # Environment: KAFKA_VERSION (3.9.1; 4.x selects the log4j2 backend), KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT
 # (KAFKA_PORT+1), KAFKA_STATE_DIR (.run/kafka-<port>), KAFKA_HEAP (-Xms256m -Xmx512m), KAFKA_START_TIMEOUT (60 s),
-# PYTHON (used for the metadata check when it has confluent_kafka), KAFKA_MVN_OPTS (extra Maven flags).
+# PYTHON (used for the metadata check when it has confluent_kafka), KAFKA_MVN_OPTS (extra Maven flags),
+# KAFKA_SERVER_EXTRA (more server.properties lines, appended: later keys win).
 # KAFKA_SCRAM_USER / KAFKA_SCRAM_PASSWORD: the client port speaks SASL_PLAINTEXT with SCRAM-SHA-256 for that user
 # (created at format time); the broker talks to itself on a PLAINTEXT listener at KAFKA_PORT+2.
 set -euo pipefail
@@ -87,6 +88,7 @@ sasl.enabled.mechanisms=SCRAM-SHA-256
 listener.name.client.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 SCRAM
   fi
+  if [ -n "${KAFKA_SERVER_EXTRA:-}" ]; then printf '%s\n' "$KAFKA_SERVER_EXTRA" >>"$KAFKA_STATE_DIR/server.properties"; fi
   if [ "$(major)" -ge 4 ]; then
     cat >"$KAFKA_STATE_DIR/log4j2.properties" <<'PROPS'
 appender.file.type=File

@@ -202,9 +202,10 @@ def test_an_early_warning_only_where_the_truth_expects_one(
     """Where the state grew toward the timeout, a risk is raised at least two checkpoints before the first failure;
     the last prediction before the failure has the failure inside its window and its point within one and a half
     trigger spacings (the first checkpoint past the crossing expires, and a duration's noise near the timeout moves
-    that by a checkpoint either way). On every other real run no risk is raised at all."""
+    that by a checkpoint either way). On every other real run no such risk is raised at all (a Kafka sink's
+    transaction warnings are judged in test_kafka_fixtures)."""
     truth, _, path = run
-    raised = [r for r in RISKS[path] if r["status"] == "raised"]
+    raised = [r for r in RISKS[path] if r["status"] == "raised" and r["cause"] != "transaction_timeout"]
     want = truth.get("risk")
     if not want:
         assert not raised, [(r["as_of"], r["headline"]) for r in raised]

@@ -48,7 +48,9 @@ def _with_faulty_datanode(run: Path, into: Path, damage: Damage) -> dict[str, An
     for f in run.iterdir():
         if f.name == "truth.json":
             continue
-        if not f.name.endswith(f"-datanode-{truth['fault']['host']}.log"):
+        if f.is_dir():  # a log in its host's folder (a Kafka broker's server.log)
+            shutil.copytree(f, into / f.name)
+        elif not f.name.endswith(f"-datanode-{truth['fault']['host']}.log"):
             shutil.copy(f, into / f.name)
         elif damage == "cut mid-file":  # a copy cut short: half its bytes, the last line cut in two
             (into / f.name).write_bytes(f.read_bytes()[: f.stat().st_size // 2])

@@ -65,3 +65,24 @@ def test_risks_are_taken_from_the_state_and_flush_waits_for_the_producer() -> No
     assert topics["risks"].sent == []
     asyncio.run(publisher.flush())
     assert app.producer.log == ["flush"]
+
+
+def test_a_kafka_sinks_warning_and_loss_go_to_the_risk_topic_and_survive_a_snapshot() -> None:
+    """The worker's state keeps the same TransactionWatch as `analyze`: its warning joins the risks, its loss records
+    follow them on the same topic (their schema tells them apart), and a reloaded state goes on where it stopped."""
+    from tests.core.explain.test_transactions import aborted, outage, setting
+
+    state = ClusterState.load("c", EngineConfig(idle_timeout_ms=10_000), None)
+    events = [setting(30_000), *outage(3, 6)]
+    for offset, event in enumerate(events):
+        state.feed(offset, event, None)
+    reloaded = ClusterState.load("c", EngineConfig(idle_timeout_ms=10_000), state.dump())
+    reloaded.due = state.take_risks()
+    reloaded.feed(len(events), aborted("lab-eos-0-4", events[-1].ts_ms + 20_000), None)
+    metrics = WorkerMetrics()
+    publisher, topics = _publisher(metrics)
+    publisher.risks(reloaded)
+    schemas = [orjson.loads(sent["value"])["schema"] for sent in topics["risks"].sent]
+    assert schemas == ["correlator.risk/v1", "correlator.risk/v1", "correlator.loss/v1"]
+    assert orjson.loads(topics["risks"].sent[-1]["value"])["transactional_id"] == "lab-eos-0-4"
+    assert metrics.risks.labels("lost")._value.get() == 1

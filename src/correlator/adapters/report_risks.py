@@ -80,7 +80,8 @@ def chart(risk: Risk) -> str:
                    f'stroke="{EXPIRY}"/>')
         out.append(f'<text x="{x(end):.1f}" y="{HEIGHT - 8}" font-size="11" fill="{EXPIRY}" text-anchor="end">'
                    f'predicted expiry {_e(iso_ms(end)[11:19])}</text>')
-    out.append(f'<text x="{PAD}" y="14" font-size="11" fill="{DURATION}">checkpoint duration</text>')
+    what = "oldest open transaction's age" if risk.cause == "transaction_timeout" else "checkpoint duration"
+    out.append(f'<text x="{PAD}" y="14" font-size="11" fill="{DURATION}">{what}</text>')
     out.append(f'<text x="{PAD}" y="{HEIGHT - 8}" font-size="11" fill="#566573">{_e(iso_ms(t0)[11:19])} UTC</text>')
     out.append("</svg>")
     return "".join(out)

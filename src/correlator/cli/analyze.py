@@ -16,6 +16,7 @@ from correlator.cli.options import format_option, settings_options, text_width
 from correlator.config import Settings
 from correlator.core.events import Event
 from correlator.core.explain.risk import Risk, risk_text, risk_to_dict
+from correlator.core.explain.transactions import TransactionLoss, loss_text, loss_to_dict
 from correlator.core.explain.verdict import Verdict, verdict_to_dict
 from correlator.core.explain.verdict_text import verdict_text
 from correlator.offline.analyze import ordered_events, run_analysis
@@ -27,7 +28,8 @@ from correlator.offline.summary import Summary
 @format_option("json", "json: one verdict object per line; text: a summary per verdict for people")
 @click.option("--risks", "with_risks", is_flag=True,
               help="json: also print the early-warning records (\"schema\": \"correlator.risk/v1\", see `correlator "
-                   "schema risk`) among the verdicts, in time order. text prints them always.")
+                   "schema risk`) and the records an exactly-once Kafka sink lost (\"correlator.loss/v1\") among "
+                   "the verdicts, in time order. text prints them always.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write an HTML report with a timeline per verdict into this directory (index.html).")
 @click.option("--cluster-from-dir", is_flag=True,
@@ -46,7 +48,8 @@ def analyze(paths: tuple[str, ...], fmt: str, with_risks: bool, report_dir: Path
         events = ordered_events(list(paths), tz=settings.tz, cluster=settings.cluster, summary=summary,
                                 cluster_from_dir=cluster_from_dir, layout=settings.layout,
                                 on_item=(lambda _item: progress.update(1)) if progress is not None else None)
-        verdicts, risks = run_analysis(_counting_checkpoints(events, checkpoints), settings.engine_config())
+        losses: list[TransactionLoss] = []
+        verdicts, risks = run_analysis(_counting_checkpoints(events, checkpoints), settings.engine_config(), losses)
     except FileNotFoundError as exc:
         raise RuntimeFailure(f"no such file or directory: {exc}") from None
     finally:
@@ -58,21 +61,32 @@ def analyze(paths: tuple[str, ...], fmt: str, with_risks: bool, report_dir: Path
     if report_dir is not None:
         _report(verdicts, report_dir, settings.tz, risks)
     out = sys.stdout.buffer
-    records: list[tuple[int, Verdict | Risk]] = [(v.failure.failed_at_ms, v) for v in verdicts]
+    records: list[tuple[int, Verdict | Risk | TransactionLoss]] = [(v.failure.failed_at_ms, v) for v in verdicts]
     if fmt == "text" or with_risks:
-        records = sorted(records + [(r.as_of_ms, r) for r in risks], key=lambda pair: pair[0])
+        records = sorted(records + [(r.as_of_ms, r) for r in risks] + [(r.as_of_ms, r) for r in losses],
+                         key=lambda pair: pair[0])
     width = text_width()
     try:
         for i, (_, record) in enumerate(records):
             if fmt == "json":
-                data = risk_to_dict(record) if isinstance(record, Risk) else verdict_to_dict(record)
-                out.write(orjson.dumps(data) + b"\n")
+                out.write(orjson.dumps(_record_dict(record)) + b"\n")
             else:
-                text = risk_text(record) if isinstance(record, Risk) else verdict_text(record, width)
-                out.write(((("\n" if i else "") + text) + "\n").encode("utf-8"))
+                out.write(((("\n" if i else "") + _record_text(record, width)) + "\n").encode("utf-8"))
         out.flush()
     except BrokenPipeError:
         return
+
+
+def _record_dict(record: Verdict | Risk | TransactionLoss) -> dict[str, Any]:
+    if isinstance(record, Risk):
+        return risk_to_dict(record)
+    return loss_to_dict(record) if isinstance(record, TransactionLoss) else verdict_to_dict(record)
+
+
+def _record_text(record: Verdict | Risk | TransactionLoss, width: int) -> str:
+    if isinstance(record, Risk):
+        return risk_text(record)
+    return loss_text(record) if isinstance(record, TransactionLoss) else verdict_text(record, width)
 
 
 def _counting_checkpoints(events: Iterable[Event], seen: Counter[str]) -> Iterator[Event]:

@@ -16,6 +16,7 @@ from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import Event, LogUnread
 from correlator.core.explain.foresight import Foresight
 from correlator.core.explain.risk import Risk, RiskWatch
+from correlator.core.explain.transactions import TransactionLoss, TransactionWatch
 from correlator.core.explain.verdict import Verdict
 from correlator.core.ingest.records import ParseError
 from correlator.offline.summary import Summary
@@ -95,19 +96,25 @@ def collect_events(paths: Sequence[str], *, tz: str = "UTC", cluster: str = "def
     return events, sum(summary.errors.values())
 
 
-def run_analysis(events: Iterable[Event], config: EngineConfig | None = None) -> tuple[list[Verdict], list[Risk]]:
+def run_analysis(events: Iterable[Event], config: EngineConfig | None = None,
+                 losses: list[TransactionLoss] | None = None) -> tuple[list[Verdict], list[Risk]]:
     """Feed events, then end the input: verdicts sorted by failure time (then id) for a deterministic output, and the
-    early-warning records in the order they were due.
+    early-warning records in the order they were due (a trend's and an exactly-once Kafka sink's); ``losses``, when
+    given, receives the records that sink lost, in the order they were found.
 
     Each verdict gets its outlook and what-if figures (:class:`Foresight`) as the engine decides it."""
     engine = Engine(config or EngineConfig())
     foresight = Foresight()
     watch = RiskWatch()
+    transactions = TransactionWatch()
     verdicts: list[Verdict] = []
     risks: list[Risk] = []
     for event in events:
         foresight.observe(event)
         risks.extend(watch.observe(event))
+        risks.extend(transactions.observe(event))
+        if losses is not None:
+            losses.extend(transactions.take_losses())
         verdicts.extend(foresight.annotate(v) for v in engine.feed(event))
     verdicts.extend(foresight.annotate(v) for v in engine.finish())
     return sorted(verdicts, key=lambda v: (v.failure.failed_at_ms, v.verdict_id)), risks

@@ -38,9 +38,14 @@ class Publisher:
                 self.metrics.decision_latency.observe(max(0.0, self.clock() - produced_at))
 
     def risks(self, state: ClusterState) -> None:
+        """The early warnings, and on the same topic the records an exactly-once Kafka sink lost (their ``schema``
+        tells them apart)."""
         for risk in state.take_risks():
             self.risks_topic.send_soon(key=wire.risk_key(risk), value=wire.encode_risk(risk))
             self.metrics.risks.labels(risk.status).inc()
+        for loss in state.take_losses():
+            self.risks_topic.send_soon(key=wire.loss_key(loss), value=wire.encode_loss(loss))
+            self.metrics.risks.labels("lost").inc()
 
     def dead_letter(self, error: ParseError, position: wire.Position, message: Any) -> None:
         """A record the stage cannot use, with the reason; the record itself travels along when ``error`` is about

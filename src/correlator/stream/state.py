@@ -19,6 +19,7 @@ from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import Event
 from correlator.core.explain.foresight import Foresight
 from correlator.core.explain.risk import Risk, RiskWatch
+from correlator.core.explain.transactions import TransactionLoss, TransactionWatch
 from correlator.core.explain.verdict import Verdict
 from correlator.core.ingest.ingest import Ingest, IngestConfig
 from correlator.core.ingest.prefilter import Scanner
@@ -135,6 +136,9 @@ class ClusterState:
     risks: RiskWatch = field(default_factory=RiskWatch)
     due: list[Risk] = field(default_factory=list)
     """Risk records due since the last ``take_risks``: published with the verdicts of the same batch."""
+    transactions: TransactionWatch = field(default_factory=TransactionWatch)
+    """An exactly-once Kafka sink's transactions: its warnings join ``due``, its losses ``lost``."""
+    lost: list[TransactionLoss] = field(default_factory=list)
 
     @classmethod
     def load(cls, cluster: str, config: EngineConfig, blob: bytes | None) -> ClusterState:
@@ -146,10 +150,11 @@ class ClusterState:
         positions = {k: (int(v[0]), int(v[1])) for k, v in data["positions"].items()}
         foresight = Foresight.restore(data["foresight"]) if data.get("foresight") else Foresight()
         risks = RiskWatch.restore(data["risks"]) if data.get("risks") else RiskWatch()
+        kafka = TransactionWatch.restore(data["transactions"]) if data.get("transactions") else TransactionWatch()
         engine = Engine.restore(config, data["engine"])
         engine.restart_warm_up()
         return cls(cluster, engine, data["offset"], positions, data["duplicates"], int(data.get("partition", -1)),
-                   foresight, risks)
+                   foresight, risks, transactions=kafka)
 
     def dump(self) -> bytes:
         return _pack(
@@ -161,6 +166,7 @@ class ClusterState:
                 "engine": self.engine.snapshot(),
                 "foresight": self.foresight.snapshot(),
                 "risks": self.risks.snapshot(),
+                "transactions": self.transactions.snapshot(),
             }
         )
 
@@ -177,10 +183,16 @@ class ClusterState:
             self.positions[position.stream] = mark
         self.foresight.observe(event)
         self.due.extend(self.risks.observe(event))
+        self.due.extend(self.transactions.observe(event))
+        self.lost.extend(self.transactions.take_losses())
         return [self.foresight.annotate(v) for v in self.engine.feed(event)]
 
     def take_risks(self) -> list[Risk]:
         taken, self.due = self.due, []
+        return taken
+
+    def take_losses(self) -> list[TransactionLoss]:
+        taken, self.lost = self.lost, []
         return taken
 
     def advance(self, now_ms: int) -> list[Verdict]:

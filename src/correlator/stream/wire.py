@@ -9,6 +9,7 @@ import orjson
 from correlator.adapters import codec
 from correlator.core.events import Event
 from correlator.core.explain.risk import Risk, risk_to_dict
+from correlator.core.explain.transactions import TransactionLoss, loss_to_dict
 from correlator.core.explain.verdict import Verdict, verdict_to_dict
 from correlator.core.ingest.records import ParseError
 
@@ -64,6 +65,15 @@ def encode_risk(risk: Risk) -> bytes:
 def risk_key(risk: Risk) -> bytes:
     """The verdicts' key: a job's warnings and its verdicts land on the same partition number."""
     return f"{risk.cluster}/{risk.job_id}".encode()
+
+
+def encode_loss(loss: TransactionLoss) -> bytes:
+    return orjson.dumps(loss_to_dict(loss))
+
+
+def loss_key(loss: TransactionLoss) -> bytes:
+    """The job's key, as its warnings and verdicts have it."""
+    return f"{loss.cluster}/{loss.job_id or '-'}".encode()
 
 
 def coordinates(ref: str) -> tuple[str, int, int] | None:

@@ -20,6 +20,7 @@ from correlator.core.correlate.growth import Completions
 from correlator.core.correlate.packing import pack, unpack
 from correlator.core.correlate.watermarks import Watermarks
 from correlator.core.events import (
+    KAFKA_ROLE,
     BlockAllocated,
     BlockWrite,
     CheckpointChildSpan,
@@ -127,6 +128,8 @@ class Engine:
 
     def feed(self, event: Event) -> list[Verdict]:
         self._counts["events"] += 1
+        if event.role == KAFKA_ROLE:  # a sink's broker, not a checkpoint's storage: no case waits on its log
+            return self._decide_ready()
         if isinstance(event, LogUnread):  # says how far a log was read, not that its source's time moved on
             self._unread[(event.cluster, event.host, event.role)] = event.why
             return self._decide_ready()

@@ -31,12 +31,14 @@ from correlator.core.explain import causes
 from correlator.core.explain.trend import Trend, theil_sen
 
 RiskStatus = Literal["raised", "updated", "withdrawn", "superseded"]
-RiskCause = Literal["state_growth", "duration_growth"]
+RiskCause = Literal["state_growth", "duration_growth", "transaction_timeout"]
+"""``transaction_timeout``: failing checkpoints bring an exactly-once Kafka sink's oldest open transaction near its
+timeout (``core/explain/transactions.py``); the others are trends of completed checkpoints."""
 TimeoutSource = Literal["expired_checkpoint", "job_configuration", "configuration", "checkpoint_interval",
-                        "flink_default"]
+                        "flink_default", "producer_configuration"]
 """Where the limit a trend is judged against came from, most exact first; ``checkpoint_interval``: no timeout was
 shown, and the checkpoints are still shorter than their spacing, which a longer one would delay every later one
-past."""
+past; ``producer_configuration``: a Kafka transaction's timeout, as the sink's producer logged it."""
 
 MIN_POINTS = 8
 MAX_POINTS = 60
@@ -84,8 +86,13 @@ class Risk:
     size_from_bytes: int | None
     size_now_bytes: int | None
     series: tuple[tuple[int, int, int | None], ...]
-    """(time, duration ms, size bytes) of each completed checkpoint of the window: the chart's data."""
+    """(time, duration ms, size bytes) of each completed checkpoint of the window: the chart's data (for a
+    ``transaction_timeout``: each failed checkpoint, the age of the oldest open transaction then, no size)."""
     refs: tuple[str, ...]
+    time_left_ms: int | None = None
+    """``transaction_timeout``: from ``as_of_ms`` until the oldest open transaction's timeout."""
+    failed_checkpoints: tuple[int, ...] = ()
+    """``transaction_timeout``: the job's checkpoints that failed since its last completed one."""
 
 
 RISK_SCHEMA = "correlator.risk/v1"
@@ -98,6 +105,7 @@ def risk_to_dict(risk: Risk) -> dict[str, Any]:
     out["advice"] = list(risk.advice)
     out["series"] = [list(p) for p in risk.series]
     out["refs"] = list(risk.refs)
+    out["failed_checkpoints"] = list(risk.failed_checkpoints)
     return out
 
 
@@ -108,6 +116,7 @@ def risk_from_dict(data: dict[str, Any]) -> Risk:
     fields["advice"] = tuple(fields["advice"])
     fields["series"] = tuple((int(t), int(d), None if s is None else int(s)) for t, d, s in fields["series"])
     fields["refs"] = tuple(fields["refs"])
+    fields["failed_checkpoints"] = tuple(int(c) for c in fields.get("failed_checkpoints", ()))
     return Risk(**fields)
 
 

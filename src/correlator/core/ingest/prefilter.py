@@ -14,6 +14,8 @@ from typing import Protocol
 from correlator.core.ingest.parse.flink import RULES as FLINK_RULES
 from correlator.core.ingest.parse.hdfs import RULES as HDFS_RULES
 from correlator.core.ingest.parse.hdfs_client import RULES as CLIENT_RULES
+from correlator.core.ingest.parse.kafka import BROKER_RULES as KAFKA_BROKER_RULES
+from correlator.core.ingest.parse.kafka import CLIENT_RULES as KAFKA_CLIENT_RULES
 from correlator.core.ingest.parse.refusals import PHRASES as REFUSAL_PHRASES
 from correlator.core.ingest.parse.s3_access import PHRASES as ACCESS_PHRASES
 from correlator.core.ingest.parse.wording import phrases
@@ -40,7 +42,11 @@ REFUSAL_TRIGGERS = REFUSAL_PHRASES
 """HDFS refusing a write (a limit, safe mode, no DataNode left), in a daemon's record or a client's cause chain."""
 ACCESS_TRIGGERS = ACCESS_PHRASES
 """An object store's access log records: its writes (for their time) and its throttles."""
-TRIGGERS: tuple[str, ...] = FLINK_TRIGGERS + HDFS_TRIGGERS + REFUSAL_TRIGGERS + GC_TRIGGERS + ACCESS_TRIGGERS
+KAFKA_TRIGGERS = phrases(KAFKA_CLIENT_RULES + KAFKA_BROKER_RULES)
+"""An exactly-once Kafka sink's transactions: the producer's configuration, the committer's failures, the broker's
+aborts; generated from the Kafka rule tables."""
+TRIGGERS: tuple[str, ...] = (FLINK_TRIGGERS + HDFS_TRIGGERS + REFUSAL_TRIGGERS + GC_TRIGGERS + ACCESS_TRIGGERS
+                             + KAFKA_TRIGGERS)
 WRITE_PHRASES = (OPEN_PHRASE, CLOSE_PHRASE, RECEIVED_PHRASE)
 """Block-write lines: decided by the ``WriteTracker`` (mostly counted), not parsed as triggers."""
 PHRASES: tuple[str, ...] = TRIGGERS + WRITE_PHRASES

@@ -227,12 +227,19 @@ _SNIFF_ACCESS = re.compile(r"^[0-9a-f]{64} \S+ \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\
 """An S3 server access log record's start: its bucket owner's canonical id, the bucket, the bracketed time."""
 
 
+_SNIFF_KAFKA = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] [A-Z]+ .*\((?:kafka|org\.apache\.kafka)\.[\w.$]+\)$",
+                          re.MULTILINE)
+"""A Kafka broker's ``server.log`` record: the bracketed time first, the logger in parentheses last."""
+
+
 def sniff_family(head: str) -> str | None:
-    """The family of a file from its first kilobytes: ``envelope`` (JSON lines), ``gc``, ``flink``, ``hdfs`` or
-    ``objectstore`` (an S3 server access log)."""
+    """The family of a file from its first kilobytes: ``envelope`` (JSON lines), ``gc``, ``flink``, ``hdfs``,
+    ``objectstore`` (an S3 server access log) or ``kafka`` (a Kafka broker's ``server.log``)."""
     stripped = head.lstrip("\ufeff \t\r\n")
     if stripped.startswith("{"):
         return "envelope"
+    if _SNIFF_KAFKA.search(head):  # before the counts: its configuration dump names other projects' classes
+        return "kafka"
     flink = head.count("org.apache.flink") + head.count("o.a.f.")
     hadoop = head.count("org.apache.hadoop") + len(re.findall(r"\b(?:datanode|namenode|util|impl|hdfs)\.[A-Z]", head))
     if flink or hadoop:
@@ -246,7 +253,7 @@ def sniff_family(head: str) -> str | None:
 
 def input_side(family: str, role: str | None, head: str = "") -> str:
     """Which raw topic a log file belongs on: ``flink`` (Flink processes, their GC logs too), ``objectstore`` (an
-    object store's request log) or ``hdfs``.
+    object store's access log) or ``hdfs`` (the storage and every other side: HDFS daemons, a Kafka broker's log).
 
     ``head`` (the first kilobytes) decides for envelope files, whose family says nothing about the process.
     """

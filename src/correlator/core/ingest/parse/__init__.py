@@ -1,4 +1,5 @@
-"""One reassembled record → typed events: pick the parser (GC, Flink, HDFS client, Hadoop), time, role and host.
+"""One reassembled record → typed events: pick the parser (GC, object store, Kafka broker, Flink, HDFS client, Kafka
+client, Hadoop), time, role and host.
 
 Raises :class:`Rejected` with a stable reason for records that cannot be placed (no header, no usable time).
 """
@@ -11,12 +12,13 @@ from datetime import date as date_type
 from datetime import datetime, timedelta
 from typing import Any
 
-from correlator.core.events import OBJECT_STORE_ROLE, Event
+from correlator.core.events import KAFKA_ROLE, OBJECT_STORE_ROLE, Event
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.flink import parse_flink
 from correlator.core.ingest.parse.gc import is_gc_line, parse_gc
 from correlator.core.ingest.parse.hdfs import banner_host, parse_hdfs
 from correlator.core.ingest.parse.header import Header, parse_header
+from correlator.core.ingest.parse.kafka import CLIENT_LOGGERS, broker_record, parse_broker, parse_client
 from correlator.core.ingest.parse.refusals import emit_refusals
 from correlator.core.ingest.parse.s3_access import parse_s3_access
 from correlator.core.ingest.sources import family_of_logger, role_of_logger
@@ -83,6 +85,11 @@ def parse_record(
                 return events
         except TimestampError as exc:
             raise Rejected("bad_timestamp", str(exc)) from None
+    broker = broker_record(first) if first[:1] == "[" else None
+    if broker is not None:
+        state.last_ts_ms = _timestamp(broker["ts"], origin, state, clock)
+        parse_broker(broker, _emitter(origin, state, state.last_ts_ms, KAFKA_ROLE, ref, events))
+        return events
     header = parse_header(first)
     if header is None:
         raise Rejected("unknown_layout", "record has no recognisable header line")
@@ -104,6 +111,9 @@ def _dispatch(
         state.host = state.host or banner_host("\n".join(lines))
         emit = emit.bind(host=origin["host"] or state.host or "unknown")
     family = family_of_logger(logger)
+    if seg in CLIENT_LOGGERS:
+        parse_client(header.message, lines, emit)
+        return
     if seg.startswith(_HDFS_CLIENT):
         emit = emit.bind(role=origin["role"] or state.role or "taskmanager")
         parse_flink(header, lines, emit)

@@ -18,6 +18,7 @@ import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -29,10 +30,14 @@ import org.apache.flink.util.Collector;
  * With {@code --grow BYTES} every record also appends that many bytes to its key's list state, so the state grows
  * steadily (the state-growth scenario). While the file {@code --slow PATH} exists, every record takes
  * {@code --slow-ms} ms in the keyed operator: the source outpaces it, the buffers between them fill and a checkpoint's
- * barriers wait behind them (the backpressure scenario). Compiles unchanged against Flink 1.20 and 2.x.
+ * barriers wait behind them (the backpressure scenario). With {@code --kafka SERVERS} the records go to the Kafka
+ * topic {@code --kafka-topic} through an exactly-once sink (transactional id prefix {@code --kafka-prefix}, the
+ * producer's {@code transaction.timeout.ms} from {@code --transaction-timeout-ms}) instead of being discarded.
+ * Compiles unchanged against Flink 1.20 and 2.x.
  *
  * <p>Arguments: {@code --trigger PATH --keys N --payload BYTES --rate PER_SECOND --grow BYTES --slow PATH --slow-ms MS
- * --checkpoint-timeout-ms MS} (the last sets the checkpoint timeout in code, as most jobs do).
+ * --checkpoint-timeout-ms MS --kafka SERVERS --kafka-topic T --kafka-prefix P --transaction-timeout-ms MS} (a checkpoint
+ * timeout given sets the checkpoint timeout in code, as most jobs do).
  */
 public final class LabJob {
   private LabJob() {}
@@ -47,6 +52,7 @@ public final class LabJob {
     int slowMs = Integer.parseInt(arg(args, "--slow-ms", "5"));
 
     long checkpointTimeoutMs = Long.parseLong(arg(args, "--checkpoint-timeout-ms", "0"));
+    String kafka = arg(args, "--kafka", "");
 
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     if (checkpointTimeoutMs > 0) {
@@ -55,14 +61,26 @@ public final class LabJob {
     }
     DataGeneratorSource<Long> source =
         new DataGeneratorSource<>(new Numbers(), Long.MAX_VALUE, RateLimiterStrategy.perSecond(rate), Types.LONG);
-    env.fromSource(source, WatermarkStrategy.noWatermarks(), "generator")
-        .map(new SnapshotTrigger(trigger))
-        .name("snapshot-trigger")
-        .keyBy(new ByKey(keys))
-        .process(new StateBuilder(payload, grow, slow, slowMs))
-        .name("keyed-state")
-        .sinkTo(new DiscardingSink<>())
-        .name("discard");
+    DataStream<Long> out =
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "generator")
+            .map(new SnapshotTrigger(trigger))
+            .name("snapshot-trigger")
+            .keyBy(new ByKey(keys))
+            .process(new StateBuilder(payload, grow, slow, slowMs))
+            .name("keyed-state");
+    if (kafka.isEmpty()) {
+      out.sinkTo(new DiscardingSink<>()).name("discard");
+    } else {
+      out.map(new AsText())
+          .name("as-text")
+          .sinkTo(
+              KafkaOut.sink(
+                  kafka,
+                  arg(args, "--kafka-topic", "lab-out"),
+                  arg(args, "--kafka-prefix", "lab-eos"),
+                  Long.parseLong(arg(args, "--transaction-timeout-ms", "60000"))))
+          .name("kafka-sink");
+    }
     env.execute("correlator-lab");
   }
 
@@ -73,6 +91,13 @@ public final class LabJob {
       }
     }
     return otherwise;
+  }
+
+  static final class AsText implements MapFunction<Long, String> {
+    @Override
+    public String map(Long value) {
+      return Long.toString(value);
+    }
   }
 
   static final class Numbers implements GeneratorFunction<Long, Long> {
