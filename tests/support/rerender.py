@@ -111,8 +111,8 @@ def pod_name(log: LogFile) -> str:
         return "hdfs-namenode-0"
     if log.role == "datanode":
         return f"hdfs-datanode-{int(log.host.removeprefix('lab-dn')) - 1}"
-    if log.role.startswith("taskexecutor"):
-        return "orders-taskmanager-1-1"
+    if log.role.startswith("taskexecutor"):  # lab-tm, lab-tm2, … are the operator's TaskManager pods 1, 2, …
+        return f"orders-taskmanager-1-{log.host.removeprefix('lab-tm') or '1'}"
     if log.role == "client":
         return "orders-submit-x7k2p"
     return "orders-6d8f9c7b5d-q4m2z"
