@@ -1,4 +1,5 @@
-"""Early warnings into Slack: one quiet message per risk, edited to its latest state, each later state a reply.
+"""Early warnings into Slack: one quiet message per risk, edited to its latest state, each later state a reply; and
+the records an exactly-once Kafka sink lost: one message per loss, posted once.
 
 A risk is a job's, not an incident's: it gets no incident, no lease and no mention. Its deliveries are recorded in
 Redis and looked for in Slack by their metadata before they are posted (a replica may have posted one and stopped
@@ -15,8 +16,9 @@ from typing import Any
 
 from correlator.adapters.redis_incidents import RedisIncidentStore, StoreUnavailable, Thread
 from correlator.adapters.slack import Posted, SlackPoster, SlackRejected, SlackUnavailable
-from correlator.adapters.slack_risk_blocks import delivery_of, risk_message
+from correlator.adapters.slack_risk_blocks import delivery_of, loss_message, risk_message
 from correlator.core.explain.risk import risk_from_dict
+from correlator.core.explain.transactions import loss_from_dict
 
 log = logging.getLogger("correlator.slackbot")
 LOOKBACK_MS = 7 * 86_400_000
@@ -35,15 +37,39 @@ class RiskNotes:
         """True when posted, False when it was delivered already; None when ``stop`` came first. Raises
         ``ValueError`` for a record that is not a risk."""
         risk_from_dict(dict(risk))  # the full shape, so rendering cannot fail later
+        return self._retrying(f"warning {risk.get('risk_id')}", lambda: self._deliver_once(risk), stop)
+
+    def deliver_loss(self, loss: Mapping[str, Any], stop: threading.Event) -> bool | None:
+        """As ``deliver``, for a loss record: one top-level message, never edited. Raises ``ValueError`` for a record
+        that is not a loss."""
+        loss_from_dict(dict(loss))
+        return self._retrying(f"loss {loss.get('loss_id')}", lambda: self._deliver_loss_once(loss), stop)
+
+    def _retrying(self, what: str, once: Callable[[], bool], stop: threading.Event) -> bool | None:
         wait = self.backoff[0]
         while not stop.is_set():
             try:
-                return self._deliver_once(risk)
+                return once()
             except (StoreUnavailable, SlackUnavailable) as exc:
-                log.warning("warning %s not delivered yet (%s); retrying in %.1fs", risk.get("risk_id"), exc, wait)
+                log.warning("%s not delivered yet (%s); retrying in %.1fs", what, exc, wait)
                 stop.wait(wait)
                 wait = min(wait * 2, self.backoff[1])
         return None
+
+    def _deliver_loss_once(self, loss: Mapping[str, Any]) -> bool:
+        loss_id = str(loss["loss_id"])
+        _, done = self.store.risk_state(loss_id, "posted")
+        if done:
+            return False
+        try:
+            found = self.poster.find_posted(loss_id, None, (self.clock_ms() - LOOKBACK_MS) / 1000, field="loss_id")
+        except SlackRejected as exc:
+            log.warning("cannot look for an earlier post of loss %s (%s); posting it", loss_id, exc)
+            found = None
+        posted = found if found is not None else self.poster.post(loss_message(loss))
+        self.store.record_risk(loss_id, "posted", Thread(posted.channel, posted.ts))
+        log.info("loss %s delivered", loss_id)
+        return True
 
     def _deliver_once(self, risk: Mapping[str, Any]) -> bool:
         risk_id, delivery = str(risk["risk_id"]), delivery_of(risk)

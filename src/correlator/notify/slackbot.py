@@ -20,6 +20,7 @@ from correlator.adapters.slack import Posted, SlackPoster, SlackRejected, SlackU
 from correlator.adapters.slack_blocks import parent_message, reply_message, superseded_message
 from correlator.adapters.slack_files import TimelineFiles, UploadBusy
 from correlator.core.explain.risk import RISK_SCHEMA
+from correlator.core.explain.transactions import LOSS_SCHEMA
 from correlator.core.explain.verdict import verdict_from_dict
 from correlator.core.incidents import (
     Action,
@@ -94,8 +95,11 @@ class SlackBot:
     def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
         """Deliver one verdict (or early warning), retrying through outages; None only when ``stop`` was set before it
         was done."""
-        if str(verdict.get("schema") or "").startswith(RISK_SCHEMA.split("/")[0] + "/"):
-            return self._deliver_risk(verdict, stop)
+        schema = str(verdict.get("schema") or "")
+        if schema.startswith(RISK_SCHEMA.split("/")[0] + "/"):
+            return self._deliver_note(verdict, stop, self.risks.deliver)
+        if schema.startswith(LOSS_SCHEMA.split("/")[0] + "/"):
+            return self._deliver_note(verdict, stop, self.risks.deliver_loss)
         try:
             schema = str(verdict.get("schema") or SCHEMA)
             if not schema.startswith(SCHEMA.split("/")[0] + "/"):
@@ -126,11 +130,13 @@ class SlackBot:
             return outcome
         return None
 
-    def _deliver_risk(self, risk: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
+    def _deliver_note(self, record: Mapping[str, Any], stop: threading.Event,
+                      deliver: Callable[[Mapping[str, Any], threading.Event], bool | None]) -> Outcome | None:
+        """An early warning or a loss record: a note of its own, no incident."""
         try:
-            posted = self.risks.deliver(risk, stop)
+            posted = deliver(record, stop)
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            log.warning("skipping an early warning this bot cannot read: %s", exc)
+            log.warning("skipping a %s record this bot cannot read: %s", str(record.get("schema"))[:40], exc)
             self.stats.count(Outcome.SKIPPED)
             return Outcome.SKIPPED
         if posted is None:
