@@ -4,25 +4,24 @@ once, found again by its metadata when its recording was lost; its log text cann
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from correlator.adapters.redis_incidents import RedisIncidentStore
-from correlator.adapters.slack import RetryPolicy, SlackPoster
 from correlator.core.explain.transactions import TransactionLoss, loss_to_dict
 from correlator.notify.sink import Outcome
-from correlator.notify.slackbot import BotConfig, SlackBot
+from correlator.notify.slackbot import SlackBot
 from correlator.offline.analyze import ordered_events, run_analysis
+from tests.stream.test_slack_risks import make_bot  # noqa: F401  (the fixture: bots of one namespace, or another)
 from tests.support.fake_slack import FakeSlack
 
 pytestmark = pytest.mark.integration
 
-LOSS_RUN = Path(__file__).resolve().parents[1] / "data" / "lab" / "3.3.6-1.20.1" / "kafka-sink-loss"
 TOKEN = "xoxb-test-token"
-FAST = BotConfig(backoff_initial_s=0.05, backoff_max_s=0.3, busy_wait_s=0.02)
+"""The token the fake Slack accepts (the ``slack`` fixture reads it from the test's module)."""
+LOSS_RUN = Path(__file__).resolve().parents[1] / "data" / "lab" / "3.3.6-1.20.1" / "kafka-sink-loss"
 
 
 def lab_losses() -> list[dict[str, Any]]:
@@ -30,20 +29,6 @@ def lab_losses() -> list[dict[str, Any]]:
     losses: list[TransactionLoss] = []
     run_analysis(ordered_events([str(LOSS_RUN)], cluster="lab"), losses=losses)
     return [loss_to_dict(loss) for loss in losses]
-
-
-@pytest.fixture
-def make_bot(slack: FakeSlack, redis_url: str, unique: str) -> Iterator[Callable[..., SlackBot]]:
-    stores: list[RedisIncidentStore] = []
-
-    def make(namespace: str = f"losses-{unique}") -> SlackBot:
-        store = RedisIncidentStore(redis_url, namespace=namespace, timeout_s=0.5)
-        stores.append(store)
-        return SlackBot(store, SlackPoster(slack.url, TOKEN, "#incidents", RetryPolicy(backoff_factor_s=0.05)), FAST)
-
-    yield make
-    for store in stores:
-        store.close()
 
 
 def test_one_loud_message_per_loss_each_posted_once(slack: FakeSlack, make_bot: Callable[..., SlackBot]) -> None:
