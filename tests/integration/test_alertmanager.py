@@ -239,3 +239,34 @@ def test_routing_severity_held_back_codes_and_old_verdicts(alertmanager: tuple[s
     assert active[sent[2]["verdict_id"]]["severity"] == "critical"  # the override
     notified = _until(lambda: {a["labels"]["verdict_id"] for a in hook.alerts("firing")} == set(active))
     assert notified, hook.bodies
+
+
+def test_a_lost_transaction_pages_above_every_verdict_and_a_warning_pages_no_one(
+        alertmanager: tuple[str, Webhook], tmp_path: Path, env: dict[str, str]) -> None:
+    """The real Kafka-sink run's loss records (tests/data/lab/3.3.6-1.20.1/kafka-sink-loss) and a real early warning
+    (state-growth) beside a verdict, as the risk and verdict topics carry them: each loss one critical alert naming
+    its transaction, the warning none."""
+    from correlator.core.explain.risk import risk_to_dict
+    from correlator.core.explain.transactions import TransactionLoss, loss_to_dict
+    from correlator.offline.analyze import ordered_events, run_analysis
+
+    url, hook = alertmanager
+    lab = Path(__file__).resolve().parents[1] / "data" / "lab" / "3.3.6-1.20.1"
+    losses: list[TransactionLoss] = []
+    run_analysis(ordered_events([str(lab / "kafka-sink-loss")], cluster="lab"), losses=losses)
+    _, warnings = run_analysis(ordered_events([str(lab / "state-growth")], cluster="lab"))
+    verdict = json.loads(next(line for line in VERDICTS.read_text().splitlines() if line.startswith("{")))
+    records = [verdict, risk_to_dict(warnings[0]), *(loss_to_dict(loss) for loss in losses)]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    done = _forward(url, path, env)
+    assert done.returncode == 0, done.stderr
+    active = _alerts(url)
+    lost = [a for a in active if a["labels"]["alertname"] == "CorrelatorRecordsLost"]
+    assert {a["labels"]["loss_id"] for a in lost} == {loss.loss_id for loss in losses} and len(losses) == 5
+    assert {a["labels"]["severity"] for a in lost} == {"critical"}
+    assert {a["labels"]["transactional_id"] for a in lost} == {loss.transactional_id for loss in losses}
+    assert all("Completed rollback of ongoing transaction" in a["annotations"]["description"] for a in lost)
+    others = [a for a in active if a["labels"]["alertname"] != "CorrelatorRecordsLost"]
+    assert [a["labels"]["verdict_id"] for a in others] == [verdict["verdict_id"]], "a warning alerted"
+    assert _until(lambda: {a["labels"].get("loss_id") for a in hook.alerts("firing")} >= {l.loss_id for l in losses})

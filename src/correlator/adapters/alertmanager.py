@@ -10,6 +10,10 @@ A verdict is an event, not a condition Alertmanager could watch: the alert start
 ``hold_s`` later, or sooner when its incident goes quiet (``pagers.AlertmanagerTarget``). A revision whose code or hosts changed resolves the earlier revision's alert (found by asking
 Alertmanager for the verdict's active alerts), so on-call is never left with the cause that turned out wrong.
 
+The records an exactly-once Kafka sink lost (``correlator.loss/v1``) are alerts too, louder: ``alertname``
+``CorrelatorRecordsLost``, ``severity`` critical, labelled by the transactional id and the loss; records cannot be
+un-lost, so a loss alert holds ``hold_s`` and is never resolved early.
+
 Log text reaches the annotations: it is cut to a bounded length with control characters removed; receivers render
 annotations through their own templates. Delivery and its retries are ``notify/alert_forwarder.py``'s.
 """
@@ -28,6 +32,9 @@ from correlator.core.explain.causes import hosts_are
 from correlator.core.incidents import incident_key
 
 ALERTNAME = "FlinkCheckpointRootCause"
+LOSS_ALERTNAME = "CorrelatorRecordsLost"
+LOSS_SEVERITY = "critical"
+"""Above every verdict's default: a verdict explains a failed checkpoint, a loss is data gone."""
 ANNOTATION_CHARS = 2_000
 """Longest annotation kept: a cause chain pasted into an explanation must not make an alert megabytes long."""
 
@@ -86,6 +93,22 @@ def alert_of(verdict: Mapping[str, Any], *, now_s: float, hold_s: float,
     if report_base_url:
         alert["generatorURL"] = f"{report_base_url.rstrip('/')}/verdicts/{page_key(str(verdict['verdict_id']))}"
     return alert
+
+
+def loss_alert_of(loss: Mapping[str, Any], *, now_s: float, hold_s: float) -> dict[str, Any]:
+    """The Alertmanager v2 alert of a loss record: the broker's (or committer's) line and the failed checkpoints as
+    annotations."""
+    steps = [f"{n}. {step}" for n, step in enumerate(loss.get("advice") or (), start=1)]
+    failed = ", ".join(str(c) for c in loss.get("failed_checkpoints") or ())
+    annotations = {"summary": loss["headline"], "description": loss.get("line") or "", "remediation": "\n".join(steps),
+                   "checkpoints": f"failed checkpoints {failed}" if failed else "",
+                   "lost_at": str(loss.get("as_of") or "")}
+    labels = {"alertname": LOSS_ALERTNAME, "cluster": clean(loss["cluster"], 200),
+              "job_id": clean(loss.get("job_id") or "unknown", 200),
+              "transactional_id": clean(loss.get("transactional_id") or "unknown", 200),
+              "severity": LOSS_SEVERITY, "loss_id": clean(loss["loss_id"], 200)}
+    return {"labels": labels, "annotations": {k: clean(v) for k, v in annotations.items() if v},
+            "startsAt": iso(now_s), "endsAt": iso(now_s + hold_s)}
 
 
 class AlertmanagerClient:

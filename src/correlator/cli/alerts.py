@@ -13,7 +13,7 @@ from correlator.cli import RuntimeFailure
 from correlator.cli.options import KAFKA, follow_option, settings_options
 from correlator.config import Settings
 
-SETTINGS = (*KAFKA, "topic_verdicts", "redis_url", "alertmanager_url", "alerts_group", "alert_hold_min",
+SETTINGS = (*KAFKA, "topic_verdicts", "topic_risks", "redis_url", "alertmanager_url", "alerts_group", "alert_hold_min",
             "alert_resolve_after_min", "alerts_namespace", "alert_codes", "alert_severity", "alert_max_age_min",
             "webhook_url", "pagerduty_url", "opsgenie_url",
             "report_base_url", "log_level", "web_host", "metrics_port")
@@ -31,6 +31,8 @@ def alerts(settings: Settings, verdicts_file: Path | None, follow: bool) -> None
     verdict (labels: cluster, job_id, code, hosts, verdict_id); the webhook, PagerDuty and Opsgenie get one alert
     per incident (a job failing for one cause) and one resolve once it stays quiet for --alert-resolve-after-min, as
     does Alertmanager. Incidents are kept in Redis, so a restart neither pages twice nor forgets to resolve.
+    Records an exactly-once Kafka sink lost (the risk topic's loss records) become Alertmanager alerts
+    CorrelatorRecordsLost of severity critical; early warnings alert no one.
 
     Keys come from the environment only: CORRELATOR_WEBHOOK_SECRET (HMAC-SHA256 signature),
     CORRELATOR_PAGERDUTY_ROUTING_KEY, CORRELATOR_OPSGENIE_API_KEY."""
@@ -43,7 +45,7 @@ def alerts(settings: Settings, verdicts_file: Path | None, follow: bool) -> None
     sink = build_sinks(settings)
     try:
         stats = feed_verdicts(sink, settings, verdicts_file, group=settings.alerts_group, follow=follow,
-                              feed="alerts")
+                              risks=True, feed="alerts")
     finally:
         for lane in getattr(sink.parts[-1], "lanes", ()):
             lane.store.close()

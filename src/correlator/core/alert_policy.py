@@ -9,12 +9,32 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, get_args
 
 from correlator.core.explain.causes import CAUSES, Code, Severity
 from correlator.core.explain.verdict import parse_iso_ms
 
 QUIET_CODES = frozenset({Code.UNEXPLAINED, Code.INSUFFICIENT_DATA})
+
+
+class RecordKind(StrEnum):
+    """What a record on the feed is, by its schema: the alert sinks treat each kind its own way."""
+
+    VERDICT = "correlator.verdict"
+    WARNING = "correlator.risk"
+    """An early warning: Slack's quiet note, no alert."""
+    LOSS = "correlator.loss"
+    """Records an exactly-once Kafka sink lost: an alert above every verdict."""
+
+
+def kind_of(record: Mapping[str, Any]) -> RecordKind:
+    """The record's kind from its ``schema`` (``correlator.risk/v1`` …); a record without one is a verdict."""
+    family = str(record.get("schema") or RecordKind.VERDICT).split("/")[0]
+    try:
+        return RecordKind(family)
+    except ValueError:
+        return RecordKind.VERDICT
 
 
 class PolicyError(ValueError):
@@ -58,7 +78,7 @@ class AlertPolicy:
         code = str((verdict.get("root_cause") or {}).get("code") or "")
         if code in {str(c) for c in Code} and code not in self.codes:
             return f"{code} is not among the codes that alert"
-        failed = (verdict.get("failure") or {}).get("failed_at")
+        failed = (verdict.get("failure") or {}).get("failed_at") or verdict.get("as_of")  # a loss: when it was seen
         if isinstance(failed, str):
             try:
                 age_ms = now_ms - parse_iso_ms(failed)

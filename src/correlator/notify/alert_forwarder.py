@@ -11,8 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from correlator.adapters.alertmanager import ALERTNAME, AlertmanagerClient, AlertmanagerUnavailable, alert_of
-from correlator.core.alert_policy import AlertPolicy
+from correlator.adapters.alertmanager import (ALERTNAME, AlertmanagerClient, AlertmanagerUnavailable, alert_of,
+                                              loss_alert_of)
+from correlator.core.alert_policy import AlertPolicy, RecordKind, kind_of
 from correlator.core.incidents import VerdictShapeError
 from correlator.notify.sink import Outcome, Stats
 
@@ -40,11 +41,19 @@ class AlertForwarder:
     stats: Stats = field(default_factory=Stats)
 
     def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
-        """One verdict; ``None`` only when ``stop`` was set before Alertmanager took it."""
+        """One verdict or loss record (an early warning alerts nobody); ``None`` only when ``stop`` was set before
+        Alertmanager took it."""
+        kind = kind_of(verdict)
+        if kind is RecordKind.WARNING:
+            self.stats.count(Outcome.SKIPPED)
+            return Outcome.SKIPPED
         try:
-            alert = alert_of(verdict, now_s=self.clock_s(), hold_s=self.config.hold_s,
-                             report_base_url=self.config.report_base_url,
-                             severity=self.config.policy.severity_of(str(verdict["root_cause"]["code"])))
+            if kind is RecordKind.LOSS:
+                alert = loss_alert_of(verdict, now_s=self.clock_s(), hold_s=self.config.hold_s)
+            else:
+                alert = alert_of(verdict, now_s=self.clock_s(), hold_s=self.config.hold_s,
+                                 report_base_url=self.config.report_base_url,
+                                 severity=self.config.policy.severity_of(str(verdict["root_cause"]["code"])))
         except (KeyError, TypeError, AttributeError, VerdictShapeError) as exc:
             log.warning("skipping a record that is not a verdict this can alert on (%s: %s)", type(exc).__name__,
                         str(exc)[:200])

@@ -21,7 +21,7 @@ from typing import Any
 from correlator.adapters.http_call import ServiceRejected, ServiceUnavailable
 from correlator.adapters.pagers import Page, Target
 from correlator.adapters.redis_incidents import BeginStatus, RedisIncidentStore, StoreUnavailable, Thread
-from correlator.core.alert_policy import AlertPolicy
+from correlator.core.alert_policy import AlertPolicy, RecordKind, kind_of
 from correlator.core.incidents import Action, VerdictShapeError, observe, occurrence, resolve
 from correlator.notify.sink import Outcome, Stats, VerdictSink, default_owner, wall_ms
 
@@ -62,7 +62,11 @@ class Pager:
     """Requests each target took, by kind ("webhook trigger"): the honest count, one per incident, not per verdict."""
 
     def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
-        """Every target's share of one verdict; ``None`` only when ``stop`` was set first."""
+        """Every target's share of one verdict; ``None`` only when ``stop`` was set first. Early warnings and loss
+        records are not incidents: they pass (a loss alerts through Alertmanager)."""
+        if kind_of(verdict) is not RecordKind.VERDICT:
+            self.stats.count(Outcome.SKIPPED)
+            return Outcome.SKIPPED
         try:
             occurrence(verdict)
         except VerdictShapeError as exc:
