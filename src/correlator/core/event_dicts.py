@@ -12,7 +12,7 @@ from correlator.core import events
 from correlator.core.events import Event, event_classes
 
 EVENT_TYPES: dict[str, type[Event]] = event_classes()
-"""Every event class by its wire ``type``: generated from the classes of ``core/events.py``, never listed by hand."""
+"""Every event class by its wire ``type``: generated from the classes of ``core/events/``, never listed by hand."""
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
