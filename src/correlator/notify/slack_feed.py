@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -53,6 +54,27 @@ def run_file(bot: VerdictSink, path: Path, stop: threading.Event | None = None) 
     return bot.stats
 
 
+@dataclass
+class _Partitions:
+    """The partitions assigned to the feed, and those read to their end (``Message.topic()``/``partition()`` are
+    typed optional)."""
+
+    assigned: set[tuple[str, int]] = field(default_factory=set)
+    at_end: set[tuple[str | None, int | None]] = field(default_factory=set)
+
+    def on_assign(self, _: Any, partitions: list[Any]) -> None:
+        self.assigned.update((p.topic, p.partition) for p in partitions)
+
+    def on_revoke(self, _: Any, partitions: list[Any]) -> None:
+        for p in partitions:
+            self.assigned.discard((p.topic, p.partition))
+            self.at_end.discard((p.topic, p.partition))
+
+    @property
+    def caught_up(self) -> bool:
+        return bool(self.assigned) and self.at_end >= self.assigned
+
+
 def run_kafka(
     bot: VerdictSink,
     consumer_config: Mapping[str, Any],
@@ -67,71 +89,65 @@ def run_kafka(
     """Consume ``topic`` with manual commits. Without ``follow``, return once every assigned partition is at its end
     (or nothing was assigned for ``idle_exit_s``). Following, the sink's resolution sweep runs only while every
     assigned partition is read to its end. ``health`` hears of every poll (``feed_health``: /healthz, /metrics)."""
-    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+    from confluent_kafka import Consumer, KafkaError, KafkaException
 
     stop = stop or threading.Event()
-    config = {
-        "enable.auto.commit": False,
-        "auto.offset.reset": "earliest",
-        "enable.partition.eof": True,
-        "max.poll.interval.ms": 900_000,
-        **consumer_config,
-    }
-    consumer = Consumer(config)
-    assigned: set[tuple[str, int]] = set()
-    at_end: set[tuple[str | None, int | None]] = set()  # Message.topic()/partition() are typed optional
-
-    def on_assign(_: Any, partitions: list[TopicPartition]) -> None:
-        assigned.update((p.topic, p.partition) for p in partitions)
-
-    def on_revoke(_: Any, partitions: list[TopicPartition]) -> None:
-        for p in partitions:
-            assigned.discard((p.topic, p.partition))
-            at_end.discard((p.topic, p.partition))
-
-    consumer.subscribe([topic] if isinstance(topic, str) else list(topic), on_assign=on_assign, on_revoke=on_revoke)
+    consumer = Consumer({"enable.auto.commit": False, "auto.offset.reset": "earliest", "enable.partition.eof": True,
+                         "max.poll.interval.ms": 900_000, **consumer_config})
+    parts = _Partitions()
+    consumer.subscribe([topic] if isinstance(topic, str) else list(topic), on_assign=parts.on_assign,
+                       on_revoke=parts.on_revoke)
     started = time.monotonic()
     next_sweep = time.monotonic() + bot.config.sweep_every_s
     try:
         while not stop.is_set():
             if health is not None:  # before the poll: what the previous record left
-                health.polled(len(assigned), bool(assigned) and at_end >= assigned)
+                health.polled(len(parts.assigned), parts.caught_up)
             message = consumer.poll(poll_s)
-            if follow and assigned and at_end >= assigned and time.monotonic() >= next_sweep:
+            if follow and parts.caught_up and time.monotonic() >= next_sweep:
                 # only when caught up: an incident whose next verdicts still wait in the topic is not quiet
                 next_sweep = time.monotonic() + bot.config.sweep_every_s
                 _sweep_quietly(bot)
             if message is None:
-                if not follow and ((assigned and at_end >= assigned) or
-                                   (not assigned and time.monotonic() - started > idle_exit_s)):
+                if not follow and (parts.caught_up or
+                                   (not parts.assigned and time.monotonic() - started > idle_exit_s)):
                     break
                 continue
             where = (message.topic(), message.partition())
             error = message.error()
             if error is not None:
                 if error.code() == KafkaError._PARTITION_EOF:
-                    at_end.add(where)
-                    if not follow and assigned and at_end >= assigned:
+                    parts.at_end.add(where)
+                    if not follow and parts.caught_up:
                         break
                 elif error.fatal():
                     raise KafkaException(error)
                 else:
                     log.warning("kafka: %s", error)
                 continue
-            at_end.discard(where)
-            verdict = decode_verdict(message.value())
-            if verdict is None:
-                log.warning("skipping %s[%d]@%d: not a JSON object", *where, message.offset())
-                bot.stats.count(Outcome.SKIPPED)
-            elif bot.deliver(verdict, stop) is None:
+            parts.at_end.discard(where)
+            if not _deliver_and_commit(bot, consumer, message, stop):
                 break
-            try:
-                consumer.commit(message=message, asynchronous=False)
-            except KafkaException as exc:
-                log.warning("offset commit failed (%s); the verdict may come again and will be a duplicate", exc)
     finally:
         consumer.close()
     return bot.stats
+
+
+def _deliver_and_commit(bot: VerdictSink, consumer: Any, message: Any, stop: threading.Event) -> bool:
+    """One record into the sink, its offset committed once the sink has it; False when ``stop`` came first."""
+    from confluent_kafka import KafkaException
+
+    verdict = decode_verdict(message.value())
+    if verdict is None:
+        log.warning("skipping %s[%d]@%d: not a JSON object", message.topic(), message.partition(), message.offset())
+        bot.stats.count(Outcome.SKIPPED)
+    elif bot.deliver(verdict, stop) is None:
+        return False
+    try:
+        consumer.commit(message=message, asynchronous=False)
+    except KafkaException as exc:
+        log.warning("offset commit failed (%s); the verdict may come again and will be a duplicate", exc)
+    return True
 
 
 def _sweep_quietly(bot: VerdictSink) -> None:

@@ -163,6 +163,31 @@ def _rounded_timeout(delta_ms: int) -> int:
     return int(round(delta_ms / 1000.0)) * 1000 if delta_ms >= 1000 else delta_ms
 
 
+def _timeout(ordered: list[Event], trigger: CheckpointTriggered | None) -> int | None:
+    """The checkpoint timeout a failure logged, or the one its expiry shows (rounded) after its trigger."""
+    logged = next((e.timeout_ms for e in ordered if isinstance(e, CheckpointFailed) and e.timeout_ms), None)
+    if logged is not None:
+        return logged
+    expiries = [e.ts_ms for e in ordered if isinstance(e, CheckpointExpired)]
+    return _rounded_timeout(min(expiries) - trigger.ts_ms) if expiries and trigger is not None else None
+
+
+def _write_end(ordered: list[Event], started: int | None, client_slow: list[HdfsClientSlow]) -> int | None:
+    """When the checkpoint's write is last known to have gone on: a failed upload, a late acknowledgement, the client's
+    slow-write lines, the failure's own duration; ``None`` when that lies before its start."""
+    write_ends = [
+        e.ts_ms
+        for e in ordered
+        if (isinstance(e, CheckpointFailed) and e.kind == "async_materialize") or isinstance(e, CheckpointLateAck)
+    ]
+    write_ends += [c.ts_ms for c in client_slow if c.path]
+    for e in ordered:
+        if isinstance(e, CheckpointFailed) and e.duration_ms is not None and started is not None:
+            write_ends.append(started + e.duration_ms)
+    write_end = max(write_ends) if write_ends else None
+    return None if write_end is not None and started is not None and write_end < started else write_end
+
+
 def summarize(
     events: list[Event], trigger: CheckpointTriggered | None, client_slow: list[HdfsClientSlow]
 ) -> CaseSummary:
@@ -175,28 +200,8 @@ def summarize(
     if trigger is not None:
         exact = trigger.trigger_ts_ms
         started = exact if exact is not None and abs(exact - trigger.ts_ms) <= 1000 else trigger.ts_ms
-    timeout: int | None = None
-    for e in ordered:
-        if isinstance(e, CheckpointFailed) and e.timeout_ms:
-            timeout = e.timeout_ms
-            break
-    expiries = [e.ts_ms for e in ordered if isinstance(e, CheckpointExpired)]
-    if timeout is None and expiries and trigger is not None:
-        timeout = _rounded_timeout(min(expiries) - trigger.ts_ms)
-
-    write_ends = [
-        e.ts_ms
-        for e in ordered
-        if (isinstance(e, CheckpointFailed) and e.kind == "async_materialize") or isinstance(e, CheckpointLateAck)
-    ]
-    write_ends += [c.ts_ms for c in client_slow if c.path]
-    for e in ordered:
-        if isinstance(e, CheckpointFailed) and e.duration_ms is not None and started is not None:
-            write_ends.append(started + e.duration_ms)
-    write_end = max(write_ends) if write_ends else None
-    if write_end is not None and started is not None and write_end < started:
-        write_end = None
-
+    timeout = _timeout(ordered, trigger)
+    write_end = _write_end(ordered, started, client_slow)
     operator = next((e.operator for e in ordered if isinstance(e, CheckpointFailed) and e.operator), None)
     if operator is None:
         operator = next((e.task for e in ordered if isinstance(e, CheckpointDeclined) and e.task), None)
