@@ -21,7 +21,8 @@ from confluent_kafka import Producer
 
 from correlator.bench.datanode import datanode_lines
 from correlator.bench.proc import tree_rss_kib
-from correlator.bench.stream import contender_settings, create_topics, metric_sum, scrape, start_worker, terminate
+from correlator.bench.stream import contender_settings, create_topics, start_worker, terminate
+from correlator.bench.worker_metrics import metric_sum, scrape
 from correlator.config import Settings
 
 SAMPLE_EVERY_S = 10.0
