@@ -172,9 +172,10 @@ def _placed(ctx: Context, vertex: str, indices: tuple[int, ...]) -> tuple[Placem
 def _upload(ctx: Context, window: Window, code: Code) -> Upload:
     """Whether the checkpoint's upload had begun, as the storage side shows it: a block of it allocated, or none
     while the NameNode's log covers the checkpoint (under a storage cause: the storage held it). Only a checkpoint
-    that ran out of time has a phase that took it; one declined or aborted is told by its cause."""
+    that ran out of time has a phase that took it (its TaskManager may have said so: a failed asynchronous part once
+    the job tolerates the expiry); one declined or aborted is told by its cause."""
     assert ctx.job_id is not None and ctx.checkpoint_id is not None
-    if ctx.summary.kind != "expired":
+    if ctx.summary.kind not in ("expired", "async_materialize"):
         return "unknown"
     for e in ctx.evidence:
         if isinstance(e, BlockAllocated) and e.ts_ms <= window.end_ms + ctx.skew_ms \
