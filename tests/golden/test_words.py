@@ -11,7 +11,6 @@ event types or fields). The checker is ``tests/support/sentences.py``; its own c
 from __future__ import annotations
 
 import os
-from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,7 +24,7 @@ from correlator.core.explain.knowledge import HDFS_14476, HDFS_15415, remediatio
 from correlator.core.explain.risk import Risk, RiskWatch
 from correlator.core.explain.verdict import Verdict
 from correlator.core.explain.verdict_text import failure_time_sentence, unpredicted_sentence, verdict_text, window_sentence
-from correlator.offline.analyze import ordered_events, run_analysis
+from tests.support.analyzed import analysis_of
 from tests.support.sentences import Kind, finite_verbs, fragments, jargon, sentences
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,10 +39,9 @@ def _name(run: Path) -> str:
     return f"{run.parent.name}--{run.name}" if run.parent.name != "scenarios" else f"golden--{run.name}"
 
 
-@cache
-def _analysis(run: Path) -> tuple[list[Verdict], list[Risk]]:
-    """Verdicts and early warnings of one run, once per session: the tests below read the same ones."""
-    return run_analysis(ordered_events([str(run)]))
+def _analysis(run: Path) -> tuple[tuple[Verdict, ...], tuple[Risk, ...]]:
+    """Verdicts and early warnings of one run, once per session (shared with the schema and advice tests)."""
+    return analysis_of(run)
 
 
 @pytest.mark.parametrize("run", RUNS, ids=_name)

@@ -20,6 +20,9 @@ from correlator.core.explain.verdict import verdict_to_dict
 from correlator.offline.analyze import analyze, ordered_events
 from correlator.offline.summary import Summary
 
+pytestmark = pytest.mark.slow
+"""Each lab run judged again with one log left out or damaged: in `make test`, out of the quick tier (`make check`)."""
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "lab"
 
 

@@ -15,6 +15,7 @@ from correlator.cli import cli
 from correlator.core.events import ROLES
 from correlator.core.explain.verdict import CODES, FAILURE_KINDS, SCHEMA, verdict_to_dict
 from correlator.offline.analyze import analyze
+from tests.support.analyzed import verdicts_of
 from correlator.schemas import verdict_schema
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -57,7 +58,7 @@ def test_enums_cover_what_the_core_emits() -> None:
 
 @pytest.mark.parametrize("run", RUNS, ids=[p.relative_to(TESTS).as_posix() for p in RUNS])
 def test_every_golden_and_lab_verdict_validates(run: Path, validator: Draft202012Validator) -> None:
-    for verdict in analyze([str(run)]):
+    for verdict in verdicts_of(run):
         wire = verdict_to_dict(verdict)
         assert _errors(validator, json.loads(json.dumps(wire))) == [], wire["verdict_id"]
 

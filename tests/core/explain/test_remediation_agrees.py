@@ -12,7 +12,7 @@ import pytest
 from correlator.core.explain.knowledge import remediation
 from correlator.core.explain.verdict import verdict_to_dict
 from correlator.core.explain.whatif import NOT_ENOUGH
-from correlator.offline.analyze import analyze
+from tests.support.analyzed import verdicts_of
 
 ROOT = Path(__file__).resolve().parents[3]
 INPUTS = sorted(p for p in [*(ROOT / "tests/golden/scenarios").iterdir(), *(ROOT / "tests/data/lab").glob("*/*")]
@@ -37,7 +37,7 @@ def disagreements(steps: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("where", INPUTS, ids=[f"{p.parent.name}/{p.name}" for p in INPUTS])
 def test_no_verdict_advises_what_cannot_all_be_true(where: Path) -> None:
-    for verdict in analyze([str(where)]):
+    for verdict in verdicts_of(where):
         steps = verdict_to_dict(verdict)["remediation"]
         assert disagreements(steps) == [], (verdict.root_cause.code, steps)
 
