@@ -150,6 +150,16 @@ def _corpus(logs: Path, scale: int, datanodes: int, lines_per_datanode: int, day
         write_datanode_logs(str(logs / "busy"), datanodes, lines_per_datanode)
 
 
+def _contenders(settings: Settings, suffix: str, topics_dir: Path | None) -> dict[str, Settings]:
+    """Each contender's settings (its own events topic and group, the raw topics shared), its topics created."""
+    contenders = {name: contender_settings(settings, name, suffix, suffix)
+                  for name in ("bare", "naive", "worker", "workers2", "processes")}
+    contenders["processes"] = contenders["processes"].model_copy(update={"raw_processes": RAW_PROCESSES})
+    for name in ("naive", "worker", "workers2", "processes"):  # the bare agent only reads the shared raw topics
+        create_topics(contenders[name], topics_dir)
+    return contenders
+
+
 def run_bench(settings: Settings, scale: int, topics_dir: Path | None, echo: Echo, *, datanodes: int = 8,
               lines_per_datanode: int = 75_000, day: str = "good") -> None:
     suffix = uuid.uuid4().hex[:8]
@@ -161,11 +171,7 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path | None, echo: Ech
                               capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"simulate recurring failed: {done.stderr.strip()[-300:]}")
-        contenders = {name: contender_settings(settings, name, suffix, suffix)
-                      for name in ("bare", "naive", "worker", "workers2", "processes")}
-        contenders["processes"] = contenders["processes"].model_copy(update={"raw_processes": RAW_PROCESSES})
-        for name in ("naive", "worker", "workers2", "processes"):  # the bare agent only reads the shared raw topics
-            create_topics(contenders[name], topics_dir)
+        contenders = _contenders(settings, suffix, topics_dir)
         files = discover([str(logs)])
         size = sum(os.path.getsize(f.path) for f in files)
         busy = [f for f in files if "/busy/" in f.path]

@@ -13,6 +13,8 @@ from enum import StrEnum
 from typing import Any, get_args
 
 from correlator.core.explain.causes import CAUSES, Code, Severity
+from correlator.core.explain.risk import RISK_SCHEMA
+from correlator.core.explain.transactions import LOSS_SCHEMA
 from correlator.core.explain.verdict import parse_iso_ms
 
 QUIET_CODES = frozenset({Code.UNEXPLAINED, Code.INSUFFICIENT_DATA})
@@ -22,9 +24,9 @@ class RecordKind(StrEnum):
     """What a record on the feed is, by its schema: the alert sinks treat each kind its own way."""
 
     VERDICT = "correlator.verdict"
-    WARNING = "correlator.risk"
+    WARNING = RISK_SCHEMA.split("/")[0]
     """An early warning: Slack's quiet note, no alert."""
-    LOSS = "correlator.loss"
+    LOSS = LOSS_SCHEMA.split("/")[0]
     """Records an exactly-once Kafka sink lost: an alert above every verdict."""
 
 

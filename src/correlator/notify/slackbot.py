@@ -19,8 +19,7 @@ from correlator.adapters.redis_incidents import BeginStatus, Begun, RedisInciden
 from correlator.adapters.slack import Posted, SlackPoster, SlackRejected, SlackUnavailable
 from correlator.adapters.slack_blocks import parent_message, reply_message, superseded_message
 from correlator.adapters.slack_files import TimelineFiles, UploadBusy
-from correlator.core.explain.risk import RISK_SCHEMA
-from correlator.core.explain.transactions import LOSS_SCHEMA
+from correlator.core.alert_policy import RecordKind, kind_of
 from correlator.core.explain.verdict import verdict_from_dict
 from correlator.core.incidents import (
     Action,
@@ -95,10 +94,10 @@ class SlackBot:
     def deliver(self, verdict: Mapping[str, Any], stop: threading.Event) -> Outcome | None:
         """Deliver one verdict (or early warning), retrying through outages; None only when ``stop`` was set before it
         was done."""
-        schema = str(verdict.get("schema") or "")
-        if schema.startswith(RISK_SCHEMA.split("/")[0] + "/"):
+        kind = kind_of(verdict)
+        if kind is RecordKind.WARNING:
             return self._deliver_note(verdict, stop, self.risks.deliver)
-        if schema.startswith(LOSS_SCHEMA.split("/")[0] + "/"):
+        if kind is RecordKind.LOSS:
             return self._deliver_note(verdict, stop, self.risks.deliver_loss)
         try:
             schema = str(verdict.get("schema") or SCHEMA)
