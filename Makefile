@@ -43,17 +43,22 @@ prometheus:
 demo: setup
 	$(PY) -m correlator.demo
 
+# Tests without services spread over the cores (pytest-xdist); the integration tests share one broker, fixed lab
+# ports and timing-sensitive faults (CPU hogs, pauses), so they run one at a time, the slowest named: CI keeps to its
+# time budget.
+PARALLEL = -n auto --maxprocesses=4
 test: setup chromium prometheus
-	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)  # the slowest tests named: CI keeps to its time budget
+	$(PY) -m pytest -m "not integration" $(PARALLEL) $(PYTEST_ARGS)
+	$(PY) -m pytest -m integration --durations=25 $(PYTEST_ARGS)
 
 test-unit: $(STAMP)
-	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not integration" $(PARALLEL) $(PYTEST_ARGS)
 
-# The inner loop: no broker, no browser, no bench, no long property run (the `slow` list in tests/conftest.py); under
-# 90 s on a 2-core machine. `make test` runs these and the rest.
+# The inner loop: no broker, no browser, no bench, no long property run (the `slow` list in tests/conftest.py); about
+# a minute on a 2-core machine. `make test` runs these and the rest.
 .PHONY: check
 check: $(STAMP)
-	$(PY) -m pytest -m "not integration and not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not integration and not slow" $(PARALLEL) $(PYTEST_ARGS)
 
 # The parse benchmark needs nothing; the stream benchmark gets a throwaway broker of its own.
 BENCH_KAFKA_PORT ?= 19392

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
-from correlator.stream.stuck_calls import TransactionStuck, abandon, abandoned, bounded
+from correlator.stream.stuck_calls import Bounded, TransactionStuck, abandon, abandoned, bounded
 
 
 def test_a_call_that_returns_in_time_gives_its_result() -> None:
@@ -41,3 +42,21 @@ def test_an_abandoned_producer_is_let_go_once_its_call_returns() -> None:
     release.set()
     assert stuck.value.returned.wait(5)
     assert abandoned() == before
+
+
+def test_each_call_of_a_sequence_has_its_own_deadline() -> None:
+    """A hang in the first call is caught at its own deadline, not at the sum of every call's timeout."""
+    release = threading.Event()
+    steps = [("send_offsets_to_transaction", release.wait, 0.2), ("commit_transaction", lambda: 1, 30.0)]
+    started = time.monotonic()
+    try:
+        with pytest.raises(TransactionStuck, match="send_offsets_to_transaction did not return"):
+            Bounded(steps, margin_s=0.2).result()
+    finally:
+        release.set()
+    assert time.monotonic() - started < 10
+
+
+def test_a_sequence_that_returns_in_time_gives_the_last_result() -> None:
+    steps = [("send_offsets_to_transaction", lambda: None, 0.5), ("commit_transaction", lambda: 7, 0.5)]
+    assert Bounded(steps, margin_s=0.5).result() == 7

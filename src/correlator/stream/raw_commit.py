@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from correlator.stream.stuck_calls import Bounded, TransactionStuck, abandon
+from correlator.stream.stuck_calls import Bounded, Step, TransactionStuck, abandon
 
 log = logging.getLogger(__name__)
 OFFSETS_TIMEOUT_S = 30.0
@@ -48,14 +47,14 @@ class Transactions:
         assert self._open and self._in_flight is None, "commit without an open transaction"
         group = self.consumer.consumer_group_metadata() if offsets else None
         producer = self.producer
-
-        def send_and_commit() -> Any:
-            if offsets:
-                producer.send_offsets_to_transaction(offsets, group, OFFSETS_TIMEOUT_S)
-            producer.commit_transaction(COMMIT_TIMEOUT_S)
-
+        steps: list[Step] = []
+        if offsets:
+            steps.append(("send_offsets_to_transaction",
+                          lambda: producer.send_offsets_to_transaction(offsets, group, OFFSETS_TIMEOUT_S),
+                          OFFSETS_TIMEOUT_S))
+        steps.append(("commit_transaction", lambda: producer.commit_transaction(COMMIT_TIMEOUT_S), COMMIT_TIMEOUT_S))
         self._open = False
-        self._in_flight = Bounded("commit_transaction", send_and_commit, OFFSETS_TIMEOUT_S + COMMIT_TIMEOUT_S)
+        self._in_flight = Bounded(steps)
         self._then = then
 
     @property

@@ -38,30 +38,39 @@ class TransactionStuck(RuntimeError):
         """Set once the stuck call does return."""
 
 
-class Bounded:
-    """A blocking librdkafka call started on a thread of its own; ``result`` waits for it, and raises
-    ``TransactionStuck`` once it outlives its timeout by ``margin_s`` (counted from its start)."""
+Step = tuple[str, Callable[[], Any], float]
+"""One librdkafka call of a sequence: its name, the call, and the timeout it was given."""
 
-    def __init__(self, name: str, call: Callable[[], Any], timeout_s: float, margin_s: float = STUCK_MARGIN_S) -> None:
-        self.name, self.timeout_s, self.margin_s = name, timeout_s, margin_s
+
+class Bounded:
+    """Blocking librdkafka calls run in order on a thread of their own; ``result`` waits for them and raises
+    ``TransactionStuck`` once the call under way outlives its own timeout by ``margin_s``. Each call's deadline
+    counts from its own start: a hang in the first is caught at its deadline, not at the sum of all of them."""
+
+    def __init__(self, steps: list[Step], margin_s: float = STUCK_MARGIN_S) -> None:
+        self.margin_s = margin_s
         self.done = threading.Event()
         self._box: dict[str, Any] = {}
-        self._deadline = time.monotonic() + timeout_s + margin_s
+        self._current = (steps[0][0], steps[0][2], time.monotonic() + steps[0][2] + margin_s)
 
         def run() -> None:
             try:
-                self._box["result"] = call()
+                for name, call, timeout_s in steps:
+                    self._current = (name, timeout_s, time.monotonic() + timeout_s + margin_s)
+                    self._box["result"] = call()
             except BaseException as exc:  # handed to the caller's thread
                 self._box["error"] = exc
             finally:
                 self.done.set()
 
-        threading.Thread(target=run, name=f"txn-{name}", daemon=True).start()
+        threading.Thread(target=run, name=f"txn-{steps[0][0]}", daemon=True).start()
 
     def result(self) -> Any:
-        if not self.done.wait(max(0.0, self._deadline - time.monotonic())):
-            raise TransactionStuck(f"{self.name} did not return within {self.timeout_s + self.margin_s:.0f} s "
-                                   f"(its timeout was {self.timeout_s:.0f} s); starting a new producer", self.done)
+        while not self.done.wait(max(0.0, self._current[2] - time.monotonic())):
+            name, timeout_s, deadline = self._current
+            if time.monotonic() >= deadline:
+                raise TransactionStuck(f"{name} did not return within {timeout_s + self.margin_s:.0f} s "
+                                       f"(its timeout was {timeout_s:.0f} s); starting a new producer", self.done)
         if "error" in self._box:
             raise self._box["error"]
         return self._box.get("result")
@@ -69,4 +78,4 @@ class Bounded:
 
 def bounded(name: str, call: Callable[[], Any], timeout_s: float, margin_s: float = STUCK_MARGIN_S) -> Any:
     """Run a blocking librdkafka call on a thread of its own and wait for it (see ``Bounded``)."""
-    return Bounded(name, call, timeout_s, margin_s).result()
+    return Bounded([(name, call, timeout_s)], margin_s).result()
