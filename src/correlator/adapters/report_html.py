@@ -22,12 +22,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
-from correlator.adapters.report_risks import risks_section, warned
+from correlator.adapters.report_risks import losses_section, lost_by, risks_section, warned
 from correlator.core.events import iso_ms
 from correlator.core.explain.causes import hosts_are
 from correlator.core.explain.labels import event_label
 from correlator.core.explain.risk import Risk
 from correlator.core.explain.timeline import CAUSE_TYPES, build_timeline, role_name
+from correlator.core.explain.transactions import TransactionLoss
 from correlator.core.explain.verdict import EvidenceItem, Verdict
 from correlator.core.explain.verdict_text import failure_time_sentence, unpredicted_sentence, window_sentence
 
@@ -136,7 +137,7 @@ def inline_svg(svg: bytes) -> str:
 
 def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: str = "correlator verdicts",
                extra: str = "") -> str:
-    """The verdicts' table; ``extra`` is HTML of this module's making appended after it (the early warnings)."""
+    """The verdicts' table; ``extra`` is HTML of this module's making appended after it (losses, early warnings)."""
     rows = []
     for v in verdicts:
         cp = "–" if v.checkpoint_id is None else str(v.checkpoint_id)
@@ -156,9 +157,11 @@ def index_page(verdicts: Sequence[Verdict], links: Links = FILE_LINKS, heading: 
 
 
 def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone: str = "UTC",
-                 raw: RawLookup | None = None, risks: Sequence[Risk] = ()) -> str:
+                 raw: RawLookup | None = None, risks: Sequence[Risk] = (),
+                 losses: Sequence[TransactionLoss] = ()) -> str:
     """One verdict, the fix first: the cause (heading), what to do (with its what-if figures), why, the early
-    warning that preceded it (the job's warnings among ``risks``, with their chart), the timeline, the failure,
+    warning that preceded it (the job's warnings among ``risks``, with their chart), the records an exactly-once
+    sink lost because of it (among ``losses``, the failure one of theirs), the timeline, the failure,
     evidence with refs (opening onto their raw lines when ``raw`` can look them up), alternatives, the outlook of a
     periodic cause, coverage. The logs' ``zone`` is named once, on the timeline's axis (drawn with it)."""
     f, rc = v.failure, v.root_cause
@@ -205,9 +208,10 @@ def verdict_page(v: Verdict, svg: bytes | None, links: Links = FILE_LINKS, zone:
     coverage = (f"<h2>Logs read</h2><p id=\"covered\">{_e(covered)}</p>"
                 + (f"<p>missing:</p><ul id=\"missing\">{missing}</ul>" if missing else ""))
     warning = risks_section(warned(v, risks), heading="Early warning")
+    lost = losses_section(lost_by(v, losses))
     return _page(f"{rc.code} – {rc.title}",
                  # the fix first: what failed, what to do, why, then the pictures and the evidence behind it
-                 nav + head + remediation + explanation + warning + figure + failure + evidence + alternatives
+                 nav + head + remediation + explanation + warning + lost + figure + failure + evidence + alternatives
                  + outlook + coverage)
 
 

@@ -1,5 +1,6 @@
-"""The early warnings of a run in the report's index, and on the page of each verdict they preceded: each warning's
-last state, its words, and a small chart of its checkpoints' durations and sizes against the timeout.
+"""The early warnings and the records lost of a run in the report's index, and on the page of each verdict they
+concern: each warning's last state, its words, and a small chart of its checkpoints' durations and sizes against the
+timeout; each loss with its transactional id, the checkpoints behind it and the broker's line.
 
 The chart is plain SVG written here (a few dozen points, no plotting library needed): durations as dots with the
 fitted pace as a line, the timeout dashed, the predicted expiry marked, the state's size as a second, lighter line on
@@ -13,6 +14,7 @@ from html import escape
 
 from correlator.core.events import iso_ms
 from correlator.core.explain.risk import Risk
+from correlator.core.explain.transactions import TransactionLoss
 from correlator.core.explain.verdict import Verdict
 
 WIDTH, HEIGHT, PAD = 560, 180, 36
@@ -99,4 +101,28 @@ def risks_section(risks: Sequence[Risk], heading: str = "Early warnings") -> str
             f'<section class="risk" id="{_e(r.risk_id)}"><p><strong>{_e(r.status)}</strong> · job '
             f"<code>{_e(r.job_id)}</code> · {_e(iso_ms(r.as_of_ms))}</p><p>{_e(r.headline)}</p>"
             + (f"<ol>{advice}</ol>" if advice else "") + f"<figure>{chart(r)}</figure></section>")
+    return f"<h2>{_e(heading)}</h2>" + "".join(items)
+
+
+def lost_by(v: Verdict, losses: Sequence[TransactionLoss]) -> list[TransactionLoss]:
+    """The losses the verdict's failed checkpoint helped cause (its job's, the checkpoint among their failures)."""
+    return [loss for loss in losses if loss.cluster == v.cluster and loss.job_id == v.job_id
+            and v.checkpoint_id is not None and v.checkpoint_id in loss.failed_checkpoints]
+
+
+def losses_section(losses: Sequence[TransactionLoss], heading: str = "Records lost") -> str:
+    """``<h2>`` with ``heading`` and one entry per loss, the log line verbatim (escaped); empty when there is none."""
+    if not losses:
+        return ""
+    items = []
+    for loss in losses:
+        facts = [f"job <code>{_e(loss.job_id or 'unknown')}</code>", _e(iso_ms(loss.as_of_ms))]
+        if loss.transactional_id:
+            facts.append(f"transactional id <code>{_e(loss.transactional_id)}</code>")
+        if loss.failed_checkpoints:
+            facts.append("failed checkpoints " + ", ".join(str(c) for c in loss.failed_checkpoints))
+        advice = "".join(f"<li>{_e(step)}</li>" for step in loss.advice)
+        items.append(f'<section class="loss" id="{_e(loss.loss_id)}"><p><strong>lost</strong> · '
+                     + " · ".join(facts) + f"</p><p>{_e(loss.headline)}</p><pre>{_e(loss.line)}</pre>"
+                     + (f"<ol>{advice}</ol>" if advice else "") + "</section>")
     return f"<h2>{_e(heading)}</h2>" + "".join(items)

@@ -59,7 +59,7 @@ def analyze(paths: tuple[str, ...], fmt: str, with_risks: bool, report_dir: Path
     if not verdicts:
         click.echo(f"correlator: analyze: no verdict: {_why_no_verdict(checkpoints)}", err=True)
     if report_dir is not None:
-        _report(verdicts, report_dir, settings.tz, risks)
+        _report(verdicts, report_dir, settings.tz, risks, losses)
     out = sys.stdout.buffer
     records: list[tuple[int, Verdict | Risk | TransactionLoss]] = [(v.failure.failed_at_ms, v) for v in verdicts]
     if fmt == "text" or with_risks:
@@ -105,12 +105,13 @@ def _why_no_verdict(checkpoints: Counter[str]) -> str:
     return f"{triggered:,} checkpoints triggered, none failed" if triggered else "no failed checkpoint in these logs"
 
 
-def _report(verdicts: list[Any], report_dir: Path, zone: str, risks: list[Risk]) -> None:
+def _report(verdicts: list[Any], report_dir: Path, zone: str, risks: list[Risk],
+            losses: list[TransactionLoss]) -> None:
     from correlator.offline.report import write_report
 
     progress = _progress(unit=" pages", desc="report", total=len(verdicts))
     try:
-        written = write_report(verdicts, report_dir, zone=zone, risks=risks,
+        written = write_report(verdicts, report_dir, zone=zone, risks=risks, losses=losses,
                                on_page=(lambda _v: progress.update(1)) if progress is not None else None)
     except OSError as exc:
         raise RuntimeFailure(f"cannot write the report to {report_dir}: {exc.strerror or exc}") from None

@@ -18,9 +18,10 @@ from typing import BinaryIO
 
 from correlator.adapters.opening import CORRUPT, open_log
 from correlator.adapters.report_html import RawLines, RawLookup, file_line, index_page, page_key, verdict_page
-from correlator.adapters.report_risks import risks_section
+from correlator.adapters.report_risks import losses_section, risks_section
 from correlator.adapters.timeline_plot import render_all
 from correlator.core.explain.risk import Risk
+from correlator.core.explain.transactions import TransactionLoss
 from correlator.core.explain.timeline import build_timeline
 from correlator.core.explain.verdict import Verdict
 from correlator.core.ingest.multiline import is_record_start
@@ -38,9 +39,11 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def write_report(verdicts: Sequence[Verdict], out_dir: Path, *, zone: str = "UTC",
-                 on_page: Callable[[Verdict], None] | None = None, risks: Sequence[Risk] = ()) -> list[Path]:
-    """Write ``index.html`` (the verdicts, then the early warnings with a chart each) and ``<id>.html`` / ``.png`` /
-    ``.svg`` per verdict (its page shows the warnings that preceded it); returns the paths written."""
+                 on_page: Callable[[Verdict], None] | None = None, risks: Sequence[Risk] = (),
+                 losses: Sequence[TransactionLoss] = ()) -> list[Path]:
+    """Write ``index.html`` (the verdicts, the records an exactly-once sink lost, then the early warnings with a chart
+    each) and ``<id>.html`` / ``.png`` / ``.svg`` per verdict (its page shows the warnings that preceded it and the
+    losses it helped cause); returns the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     raw = RawLineReader.read(verdicts)
     written: list[Path] = []
@@ -48,7 +51,8 @@ def write_report(verdicts: Sequence[Verdict], out_dir: Path, *, zone: str = "UTC
         key = page_key(verdict.verdict_id)
         timeline = build_timeline(verdict, zone=zone)
         pictures = render_all(timeline, ("svg", "png"))
-        page = verdict_page(verdict, pictures["svg"], zone=zone, raw=raw.lookup(verdict), risks=risks)
+        page = verdict_page(verdict, pictures["svg"], zone=zone, raw=raw.lookup(verdict), risks=risks,
+                            losses=losses)
         files = {f"{key}.svg": pictures["svg"], f"{key}.png": pictures["png"], f"{key}.html": page.encode("utf-8")}
         for name, data in files.items():
             (out_dir / name).write_bytes(data)
@@ -56,7 +60,7 @@ def write_report(verdicts: Sequence[Verdict], out_dir: Path, *, zone: str = "UTC
         if on_page is not None:
             on_page(verdict)
     index = out_dir / "index.html"
-    index.write_text(index_page(verdicts, extra=risks_section(risks)), encoding="utf-8")
+    index.write_text(index_page(verdicts, extra=losses_section(losses) + risks_section(risks)), encoding="utf-8")
     return [index, *written]
 
 
