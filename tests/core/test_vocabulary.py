@@ -35,10 +35,6 @@ VOCABULARY: dict[str, tuple[str, frozenset[str]]] = {
 }
 """Each vocabulary with the one module (or package, ending in ``/``) that spells its words."""
 
-PENDING = frozenset({"adapters/timeline_plot.py", "cli/analyze.py", "cli/parse.py"})
-"""Modules that still spell event types as strings (owned by other work in progress); the list only shrinks."""
-
-
 def _spelled(path: Path) -> list[tuple[int, str, str]]:
     """``(line, word, vocabulary)`` for each string constant of ``path`` that is a word of a vocabulary, unless
     ``path`` defines a vocabulary of that word."""
@@ -59,15 +55,9 @@ def _modules() -> list[Path]:
 
 def test_no_word_of_the_vocabulary_is_spelled_outside_its_module() -> None:
     found = [f"{p.relative_to(SRC).as_posix()}:{line}: {vocabulary} {word!r}"
-             for p in _modules() if p.relative_to(SRC).as_posix() not in PENDING
+             for p in _modules()
              for line, word, vocabulary in _spelled(p)]
     assert not found, "name these by their enum member or event class:\n" + "\n".join(found)
-
-
-@pytest.mark.parametrize("module", sorted(PENDING))
-def test_a_pending_module_is_still_pending(module: str) -> None:
-    """A module cleared of its strings leaves the list."""
-    assert _spelled(SRC / module), f"{module} spells no word of the vocabulary any more: drop it from PENDING"
 
 
 def test_the_vocabularies_share_no_word_but_the_pause() -> None:

@@ -14,6 +14,7 @@ from confluent_kafka import KafkaException, Producer
 
 from correlator.adapters.opening import open_log
 from correlator.config import Settings
+from correlator.core.ingest.sources import Side
 from correlator.core.ingest.timestamps import LocalClock, to_epoch_ms
 
 
@@ -29,7 +30,7 @@ class LogFile(Protocol):
     @property
     def family(self) -> str: ...
     @property
-    def side(self) -> str: ...
+    def side(self) -> Side: ...
     @property
     def cluster(self) -> str | None: ...
 
@@ -51,9 +52,9 @@ class ShippingFailed(RuntimeError):
 
 def topic_for(log: LogFile, settings: Settings) -> str:
     """The raw topic of a file's side (``input_side``)."""
-    if log.side == "objectstore":
-        return settings.topic_logs_s3
-    return settings.topic_logs_flink if log.side == "flink" else settings.topic_logs_hdfs
+    topics = {Side.FLINK: settings.topic_logs_flink, Side.HDFS: settings.topic_logs_hdfs,
+              Side.OBJECTSTORE: settings.topic_logs_s3}
+    return topics[log.side]
 
 
 def file_lines(index: int, log: LogFile, topic: str, cluster: str, clock: LocalClock) -> Iterator[ShippedLine]:

@@ -36,6 +36,12 @@ from matplotlib.text import Text
 from matplotlib.textpath import TextToPath
 from matplotlib.ticker import FuncFormatter
 
+from correlator.core.events import (
+    BlockAllocated, BlockWrite, CheckpointCompleted, CheckpointDeclined, CheckpointExpired, CheckpointFailed,
+    CheckpointLateAck, CheckpointSpan, CheckpointTriggered, DatasetLockHeld, DatasetLockWait,
+    DirectoryScanReconcile, DirectoryScanStats, DnWriteError, HdfsClientError, HdfsClientSlow, HdfsRefusal,
+    JobStatus, JvmPause, NameNodeLockHeld, SlowIo, TaskManagerLost, TaskStatus,
+)
 from correlator.core.explain.timeline import Span, Timeline
 from correlator.core.explain.labels import EVENT_LABELS, event_label
 
@@ -61,30 +67,30 @@ STYLES: dict[str, Style] = {
     # bars first: each a colour of its own, so a bar is told apart without its hatch
     "checkpoint": Style(GREY_LIGHT, "checkpoint (trigger → failure)", "s"),
     "write": Style(ORANGE, "checkpoint write", "s"),
-    "dn_lock_held": Style(VERMILLION, EVENT_LABELS["dn_lock_held"], "o"),
-    "dn_lock_wait": Style(YELLOW, EVENT_LABELS["dn_lock_wait"], "o"),
-    "directory_scan_reconcile": Style(PURPLE, EVENT_LABELS["directory_scan_reconcile"], "D"),
-    "slow_io": Style(SKY, EVENT_LABELS["slow_io"], "o"),
-    "block_write": Style(BLUE, EVENT_LABELS["block_write"], "^"),
-    "jvm_pause": Style(GREEN, EVENT_LABELS["jvm_pause"], "o"),
-    "nn_lock_held": Style(BLACK, EVENT_LABELS["nn_lock_held"], "o"),
-    "hdfs_client_slow": Style(GREY_DARK, EVENT_LABELS["hdfs_client_slow"], "o"),
-    "checkpoint_span": Style(GREY_LIGHT, EVENT_LABELS["checkpoint_span"], "|", "//"),
+    DatasetLockHeld.type: Style(VERMILLION, EVENT_LABELS[DatasetLockHeld.type], "o"),
+    DatasetLockWait.type: Style(YELLOW, EVENT_LABELS[DatasetLockWait.type], "o"),
+    DirectoryScanReconcile.type: Style(PURPLE, EVENT_LABELS[DirectoryScanReconcile.type], "D"),
+    SlowIo.type: Style(SKY, EVENT_LABELS[SlowIo.type], "o"),
+    BlockWrite.type: Style(BLUE, EVENT_LABELS[BlockWrite.type], "^"),
+    JvmPause.type: Style(GREEN, EVENT_LABELS[JvmPause.type], "o"),
+    NameNodeLockHeld.type: Style(BLACK, EVENT_LABELS[NameNodeLockHeld.type], "o"),
+    HdfsClientSlow.type: Style(GREY_DARK, EVENT_LABELS[HdfsClientSlow.type], "o"),
+    CheckpointSpan.type: Style(GREY_LIGHT, EVENT_LABELS[CheckpointSpan.type], "|", "//"),
     # moments: a shape and a colour each
-    "checkpoint_triggered": Style(BLACK, EVENT_LABELS["checkpoint_triggered"], ">", "//"),
-    "checkpoint_completed": Style(GREEN, EVENT_LABELS["checkpoint_completed"], "P", "//"),
-    "checkpoint_expired": Style(VERMILLION, EVENT_LABELS["checkpoint_expired"], "X", "//"),
-    "checkpoint_failed": Style(PURPLE, EVENT_LABELS["checkpoint_failed"], "s", "//"),
-    "checkpoint_declined": Style(ORANGE, EVENT_LABELS["checkpoint_declined"], "v", "//"),
-    "checkpoint_late_ack": Style(SKY, EVENT_LABELS["checkpoint_late_ack"], "<", "//"),
-    "task_status": Style(GREY_DARK, EVENT_LABELS["task_status"], "v", ".."),
-    "job_status": Style(GREY_DARK, EVENT_LABELS["job_status"], "^", "xx"),
-    "directory_scan_stats": Style(YELLOW, EVENT_LABELS["directory_scan_stats"], "D", "//"),
-    "block_allocated": Style(GREEN, EVENT_LABELS["block_allocated"], "^", ".."),
-    "hdfs_client_error": Style(BLUE, EVENT_LABELS["hdfs_client_error"], "X", "//"),
-    "dn_write_error": Style(VERMILLION, EVENT_LABELS["dn_write_error"], "P", ".."),
-    "hdfs_refusal": Style(BLACK, EVENT_LABELS["hdfs_refusal"], "X", ".."),
-    "taskmanager_lost": Style(ORANGE, EVENT_LABELS["taskmanager_lost"], "X", "xx"),
+    CheckpointTriggered.type: Style(BLACK, EVENT_LABELS[CheckpointTriggered.type], ">", "//"),
+    CheckpointCompleted.type: Style(GREEN, EVENT_LABELS[CheckpointCompleted.type], "P", "//"),
+    CheckpointExpired.type: Style(VERMILLION, EVENT_LABELS[CheckpointExpired.type], "X", "//"),
+    CheckpointFailed.type: Style(PURPLE, EVENT_LABELS[CheckpointFailed.type], "s", "//"),
+    CheckpointDeclined.type: Style(ORANGE, EVENT_LABELS[CheckpointDeclined.type], "v", "//"),
+    CheckpointLateAck.type: Style(SKY, EVENT_LABELS[CheckpointLateAck.type], "<", "//"),
+    TaskStatus.type: Style(GREY_DARK, EVENT_LABELS[TaskStatus.type], "v", ".."),
+    JobStatus.type: Style(GREY_DARK, EVENT_LABELS[JobStatus.type], "^", "xx"),
+    DirectoryScanStats.type: Style(YELLOW, EVENT_LABELS[DirectoryScanStats.type], "D", "//"),
+    BlockAllocated.type: Style(GREEN, EVENT_LABELS[BlockAllocated.type], "^", ".."),
+    HdfsClientError.type: Style(BLUE, EVENT_LABELS[HdfsClientError.type], "X", "//"),
+    DnWriteError.type: Style(VERMILLION, EVENT_LABELS[DnWriteError.type], "P", ".."),
+    HdfsRefusal.type: Style(BLACK, EVENT_LABELS[HdfsRefusal.type], "X", ".."),
+    TaskManagerLost.type: Style(ORANGE, EVENT_LABELS[TaskManagerLost.type], "X", "xx"),
 }
 DEFAULT = Style(GREY, "other evidence", "o")
 """Evidence types this table does not know yet are drawn, in a neutral style under their own name."""

@@ -14,7 +14,7 @@ import orjson
 from correlator.cli import RuntimeFailure, report
 from correlator.cli.options import format_option, settings_options, text_width
 from correlator.config import Settings
-from correlator.core.events import Event
+from correlator.core.events import CheckpointTriggered, Event
 from correlator.core.explain.risk import Risk, risk_text, risk_to_dict
 from correlator.core.explain.transactions import TransactionLoss, loss_text, loss_to_dict
 from correlator.core.explain.verdict import Verdict, verdict_to_dict
@@ -101,7 +101,7 @@ def _why_no_verdict(checkpoints: Counter[str]) -> str:
     if not checkpoints:
         return ("no Flink checkpoint in these logs (a verdict explains a failed checkpoint: add the JobManager's or "
                 "TaskManagers' logs)")
-    triggered = checkpoints["checkpoint_triggered"]
+    triggered = checkpoints[CheckpointTriggered.type]
     return f"{triggered:,} checkpoints triggered, none failed" if triggered else "no failed checkpoint in these logs"
 
 

@@ -10,6 +10,7 @@ from correlator.adapters.codec import encode_event
 from correlator.cli import RuntimeFailure, report
 from correlator.cli.options import settings_options
 from correlator.config import Settings
+from correlator.core.events import SourceProgress
 from correlator.core.ingest.records import ParseError
 from correlator.offline.files import iter_events
 from correlator.offline.summary import Summary
@@ -38,7 +39,7 @@ def parse(paths: tuple[str, ...], errors: bool, progress: bool, cluster_from_dir
                 if errors:
                     click.echo(f"parse error {item.reason} at {item.ref}: {item.detail}", err=True)
                 continue
-            if not progress and item.type == "source_progress":
+            if not progress and isinstance(item, SourceProgress):
                 continue
             out.write(encode_event(item) + b"\n")
     except FileNotFoundError as exc:

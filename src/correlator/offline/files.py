@@ -24,7 +24,7 @@ from correlator.core.ingest.patterns import TextLayout
 from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
 from correlator.core.ingest.prefilter import Scanner
 from correlator.core.ingest.records import ParseError
-from correlator.core.ingest.sources import HostFrom, facts_from_path, input_side, sniff_family
+from correlator.core.ingest.sources import HostFrom, Side, facts_from_path, input_side, sniff_family
 from correlator.adapters.opening import CORRUPT, compression_of, damage_of, open_log
 from correlator.offline.reading import Overlong, bounded_lines, line_blocks
 from correlator.offline.summary import Summary
@@ -40,7 +40,7 @@ class LogFile:
     role: str | None
     family: str
     """``flink`` | ``hdfs`` | ``gc`` | ``envelope``."""
-    side: str = "hdfs"
+    side: Side = Side.HDFS
     """Which raw topic it is shipped to (``flink`` | ``hdfs``), decided once while its head is at hand."""
     framing: Framing = Framing.PLAIN
     layout: str | None = None
@@ -151,7 +151,7 @@ def _told_apart(files: list[LogFile], summary: Summary) -> list[LogFile]:
 def _describe(path: str, tz: tzinfo = UTC, pattern: TextLayout | None = None) -> LogFile | tuple[str, str]:
     """The log file at ``path``, or (kind, why) it is none."""
     if path == STDIN:
-        return LogFile(STDIN, "unknown", None, "flink", "flink")
+        return LogFile(STDIN, "unknown", None, "flink", Side.FLINK)
     facts = facts_from_path(path)
     codec = compression_of(_peek(path))
     try:

@@ -251,17 +251,25 @@ def sniff_family(head: str) -> str | None:
     return None
 
 
-def input_side(family: str, role: str | None, head: str = "") -> str:
-    """Which raw topic a log file belongs on: ``flink`` (Flink processes, their GC logs too), ``objectstore`` (an
-    object store's access log) or ``hdfs`` (the storage and every other side: HDFS daemons, a Kafka broker's log).
+class Side(StrEnum):
+    """The raw topic a log file belongs on."""
 
-    ``head`` (the first kilobytes) decides for envelope files, whose family says nothing about the process.
-    """
+    FLINK = "flink"
+    """Flink processes, their GC logs too."""
+    HDFS = "hdfs"
+    """The storage and every other side: HDFS daemons, a Kafka broker's log."""
+    OBJECTSTORE = "objectstore"
+    """An object store's access log."""
+
+
+def input_side(family: str, role: str | None, head: str = "") -> Side:
+    """Which raw topic a log file belongs on (see ``Side``). ``head`` (the first kilobytes) decides for envelope
+    files, whose family says nothing about the process."""
     if family == "flink" or (family == "gc" and role in ("taskmanager", "jobmanager")):
-        return "flink"
+        return Side.FLINK
     if family == "envelope" and head.count("org.apache.flink") > head.count("org.apache.hadoop"):
-        return "flink"
+        return Side.FLINK
     if family == "objectstore":
-        return "objectstore"
-    return "hdfs"
+        return Side.OBJECTSTORE
+    return Side.HDFS
 
