@@ -16,7 +16,7 @@ from typing import Any, Literal, get_args
 
 import pytest
 
-from correlator.core.explain.verdict import verdict_to_dict
+from correlator.core.explain.verdict import CoverageReason, verdict_to_dict
 from correlator.offline.analyze import analyze, ordered_events
 from correlator.offline.summary import Summary
 
@@ -43,6 +43,11 @@ RUNS = _datanode_faults()
 
 
 Damage = Literal["left out", "cut mid-file", "gzipped and cut mid-file", "not openable"]
+
+
+SAID_IN_COVERAGE: dict[Damage, CoverageReason] = {"not openable": CoverageReason.NOT_READ,
+                                                 "gzipped and cut mid-file": CoverageReason.DAMAGED}
+"""How a verdict's coverage names the faulty DataNode's file, when it was given but could not be read whole."""
 
 
 def _with_faulty_datanode(run: Path, into: Path, damage: Damage) -> dict[str, Any]:
@@ -90,6 +95,9 @@ def test_the_silent_datanode_is_named_never_a_healthy_neighbour(run: Path, damag
                          f"{sorted(suspects)}: {cause['title']}")
         elif cause["code"] == "INSUFFICIENT_DATA" and "cause on" in json.dumps(v):
             wrong.append(f"checkpoint {failed['checkpoint_id']}: a verdict with no cause says 'cause on'")
+        said = {m["host"]: m.get("why") or "" for m in v["coverage"]["missing"]}.get(truth["fault"]["host"], "")
+        if damage in SAID_IN_COVERAGE and not said.startswith(f"{SAID_IN_COVERAGE[damage]}: "):
+            wrong.append(f"checkpoint {failed['checkpoint_id']}: coverage says {said!r} of the {damage} log")
     assert not wrong, "\n".join(wrong)
 
 

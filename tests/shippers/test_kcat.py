@@ -5,6 +5,7 @@ same files; with neither, the host is never guessed: verdicts say ``unknown`` an
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -151,6 +152,13 @@ def test_a_datanode_shipped_late_is_named_missing_then_revised_to_the_offline_ve
     silent = "dn02.example.com"
     waited_on = {vid for vid, _, hosts in expected if silent in hosts}
     assert waited_on, "the scanner must be on the withheld DataNode in some checkpoint"
+    # what analyze says without that log: the DataNode it points at is the withheld one (its own banner's address)
+    without = tmp_path / "without-the-silent-datanode"
+    shutil.copytree(logs, without, ignore=shutil.ignore_patterns(f"*{silent}*"))
+    pointed = {vid: hosts for vid, _, hosts in offline(without, cluster) if vid in waited_on}
+    [banner] = [line for f in logs.glob(f"*{silent}*") for line in f.read_text().splitlines() if "host = " in line]
+    address = banner.rsplit("/", 1)[1].strip()
+    assert set(pointed) == waited_on and all(h.startswith(f"{address}:") for hs in pointed.values() for h in hs), pointed
     stack.extra["CORRELATOR_IDLE_TIMEOUT_MS"] = str(IDLE_TIMEOUT_MS)
     workers.append(WorkerProcess(stack).start())
     sources = sources_of(logs)
@@ -176,6 +184,7 @@ def test_a_datanode_shipped_late_is_named_missing_then_revised_to_the_offline_ve
                     suspects = {m["host"] for m in first[vid]["coverage"]["missing"] if m.get("pointed_by")}
                     assert cause["code"] == "INSUFFICIENT_DATA", cause
                     assert set(cause["hosts"]) == suspects and suspects, (cause, first[vid]["coverage"])
+                    assert tuple(cause["hosts"]) == pointed[vid], (cause, pointed[vid])
         deadline = time.monotonic() + 120
         while sorted(got := streamed(stack.read("verdicts", until=len(expected), timeout_s=10))) != expected:
             assert time.monotonic() < deadline, (got, expected)

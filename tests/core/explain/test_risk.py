@@ -137,6 +137,25 @@ def test_a_flat_noisy_series_raises_no_risk(seed: int, n: int, level: float, noi
     assert run(events) == []
 
 
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(MIN_POINTS, 200), level=st.floats(0.05, 0.5),
+       noise=st.floats(0.0, 0.12), interval_s=st.integers(1, 600), outliers=st.floats(0.0, 0.05))
+def test_without_a_timeout_a_flat_noisy_series_raises_no_risk(seed: int, n: int, level: float, noise: float,
+                                                              interval_s: int, outliers: float) -> None:
+    """No timeout in any log, so the checkpoints' spacing is the yardstick: durations around a level up to half of
+    it, noise up to an eighth, rare spikes up to the spacing itself — whatever the series, no warning."""
+    interval = interval_s * 1000
+    rng = random.Random(seed)
+    events: list[Event] = []
+    for i in range(n):
+        d = level * interval + rng.gauss(0, noise * interval / 3)
+        d = min(max(d, (level - noise) * interval), (level + noise) * interval)
+        if rng.random() < outliers:
+            d = rng.uniform(d, 0.95 * interval)
+        events.append(completed(i, T0 + i * interval, max(1, int(d))))
+    assert run(events) == []
+
+
 def test_without_a_timeout_a_rise_toward_the_interval_warns_before_the_first_expiry() -> None:
     """A timeout set in the job's code shows in no log. Checkpoints every 5 s whose durations rose from 1 s toward
     5 s are judged against the 5 s spacing, saying the timeout is unknown and how to make it known."""
