@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
+import zlib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 import pytest
 
-from correlator.core.explain.verdict import CoverageReason, verdict_to_dict
+from correlator.core.explain.causes import Code
+from correlator.core.explain.verdict import CoverageReason, EvidenceItem, verdict_to_dict
 from correlator.offline.analyze import analyze, ordered_events
 from correlator.offline.summary import Summary
 
@@ -24,6 +28,7 @@ pytestmark = pytest.mark.slow
 """Each lab run judged again with one log left out or damaged: in `make test`, out of the quick tier (`make check`)."""
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lab"
+NO_CAUSE = (Code.UNEXPLAINED, Code.INSUFFICIENT_DATA)
 
 
 def _datanode_faults() -> list[Path]:
@@ -118,3 +123,62 @@ def test_a_cut_gzip_is_read_up_to_the_cut(run: Path, tmp_path: Path) -> None:
     [note] = [n for p, n in summary.notes if p.endswith(".1.gz") and n.startswith("damaged: ")]
     assert note.startswith("damaged: read to line") and "gzip stream ends early" in note, note
     assert summary.errors["damaged"] == 1
+
+
+STAMP = re.compile(rb"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
+
+
+def _last_deciding_line(log: Path, cited: list[EvidenceItem]) -> int:
+    """The last line (1-based) the cited evidence rests on: its own line, and for evidence that sums many lines (a
+    run of slow-disk warnings) or spans time, the last line stamped by the time it ends (the lab logs in UTC)."""
+    until = max((item.end_ms or item.at_ms) for item in cited)
+    last = max(int(item.ref.rsplit(":", 1)[1]) for item in cited)
+    for n, line in enumerate(log.read_bytes().splitlines(), start=1):
+        m = STAMP.match(line)
+        if m is not None:
+            stamp = datetime.strptime(m[1].decode(), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+            if int(stamp.timestamp()) * 1000 + int(m[2]) <= until:
+                last = max(last, n)
+    return last
+
+
+def _cut_after(data: bytes, line: int, packed: bool) -> bytes:
+    """``data`` cut in the middle of the line after ``line`` (1-based); gzipped first when ``packed``, flushed at the
+    cut so that everything before it decompresses, and the stream cut off a little after it (a rotation a full disk
+    truncated)."""
+    end = sum(len(x) for x in data.splitlines(keepends=True)[:line])
+    cut = end + max(1, len(data[end:].split(b"\n", 1)[0]) // 2)
+    if not packed:
+        return data[:cut]
+    z = zlib.compressobj(wbits=31)
+    head = z.compress(data[:cut]) + z.flush(zlib.Z_FULL_FLUSH)
+    rest = z.compress(data[cut:]) + z.flush()
+    return head + rest[: len(rest) // 2]
+
+
+@pytest.mark.parametrize("damage", ["cut mid-file", "gzipped and cut mid-file"])
+def test_a_cut_log_whose_deciding_lines_survive_gives_the_stock_verdict(damage: Damage, tmp_path: Path) -> None:
+    """What survives a cut is read: the faulty DataNode's log cut just after the last line any verdict of the run
+    cites from it (plain, or gzipped and truncated) gives every failed checkpoint the verdict the whole log gives."""
+    decided, wrong = 0, []
+    for run in RUNS:
+        into = tmp_path / f"{run.parent.name}-{run.name}"
+        into.mkdir()
+        truth = _with_faulty_datanode(run, into, "left out")
+        [log] = [f for f in run.iterdir() if f.name.endswith(f"-datanode-{truth['fault']['host']}.log")]
+        stock = [v for v in analyze([str(run)]) if v.root_cause.code not in NO_CAUSE]
+        cited = [item for v in stock for item in v.evidence if item.ref.rsplit(":", 1)[0] == str(log)]
+        assert cited, f"{run}: no verdict cites the faulty DataNode's log"
+        packed = damage == "gzipped and cut mid-file"
+        (into / (f"{log.name}.1.gz" if packed else log.name)).write_bytes(
+            _cut_after(log.read_bytes(), _last_deciding_line(log, cited), packed))
+        damaged = {v.checkpoint_id: v.root_cause for v in analyze([str(into)])}
+        for whole in stock:
+            decided += 1
+            got = damaged.get(whole.checkpoint_id)
+            if got is None or (got.code, got.hosts) != (whole.root_cause.code, whole.root_cause.hosts):
+                wrong.append(f"{run.parent.name}/{run.name} checkpoint {whole.checkpoint_id}: "
+                             f"{got and (got.code, got.hosts)}, whole log {whole.root_cause.code} on "
+                             f"{whole.root_cause.hosts}")
+    assert decided >= len(RUNS)
+    assert not wrong, "\n".join(wrong)

@@ -6,7 +6,7 @@ import random
 
 from correlator.core.correlate.engine import Engine, EngineConfig
 from correlator.core.events import BlockWrite, DatasetLockHeld, JvmPause, SlowIo, SourceProgress
-from correlator.core.explain.verdict import Verdict, verdict_to_dict
+from correlator.core.explain.verdict import CoverageReason, Verdict, verdict_to_dict
 from tests.core.correlate.factory import T0, ev, failure, noise, read_too, scanner, seed, with_event
 
 
@@ -177,6 +177,14 @@ class TestCodes:
         [v] = run([e for e in self.base() if e.role != "namenode"])
         assert v.root_cause.code == "INSUFFICIENT_DATA"
         assert "The input holds no NameNode log." in v.root_cause.explanation
+
+    def test_nothing_abnormal_needs_a_taskmanager_log_read(self) -> None:
+        """The same quiet HDFS logs without any TaskManager's: the Flink side's stalls show only there, so not
+        "nothing abnormal" but the missing TaskManager log, and no culprit."""
+        [v] = run([e for e in self.base() if e.role != "taskmanager"])
+        assert v.root_cause.code == "INSUFFICIENT_DATA" and v.root_cause.hosts == ()
+        assert "The input holds no TaskManager log." in v.root_cause.explanation
+        assert any(m.reason == CoverageReason.NO_TASKMANAGER_LOG for m in v.missing)
 
     def test_missing_datanode_logs_are_insufficient_data(self) -> None:
         """Only Flink logs → INSUFFICIENT_DATA, the pipeline DataNodes listed as missing."""

@@ -133,7 +133,7 @@ def test_two_subtasks_that_never_acknowledged_are_named_with_both_taskmanagers()
 def test_without_deployments_the_subtask_is_named_by_its_vertex() -> None:
     events = traffic() + namenode_heartbeats(T0 + 300_000) + checkpoints(allocate_failing=True) + failed_spans()
     _, text, _ = explanation(events)
-    assert f"a subtask of job vertex {WRITER} never acknowledged" in text and "TaskManager" not in text
+    assert f"a subtask of job vertex {WRITER} never acknowledged" in text and " on TaskManager" not in text
 
 
 def test_without_child_spans_nothing_is_added() -> None:

@@ -74,6 +74,8 @@ def coverage(sources: dict[tuple[str, str], SourceClock], guessed: frozenset[tup
         missing.append(SourceCoverage("*", "datanode", CoverageReason.NO_DATANODE_LOG))
     if "namenode" not in roles:
         missing.append(SourceCoverage("*", "namenode", CoverageReason.NO_NAMENODE_LOG))
+    if "taskmanager" not in roles:
+        missing.append(SourceCoverage("*", "taskmanager", CoverageReason.NO_TASKMANAGER_LOG))
     return covered, missing
 
 
@@ -195,10 +197,13 @@ UNEXPLAINED_SCORE = 0.6
 
 
 def _unread(m: SourceCoverage, pipeline: frozenset[str]) -> bool:
-    """A missing log that "nothing abnormal" would need: the NameNode's or a DataNode's of the write. A TaskManager
-    logs nothing at INFO between checkpoints, so its log ending early is listed, not taken as a gap."""
+    """A missing log that "nothing abnormal" would need: the NameNode's, a DataNode's of the write, and some
+    TaskManager's (the Flink side's stalls show only there). A TaskManager logs nothing at INFO between checkpoints,
+    so its log ending early is listed, not taken as a gap; no TaskManager log at all, or one not read, is."""
     if m.role == "datanode":
         return m.host == "*" or not pipeline or m.host in pipeline or m.reason == CoverageReason.NOT_READ
+    if m.role == "taskmanager":
+        return m.reason in (CoverageReason.NO_TASKMANAGER_LOG, CoverageReason.NOT_READ)
     return m.role == "namenode"
 
 
@@ -226,6 +231,9 @@ def unjudged_text(code: Code, hosts: tuple[str, ...], missing: list[SourceCovera
             f"{'have' if len(absent) > 1 else 'has'} no log in the input."] if absent else []
     said += [_missing_sentence(m) for m in missing
              if m.role in ("datanode", "namenode") and m.reason != CoverageReason.NO_LOG]
+    said += [_missing_sentence(m) + " A stall on the Flink side (back pressure, a task's error, a long GC pause) "
+             "shows only in a TaskManager's log." for m in missing
+             if m.role == "taskmanager" and m.reason in (CoverageReason.NO_TASKMANAGER_LOG, CoverageReason.NOT_READ)]
     said += [f"The input holds no access log of the object store{'' if m.host == '*' else f' (bucket {m.host})'}, "
              "where the checkpoint's files go: the S3 client retries a throttled or slow request without a line at "
              "INFO, so only the store's log shows what held the upload." for m in missing

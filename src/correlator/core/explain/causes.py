@@ -503,7 +503,8 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
     ),
     Cause(
         Code.UNEXPLAINED,
-        "the logs of every DataNode of the write and of the NameNode cover the failure and show nothing abnormal",
+        "the logs of every DataNode of the write, of the NameNode and of a TaskManager cover the failure and show "
+        "nothing abnormal",
         "The HDFS logs cover {chk} and show nothing abnormal",
         (
             Step("Lower dfs.client.slow.io.warning.threshold.ms in the Flink HDFS client to see slow acks with their "

@@ -77,6 +77,7 @@ class CoverageReason(StrEnum):
     NO_LOG = "no log from this DataNode of the write pipeline"
     NO_DATANODE_LOG = "no DataNode log in the input"
     NO_NAMENODE_LOG = "no NameNode log in the input"
+    NO_TASKMANAGER_LOG = "no TaskManager log in the input"
     NO_STORE_LOG = "no access log of the object store in the input"
 
     @classmethod
