@@ -115,7 +115,7 @@ def docker_env_to_property(name: str) -> str:
 def topic_names() -> dict[str, str]:
     """The raw topics' names from ``topics/*.yaml``, falling back to the settings' defaults."""
     names = {}
-    for field in ("topic_logs_flink", "topic_logs_hdfs"):
+    for field in ("topic_logs_flink", "topic_logs_hdfs", "topic_logs_s3"):
         default = Settings.model_fields[field].default
         definition = REPO / "src" / "correlator" / "topics" / f"{default}.yaml"
         names[field] = load_yaml(definition)["name"] if definition.exists() else default
