@@ -14,7 +14,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from correlator.adapters import timeline_plot
-from correlator.adapters.timeline_plot import (
+from correlator.adapters.timeline_plot import draw, render, render_all, to_ms
+from correlator.adapters.timeline_styles import (
     BLACK,
     BLUE,
     DEFAULT,
@@ -28,11 +29,7 @@ from correlator.adapters.timeline_plot import (
     STYLES,
     VERMILLION,
     YELLOW,
-    draw,
-    render,
-    render_all,
     style,
-    to_ms,
 )
 from correlator.core.explain.timeline import build_timeline
 from correlator.core.explain.verdict import EvidenceItem, Verdict
