@@ -7,15 +7,17 @@ sources were interleaved on arrival. State is plain data (``snapshot`` / ``resto
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from correlator.core.correlate.awaiting import Awaiting
 from correlator.core.correlate.cases import CaseKey, case_key_of, failure_at, is_failure_signal, summarize
 from correlator.core.correlate.lost import aborted_after_loss
 from correlator.core.correlate.context import Context
+from correlator.core.correlate.decided import Decided, pack_decided, unpack_decided
 from correlator.core.correlate.decision import decide
 from correlator.core.correlate.facts import Facts
+from correlator.core.correlate.horizons import eviction_horizons
 from correlator.core.correlate.growth import Completions
 from correlator.core.correlate.packing import pack, unpack
 from correlator.core.correlate.watermarks import Watermarks
@@ -45,7 +47,7 @@ from correlator.core.events import (
     TaskManagerLost,
 )
 from correlator.core.explain.recurrence import History
-from correlator.core.explain.verdict import Recurrence, Verdict, verdict_from_dict, verdict_to_dict
+from correlator.core.explain.verdict import Recurrence, Verdict
 
 EVIDENCE_TYPES = (
     CheckpointChildSpan,
@@ -69,9 +71,6 @@ LATE_COUNTED = EVIDENCE_TYPES[:-2]
 LINK_TYPES = (BlockWrite, BlockAllocated)
 """Lines only used to link a write to DataNodes: kept for ``link_retention_ms``."""
 SNAPSHOT_VERSION = 1
-FLINK_ROLES = ("jobmanager", "taskmanager")
-HOLD_LIMIT = 4
-"""Retentions behind a cluster's newest event beyond which no lagging source holds evidence back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,19 +90,6 @@ class EngineConfig:
     evict_every: int = 1024
 
 
-@dataclass(slots=True)
-class _Decided:
-    """A decided case, kept while late evidence may still revise it (as long as the evidence it read is kept)."""
-
-    window_start_ms: int
-    deadline_ms: int
-    events: list[Event] = field(default_factory=list)
-    trigger: CheckpointTriggered | None = None
-    verdict: Verdict | None = None
-    late: int = 0
-    """Evidence of its window that arrived after it was decided, not yet judged."""
-
-
 class Engine:
     def __init__(self, config: EngineConfig = EngineConfig()) -> None:
         self.config = config
@@ -117,7 +103,7 @@ class Engine:
         self._unread: dict[tuple[str, str, str], str] = {}
         """Sources (cluster, host, role) whose log could not be read to its end, and why."""
         self._facts = Facts()
-        self._decided: dict[CaseKey, _Decided] = {}
+        self._decided: dict[CaseKey, Decided] = {}
         self._awaiting = Awaiting()
         self._history = History()
         self._completions = Completions()
@@ -292,7 +278,7 @@ class Engine:
         summary = summarize(events, trigger, [])
         window_start = summary.started_at_ms if summary.started_at_ms is not None else summary.failed_at_ms
         verdict = self._judge(cluster, job, chk, events, trigger, deadline)
-        self._decided[key] = _Decided(min(window_start, summary.failed_at_ms), deadline, events, trigger, verdict)
+        self._decided[key] = Decided(min(window_start, summary.failed_at_ms), deadline, events, trigger, verdict)
         self._awaiting.register(key, verdict)
         self._counts["decided"] += 1
         return verdict
@@ -341,31 +327,10 @@ class Engine:
     # --- state ----------------------------------------------------------------------------------------------
 
     def _evict(self) -> None:
-        """Drop evidence, triggers and decided marks older than retention behind the Flink logs of each cluster.
-
-        Evidence only matters to a case, and cases are opened by Flink lines: so evidence waits until every live
-        Flink source has passed it, not the cluster's newest event — a Flink partition still catching up (a backlog
-        after an outage, a topic read later than the HDFS one) may yet open a case whose DataNode evidence was logged
-        long before. Idle sources hold nothing back, and nothing is held beyond ``HOLD_LIMIT`` retentions behind the
-        newest event, which keeps the state bounded."""
-        horizons: dict[str, int] = {}
+        """Drop evidence, triggers and decided marks older than each cluster's horizon (see ``horizons``)."""
         retention = self.config.retention_ms
-        for cluster in self._marks.clusters():
-            newest = self._marks.max_event_ms(cluster)
-            if newest is None:
-                continue
-            flink = [c.max_ts_ms for src in self._marks.sources(cluster) if src[2] in FLINK_ROLES
-                     and not self._marks.is_idle(src) and (c := self._marks.clock(src)) is not None]
-            floor = newest - HOLD_LIMIT * retention
-            horizons[cluster] = max(floor, min(flink) - retention) if flink else floor
-        for key, events in self._cases.items():
-            start = min(e.ts_ms for e in events) - self.config.retention_ms
-            horizons[key[0]] = min(horizons.get(key[0], start), start)
         held = self._awaiting.waiting() | {k for k, d in self._decided.items() if d.late}
-        for key in held:  # what a revision reads, kept while it waits or is due, within the hold limit
-            if (d := self._decided.get(key)) is not None and (newest := self._marks.max_event_ms(key[0])) is not None:
-                start = max(newest - HOLD_LIMIT * retention, d.window_start_ms - self.config.retention_ms)
-                horizons[key[0]] = min(horizons.get(key[0], start), start)
+        horizons = eviction_horizons(self._marks, self._cases, self._decided, held, retention)
         before = len(self._evidence)
         link_gap = self.config.retention_ms - self.config.link_retention_ms
         self._evidence = [
@@ -397,7 +362,7 @@ class Engine:
             "evidence": [pack(e) for e in self._evidence],
             "ip_hosts": [[c, ip, h, ts] for (c, ip), (h, ts) in sorted(self._ip_hosts.items())],
             **self._facts.snapshot(),
-            "decided": [[list(k), _pack_decided(d)] for k, d in sorted(self._decided.items())],
+            "decided": [[list(k), pack_decided(d)] for k, d in sorted(self._decided.items())],
             "history": self._history.snapshot(),
             "completions": self._completions.snapshot(),
             "counts": dict(self._counts),
@@ -420,7 +385,7 @@ class Engine:
         engine._evidence = [unpack(e) for e in data["evidence"]]
         engine._ip_hosts = {(c, ip): (h, ts) for c, ip, h, ts in data["ip_hosts"]}
         engine._facts = Facts.restore(data)
-        engine._decided = {(k[0], k[1], k[2]): _unpack_decided(d) for k, d in data["decided"]}
+        engine._decided = {(k[0], k[1], k[2]): unpack_decided(d) for k, d in data["decided"]}
         for key, d in engine._decided.items():
             if d.verdict is not None:
                 engine._awaiting.register(key, d.verdict)
@@ -431,17 +396,3 @@ class Engine:
         engine._guessed = {(c, h, r) for c, h, r in data.get("guessed", ())}
         engine._unread = {(c, h, r): why for c, h, r, why in data.get("unread", ())}
         return engine
-
-
-def _pack_decided(d: _Decided) -> dict[str, Any]:
-    return {"window_start_ms": d.window_start_ms, "deadline_ms": d.deadline_ms, "late": d.late,
-            "events": [pack(e) for e in d.events], "trigger": pack(d.trigger) if d.trigger else None,
-            "verdict": verdict_to_dict(d.verdict) if d.verdict else None}
-
-
-def _unpack_decided(d: dict[str, Any]) -> _Decided:
-    """A decided case stored without its events and verdict restores as a mark only: it can no longer be revised."""
-    trigger = unpack(d["trigger"]) if d.get("trigger") else None
-    return _Decided(d["window_start_ms"], d["deadline_ms"], [unpack(e) for e in d.get("events") or ()],
-                    trigger if isinstance(trigger, CheckpointTriggered) else None,
-                    verdict_from_dict(d["verdict"]) if d.get("verdict") else None, int(d.get("late") or 0))
