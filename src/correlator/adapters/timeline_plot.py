@@ -37,7 +37,6 @@ from matplotlib.ticker import FuncFormatter
 
 from correlator.adapters.timeline_styles import CAUSE_EDGE, TIMEOUT, Style, ink, style
 from correlator.core.explain.timeline import Span, Timeline
-from correlator.core.explain.labels import event_label
 
 
 def _num(ms: int) -> float:

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from correlator.core.correlate.context import Context, datanode_version, window_of
-from correlator.core.correlate.detectors import Detected, Outcome, Reading, Scene, detect, write_link
+from correlator.core.correlate.detectors import Detected, detect, write_link
+from correlator.core.correlate.scene import Outcome, Reading, Scene
 from correlator.core.correlate.evidence import Interval, interval_of, reconcile_bursts, slow_runs
 from correlator.core.correlate.explanation import explanation, title
 from correlator.core.correlate.items import evidence_items

@@ -13,104 +13,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar
 
 from correlator.core.correlate.anatomy import HeldBeforeUpload, held_before_upload
 from correlator.core.correlate.budget import Budget, budget, budget_sentence
-from correlator.core.correlate.context import Context, sole_taskmanager
+from correlator.core.correlate.context import sole_taskmanager
 from correlator.core.correlate.explanation import WriteLink, and_join, minutes, quoted, seconds
 from correlator.core.correlate.growth import Growth, state_growth
 from correlator.core.correlate.items import item
 from correlator.core.correlate.lost import HEARTBEAT_KEY, Lost, lost_taskmanager
 from correlator.core.correlate.ranking import CONTRIBUTING_SCORE, Candidate, Window
-from correlator.core.correlate.objectstore import (
-    Refused,
-    Slow,
-    Throttled,
-    refused_requests,
-    refused_sentence,
-    slow_requests,
-    slow_sentence,
-    store_sentence,
-    throttled_requests,
+from correlator.core.correlate.scene import Detector, Outcome, Reading, Scene
+from correlator.core.correlate.store_detectors import (
+    ObjectStoreCredentialsDetector,
+    ObjectStoreSlowDetector,
+    ObjectStoreThrottledDetector,
 )
 from correlator.core.events import iso_ms
 from correlator.core.explain.causes import Code
-from correlator.core.explain.verdict import EvidenceItem
 
 USER_ERROR_SCORE = 0.9
 FLINK_ERROR_SCORE = 0.85
 GROWTH_SCORE = 0.6
 """State growth's and backpressure's score, given only when no storage cause reached the confidence floor."""
-THROTTLED_SCORE = 0.9
-"""The store's own log states that it throttled the job's checkpoint requests while the checkpoint ran."""
-REFUSED_STORE_SCORE = 0.95
-"""The store's own log states that it refused the job's requests for their credentials: above a failure inside
-Flink, whose cause chain is that refusal."""
-SLOW_STORE_SCORE = 0.85
-"""The store's own log shows the checkpoint's requests taking long while it ran (below a throttle, which says why)."""
 LOST_SCORE = 0.9
 """A lost TaskManager's score, on the same condition: the JobManager states the failover that aborted the
 checkpoint, a stronger word than a cause chain that merely names no storage."""
 
-
-
-@dataclass(frozen=True, slots=True)
-class Scene:
-    """What a detector may read: the case and its stuck write, the storage causes the evidence ranked, whether one
-    of them is strong enough on its own, and the user-code exception the failure's cause chain ends in."""
-
-    ctx: Context
-    window: Window
-    storage: tuple[Candidate, ...]
-    stalled: bool
-    user: tuple[str, str] | None
-    """``(exception, first user frame)`` when user code threw."""
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What the verdict judged: its code, the candidate it names (``None``: no cause), and the other candidates."""
-
-    code: Code
-    best: Candidate | None
-    others: tuple[Candidate, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """How a finding reads in one verdict: nothing, unless the verdict is its cause's or one it explains further."""
-
-    opening: tuple[str, ...] = ()
-    """Why this cause: the explanation's first sentences (its own verdict)."""
-    aside: tuple[str, ...] = ()
-    """Said after the cause's own sentences (it is the effect of the verdict's cause)."""
-    closing: tuple[str, ...] = ()
-    """Said after the whole explanation (the time budget)."""
-    evidence: tuple[EvidenceItem, ...] = ()
-    """The lines it cites among the verdict's evidence."""
-
-
-F = TypeVar("F")
-
-
-class Detector(Protocol[F]):
-    """A cause found by a pattern of the case, not by one ranked interval."""
-
-    code: ClassVar[Code]
-    write_link: ClassVar[WriteLink]
-    beside_user_code: ClassVar[bool]
-    """Whether it still looks when the failure's cause chain ends in user code, which explains a failure by itself
-    (``False`` for most: the registry loop skips them then)."""
-
-    def find(self, scene: Scene, found: Mapping[Code, object]) -> F | None:
-        """What it finds in the case (``found``: what the detectors before it found), or ``None``."""
-
-    def candidate(self, finding: F, scene: Scene, so_far: Sequence[Candidate]) -> Candidate | None:
-        """The candidate its finding makes (``so_far``: the storage candidates and those before it), if any."""
-
-    def reading(self, finding: F, scene: Scene, outcome: Outcome) -> Reading:
-        """How its finding reads in the verdict ``outcome`` judged."""
 
 
 class TaskManagerLostDetector:
@@ -283,81 +212,6 @@ class BackpressureDetector:
             said.append(f"Flink's trace of the failed checkpoint shows the last acknowledgement {held.last_ack_ms} ms "
                         "after the trigger and no more before the timeout.")
         return Reading(opening=tuple(said))
-
-
-class ObjectStoreThrottledDetector:
-    """The object store's access log shows it throttling requests under the job's checkpoint prefix while the
-    checkpoint ran (``objectstore.py``); the client's retries are silent at INFO, so the store's log is the evidence."""
-
-    code: ClassVar[Code] = Code.OBJECT_STORE_THROTTLED
-    write_link: ClassVar[WriteLink] = "never"
-    beside_user_code: ClassVar[bool] = False
-
-    def find(self, scene: Scene, found: Mapping[Code, object]) -> Throttled | None:
-        ctx = scene.ctx
-        return throttled_requests(ctx.evidence, scene.window, ctx.job_id, ctx.skew_ms)
-
-    def candidate(self, finding: Throttled, scene: Scene, so_far: Sequence[Candidate]) -> Candidate | None:
-        return None if scene.stalled else Candidate(self.code, THROTTLED_SCORE, (finding.bucket,), ())
-
-    def reading(self, finding: Throttled, scene: Scene, outcome: Outcome) -> Reading:
-        if outcome.code != self.code:
-            return Reading()
-        shown = (*finding.requests[:3], *finding.requests[3:][-1:])
-        return Reading(opening=(store_sentence(finding),),
-                       evidence=tuple(item(e, f"the store answered {e.operation} of {e.key or 'the bucket'} with "
-                                              f"{e.status} {e.error_code or ''}".rstrip()) for e in shown))
-
-
-class ObjectStoreSlowDetector:
-    """The object store's access log shows it taking long over the checkpoint's requests while the checkpoint ran,
-    without throttling them (``objectstore.py``); a slow request is no error to the client, which logs nothing."""
-
-    code: ClassVar[Code] = Code.OBJECT_STORE_SLOW
-    write_link: ClassVar[WriteLink] = "never"
-    beside_user_code: ClassVar[bool] = False
-
-    def find(self, scene: Scene, found: Mapping[Code, object]) -> Slow | None:
-        ctx = scene.ctx
-        if Code.OBJECT_STORE_THROTTLED in found:
-            return None
-        return slow_requests(ctx.evidence, scene.window, ctx.job_id, ctx.checkpoint_id, ctx.skew_ms)
-
-    def candidate(self, finding: Slow, scene: Scene, so_far: Sequence[Candidate]) -> Candidate | None:
-        return None if scene.stalled else Candidate(self.code, SLOW_STORE_SCORE, (finding.bucket,), ())
-
-    def reading(self, finding: Slow, scene: Scene, outcome: Outcome) -> Reading:
-        if outcome.code != self.code:
-            return Reading()
-        shown = sorted(finding.requests, key=lambda e: -(e.total_ms or 0))[:3]
-        return Reading(opening=(slow_sentence(finding),),
-                       evidence=tuple(item(e, f"the store took {seconds(e.total_ms or 0)} over {e.operation} of "
-                                              f"{e.key or 'the bucket'}", (e.ts_ms, e.ts_ms + (e.total_ms or 0)))
-                                      for e in shown))
-
-
-class ObjectStoreCredentialsDetector:
-    """The object store's access log shows it refusing the job's requests for their credentials while the checkpoint
-    ran (``objectstore.py``): the store states the cause."""
-
-    code: ClassVar[Code] = Code.OBJECT_STORE_CREDENTIALS
-    write_link: ClassVar[WriteLink] = "never"
-    beside_user_code: ClassVar[bool] = True
-
-    def find(self, scene: Scene, found: Mapping[Code, object]) -> Refused | None:
-        ctx = scene.ctx
-        return refused_requests(ctx.evidence, scene.window, ctx.job_id, ctx.skew_ms, ctx.summary.refs)
-
-    def candidate(self, finding: Refused, scene: Scene, so_far: Sequence[Candidate]) -> Candidate | None:
-        return Candidate(self.code, REFUSED_STORE_SCORE, (finding.bucket,) if finding.bucket else (), ())
-
-    def reading(self, finding: Refused, scene: Scene, outcome: Outcome) -> Reading:
-        if outcome.code != self.code:
-            return Reading()
-        shown = (*finding.requests[:2], *finding.requests[2:][-1:])
-        return Reading(opening=(refused_sentence(finding),),
-                       evidence=tuple(item(e, f"the store refused {e.operation} of {e.key or 'the bucket'} with "
-                                              f"{e.status} {e.error_code}") for e in shown))
 
 
 DETECTORS: tuple[Detector[Any], ...] = (

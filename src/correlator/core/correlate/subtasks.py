@@ -17,7 +17,7 @@ from typing import Literal
 
 from correlator.core.correlate.cases import path_ids
 from correlator.core.correlate.context import Context
-from correlator.core.correlate.detectors import Reading
+from correlator.core.correlate.scene import Reading
 from correlator.core.correlate.explanation import and_join, seconds
 from correlator.core.correlate.facts import Placement
 from correlator.core.correlate.items import item
