@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
 from correlator.core.events import (
@@ -28,6 +27,7 @@ from correlator.core.events import (
     iso_ms,
 )
 from correlator.core.explain import causes
+from correlator.core.explain.durations import HOUR_MS, clock, mib, secs, span
 from correlator.core.explain.trend import Trend, theil_sen
 
 RiskStatus = Literal["raised", "updated", "withdrawn", "superseded"]
@@ -50,7 +50,6 @@ GROWTH = 1.5
 """The state counts as the cause when its fitted size rose by this factor over the window, steadily."""
 FLINK_DEFAULT_TIMEOUT_MS = 600_000
 TIMEOUT_KEY = "execution.checkpointing.timeout"
-HOUR_MS = 3_600_000
 DUE: dict[str, str] = {"checkpoint_interval": "a checkpoint outgrows its spacing"}
 """What the predicted moment is, where it is not the first expiry."""
 TRIGGERS_KEPT = 8
@@ -130,32 +129,6 @@ def risk_text(risk: Risk) -> str:
         lines.append("  what to do:")
         lines += [f"    - {step}" for step in risk.advice]
     return "\n".join(lines)
-
-
-def clock(ts_ms: int, since_ms: int | None = None) -> str:
-    """UTC time of day, as precise as it is near ``since_ms``: seconds within the hour, the date on another day."""
-    when = datetime.fromtimestamp(ts_ms / 1000, tz=UTC)
-    if since_ms is None:
-        return when.strftime("%H:%M UTC")
-    if abs(ts_ms - since_ms) < HOUR_MS:
-        return when.strftime("%H:%M:%S UTC")
-    same_day = when.date() == datetime.fromtimestamp(since_ms / 1000, tz=UTC).date()
-    return when.strftime("%H:%M UTC" if same_day else "%Y-%m-%d %H:%M UTC")
-
-
-def span(ms: int) -> str:
-    minutes = round(ms / 60_000)
-    if minutes < 1:
-        return f"{ms / 1000:.0f} s"
-    return f"{minutes} min" if minutes < 120 else f"{minutes / 60:.1f} h"
-
-
-def secs(ms: float) -> str:
-    return f"{ms / 1000:.1f} s"
-
-
-def mib(size: int) -> str:
-    return f"{size / 1048576:.1f} MiB"
 
 
 @dataclass(slots=True)

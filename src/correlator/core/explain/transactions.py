@@ -32,7 +32,8 @@ from correlator.core.events import (
     sink_checkpoint,
     sink_prefix,
 )
-from correlator.core.explain.risk import Risk, RiskStatus, clock, risk_from_dict, risk_to_dict, secs, span
+from correlator.core.explain.durations import clock, secs, span
+from correlator.core.explain.risk import Risk, RiskStatus, risk_from_dict, risk_to_dict
 
 RAISE_SHARE = 0.5
 """The warning is raised once the oldest open transaction has used this share of its timeout."""
