@@ -255,7 +255,7 @@ def test_a_big_block_written_at_a_healthy_rate_is_no_step_of_the_plan() -> None:
 def test_second_changes_are_found_by_bisection(gaps: list[int], start_line: int) -> None:
     """For lines in time order, bisecting on the stamps finds every line whose second differs from the line
     before, exactly as reading every line would."""
-    from correlator.core.ingest.write_batch import _second_changes
+    from correlator.core.ingest.write_timing import second_changes
 
     at, lines = 0, []
     for gap in gaps:
@@ -267,7 +267,7 @@ def test_second_changes_are_found_by_bisection(gaps: list[int], start_line: int)
         starts.append(starts[-1] + len(line) + 1)
     first = min(start_line, len(lines) - 1)
     expected = [starts[i] for i in range(first + 1, len(lines)) if lines[i][:19] != lines[i - 1][:19]]
-    assert _second_changes(data, starts[first]) == expected
+    assert second_changes(data, starts[first]) == expected
 
 
 def test_a_write_across_a_blocks_edge_that_ended_fast_is_no_step_of_either_plan() -> None:
