@@ -23,7 +23,9 @@ $(STAMP): pyproject.toml setup.py requirements.lock src/correlator/adapters/_wri
 	@$(PY) -m pip install -q --no-deps -e .
 	@touch $@
 
-.PHONY: kafka-jars redis-server
+.PHONY: venv kafka-jars redis-server
+venv: $(STAMP)
+
 kafka-jars:
 	@KAFKA_VERSION=$(KAFKA_VERSION) bash deploy/local/kafka.sh fetch
 

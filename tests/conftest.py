@@ -55,7 +55,12 @@ SLOW: dict[str, str] = {
     "test_with_the_native_reader_blocks_decide_writes_as_lines_do_out_of_stamp_order":
         "property test, 300 examples, each decided both ways (2.5 s)",
     "tests/core/explain/test_risk.py::test_a_flat_noisy_series_raises_no_risk":
-        "property test, 150 series of up to 200 checkpoints each (6 s)",
+        "property test, 150 series of up to 200 checkpoints each (6-10 s)",
+    "tests/core/explain/test_risk.py::test_without_a_timeout_a_flat_noisy_series_raises_no_risk":
+        "property test, 150 series of up to 200 checkpoints each, judged against their spacing (12 s)",
+    "tests/test_image_install.py":
+        "pip installs the image's runtime lock into a fresh virtualenv (50 s); it needs no service, so `make test` "
+        "runs it beside the other tests without services",
     "tests/core/ingest/test_write_batch.py::test_blocks_decide_writes_as_lines_do":
         "property test, 200 examples per pairing (2 s)",
     "tests/core/ingest/test_write_batch.py::"

@@ -7,12 +7,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.integration
 def test_the_images_install_step_leaves_a_working_command_and_no_test_tool(tmp_path: Path) -> None:
     make = shutil.which("make")
     assert make is not None
