@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from correlator.core.correlate.facts import Facts
-from correlator.core.events import DaemonStart, FlinkSetting
+from correlator.core.events import DaemonStart, FlinkSetting, TaskDeployed
 from correlator.offline.analyze import analyze
 
 LAB = Path(__file__).parents[2] / "data" / "lab"
@@ -44,3 +44,16 @@ def test_a_lost_taskmanager_was_silent_for_the_heartbeat_timeout_its_jobmanager_
     [verdict] = analyze([str(LAB / "3.3.6-1.20.1" / "taskmanager-lost")])
     assert verdict.root_cause.code == "FLINK_TASKMANAGER_LOST"
     assert "(15.0 s, the heartbeat.timeout its configuration logged)" in verdict.root_cause.explanation
+
+
+def test_a_restart_storm_keeps_where_the_first_failure_ran() -> None:
+    """A job failing every checkpoint restarts every few seconds: three minutes of lookahead see dozens of
+    deployments of a subtask, and a failure decided then still finds where it ran (the lab's 2.3 safe-mode run
+    restarted seven times within a minute)."""
+    facts = Facts()
+    for n in range(40):  # a restart every 5 s for 200 s, the first 20 on one TaskManager, then another
+        facts.learn(TaskDeployed(ts_ms=n * 5_000, cluster="a", host="jm", role="jobmanager", task="Writer",
+                                 job_vertex_id="v", subtask=0, parallelism=1, attempt_id=f"x_{n}",
+                                 taskmanager_id="tm-1" if n < 20 else "tm-2"))
+    assert facts.placements("a", 2_000)[("v", 0)].taskmanager_id == "tm-1"
+    assert facts.placements("a", 150_000)[("v", 0)].taskmanager_id == "tm-2"

@@ -14,8 +14,11 @@ from correlator.core.events import CheckpointStorage, DaemonStart, Event, FlinkS
 
 Source = tuple[str, str, str]
 """(cluster, host, role)"""
-DEPLOYMENTS_KEPT = 4
-"""Deployments kept per subtask: the one a failed checkpoint ran on, and the restarts after it."""
+DEPLOYMENTS_KEPT = 64
+"""Deployments kept per subtask: the one a failed checkpoint ran on, and the restarts after it until it is decided.
+A job that fails every checkpoint may restart every few seconds (each refused checkpoint failing it again), so the
+lookahead of a few minutes can see dozens of deployments of one subtask; fewer kept would lose where the first
+failures ran."""
 
 
 @dataclass(frozen=True, slots=True)
