@@ -63,7 +63,7 @@ class TestDataNodeCorpus:
 
 class TestIncidentCorpus:
     def test_a_bad_day_in_the_shares_it_claims(self) -> None:
-        """A third of the writes take a second or more, slow-IO and reconcile warnings come in bursts, lock warnings
+        """Two in five writes take a second or more, slow-IO and reconcile warnings come in bursts, lock warnings
         at most one of each kind per 10 s with their stack traces, the clock steps back once."""
         import re
 
@@ -71,7 +71,7 @@ class TestIncidentCorpus:
 
         lines = list(incident_lines(2, 300_000))
         took = [int(m[1]) // 1_000_000 for ln in lines if (m := re.search(r"op: HDFS_WRITE.*duration\(ns\): (\d+)", ln))]
-        assert 0.3 <= sum(1 for t in took if t >= 1000) / len(took) <= 0.4
+        assert 0.35 <= sum(1 for t in took if t >= 1000) / len(took) <= 0.45
         assert sum(1 for ln in lines if "from memory with missing block file" in ln
                    or "Added missing block to memory" in ln) >= RECONCILE_LINES
         assert sum(1 for ln in lines if " Slow " in ln) > len(lines) // 20

@@ -2,9 +2,10 @@
 
 What changes when a cluster is sick, and what this corpus holds in those shares:
 
-* big blocks and slow disks: a third of the block writes take a second or more. Most are big blocks written at a
-  healthy 60-120 MB/s (64-128 MiB, 0.5-2.2 s); one in nine is a small write paced by its writer (1-4 s for up to
-  4 MiB: the share the lab's real DataNodes show); one in a hundred writes is stuck for 5-40 s on a few MiB;
+* big blocks and slow disks: two in five block writes take a second or more. Most are big blocks written at a
+  healthy 60-120 MB/s (64-128 MiB, 0.5-2.2 s); one in six is a small write paced by its writer (1-4 s for up to
+  4 MiB: a little above the share the lab's real DataNodes show); one in a hundred writes is stuck for 5-40 s on a
+  few MiB;
 * deletions: most blocks are deleted seconds later (checkpoints subsumed), each logged with the replica's
   five-line description, and in storms a client gives up on a write now and then (an ERROR with its stack) —
   continuation lines in the share the real logs have;
@@ -76,7 +77,7 @@ _DELETION = ("org.apache.hadoop.hdfs.server.datanode.fsdataset.impl.FsDatasetAsy
              "replica FinalizedReplica, blk_{blk}_{gs}, FINALIZED\n  getNumBytes()     = {bytes}\n  getBytesOnDisk()  = "
              "{bytes}\n  getVisibleLength()= {bytes}\n  getVolume()       = /data/{v}/dfs/dn\n  getBlockURI()     = "
              "file:/data/{v}/dfs/dn/current/" + _BP + "/current/finalized/subdir0/subdir3/blk_{blk} for deletion")
-DELETED_PER_MILLE = 700
+DELETED_PER_MILLE = 950
 """Writes whose block is deleted some seconds later (a checkpoint subsumed): the replica's five-line description is
 most of the continuation lines of the lab's real DataNode logs."""
 _XCEIVER_ERROR = (
@@ -206,9 +207,9 @@ class _BadDay:
         kind = rng.randrange(100)
         if kind < 1:
             return rng.randrange(1 << 20, 8 << 20), rng.randrange(5_000, 40_000)
-        if kind < 12:  # paced by its writer: a checkpoint stream or a sink sends as it produces
+        if kind < 18:  # paced by its writer: a checkpoint stream or a sink sends as it produces
             return rng.randrange(1000, 4 << 20), rng.randrange(1_000, 4_000)
-        if kind < 36:
+        if kind < 42:
             size = rng.randrange(64 << 20, 128 << 20)
             return size, max(1_000, size * 1000 // (rng.randrange(60, 121) << 20))
         return rng.randrange(1000, 16 << 20), rng.randrange(2, 80)
