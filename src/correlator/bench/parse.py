@@ -240,8 +240,8 @@ def _corpus(kind: str, workdir: str, size_mb: int, echo: Callable[[str], None],
              " end)")
     elif kind == "incident":
         size, lines = write_incident_corpus(path, size_mb)
-        echo(f"corpus 'incident': {size / 1e6:.0f} MB, {lines:,} lines (the same DataNode on a bad day: a third of"
-             " the writes >= 1 s, writer-paced small writes, deletions and stacks, slow-IO storms, reconcile bursts,"
+        echo(f"corpus 'incident': {size / 1e6:.0f} MB, {lines:,} lines (the same DataNode on a bad day: two in"
+             " five writes >= 1 s, writer-paced small writes, deletions and stacks, slow-IO storms, reconcile bursts,"
              " a clock step back)")
     else:
         size, lines = write_corpus(path, size_mb)
