@@ -267,14 +267,14 @@ def latest(got: list[tuple[float, dict[str, Any]]]) -> list[tuple[float, dict[st
 
 
 def judge_silent(truth: dict[str, Any], first: list[dict[str, Any]], final: list[tuple[float, dict[str, Any]]],
-                 logs: Path, cluster: str, silent: str) -> dict[str, Any]:
+                 logs: Path, cluster: str, silent: str, risks: list[dict[str, Any]]) -> dict[str, Any]:
     """The faulted DataNode's shipper stopped during its fault: each first verdict names it (as the cause's host or
     the suspect whose log is missing), never "nothing abnormal"; each final revision equals `analyze` on the
-    complete logs."""
+    complete logs and passes the fixture test's assertions (``judge``)."""
     from correlator.core.explain.verdict import verdict_to_dict
     from correlator.offline.analyze import analyze
 
-    problems = []
+    problems = judge(truth, final, risks)["problems"]
     for v in first:
         rc = v["root_cause"]
         suspects = {m["host"] for m in v["coverage"]["missing"] if m.get("pointed_by")}
@@ -389,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
                 late.stop()
             got = reader.of(cluster)
             if silent is not None:
-                rows.append(judge_silent(truth, first, latest(got), logs_at[0], cluster, silent))
+                rows.append(judge_silent(truth, first, latest(got), logs_at[0], cluster, silent,
+                                         reader.risks_of(cluster)))
                 say(f"{name}: {'as expected' if rows[-1]['judged']['ok'] else rows[-1]['judged']['problems']}")
                 continue
             fault_end = datetime_of(truth["fault"]["end"])

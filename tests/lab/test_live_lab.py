@@ -1,6 +1,11 @@
 """One lab scenario live, end to end: real HDFS + Flink from Maven jars, a real fault, every daemon's log shipped as it
 is written by Debian's rsyslog (imfile + omkafka) into the real Kafka, the `correlator worker` deciding.
 
+The faulted DataNode's shipper is stopped while its fault lasts and started again once the first verdicts are out
+(``LAB_LIVE_SILENT=0``: every shipper runs throughout), as a sick host's shipper is in a real incident: each first
+verdict must name that DataNode, never "nothing abnormal", and each revision equal `analyze` on the complete logs and
+the run's truth.
+
 Bounded: the lab's own timeouts stop each wait, every process it starts is stopped by pid, and the whole run is
 killed (its process group) if it overruns. The first run on a machine also resolves the jars (~2 min).
 """
@@ -19,6 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = os.environ.get("LAB_LIVE_SCENARIO", "datanode-pause")
+SILENT = os.environ.get("LAB_LIVE_SILENT", "1") != "0"
 BUDGET_S = 900
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(BUDGET_S + 60)]
@@ -28,9 +34,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(BUD
 def live(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
     out = tmp_path_factory.mktemp("lab") / "rows.json"
     home = tmp_path_factory.mktemp("lab-home")  # its own daemons' dirs: a `make lab` running meanwhile is not touched
-    proc = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "lab" / "live.py"), "--scenario", SCENARIO,
-                             "--json", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True, env={**os.environ, "LAB_HOME": str(home)})
+    command = [sys.executable, str(ROOT / "deploy" / "lab" / "live.py"), "--scenario", SCENARIO, "--json", str(out),
+               *(["--silent-shipper"] if SILENT else [])]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, env={**os.environ, "LAB_HOME": str(home)})
     try:
         printed, _ = proc.communicate(timeout=BUDGET_S)
     except subprocess.TimeoutExpired:
