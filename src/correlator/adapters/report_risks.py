@@ -106,8 +106,7 @@ def risks_section(risks: Sequence[Risk], heading: str = "Early warnings") -> str
 
 def lost_by(v: Verdict, losses: Sequence[TransactionLoss]) -> list[TransactionLoss]:
     """The losses the verdict's failed checkpoint helped cause (its job's, the checkpoint among their failures)."""
-    return [loss for loss in losses if loss.cluster == v.cluster and loss.job_id == v.job_id
-            and v.checkpoint_id is not None and v.checkpoint_id in loss.failed_checkpoints]
+    return [loss for loss in losses if loss.caused_by(v.cluster, v.job_id, v.checkpoint_id)]
 
 
 def losses_section(losses: Sequence[TransactionLoss], heading: str = "Records lost") -> str:

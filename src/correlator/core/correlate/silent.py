@@ -203,8 +203,12 @@ def _unread(m: SourceCoverage, pipeline: frozenset[str]) -> bool:
     if m.role == "datanode":
         return m.host == "*" or not pipeline or m.host in pipeline or m.reason == CoverageReason.NOT_READ
     if m.role == "taskmanager":
-        return m.reason in (CoverageReason.NO_TASKMANAGER_LOG, CoverageReason.NOT_READ)
+        return _taskmanager_unread(m)
     return m.role == "namenode"
+
+
+def _taskmanager_unread(m: SourceCoverage) -> bool:
+    return m.role == "taskmanager" and m.reason in (CoverageReason.NO_TASKMANAGER_LOG, CoverageReason.NOT_READ)
 
 
 def unjudged_text(code: Code, hosts: tuple[str, ...], missing: list[SourceCoverage], waited: tuple[str, ...]) -> str:
@@ -232,8 +236,7 @@ def unjudged_text(code: Code, hosts: tuple[str, ...], missing: list[SourceCovera
     said += [_missing_sentence(m) for m in missing
              if m.role in ("datanode", "namenode") and m.reason != CoverageReason.NO_LOG]
     said += [_missing_sentence(m) + " A stall on the Flink side (back pressure, a task's error, a long GC pause) "
-             "shows only in a TaskManager's log." for m in missing
-             if m.role == "taskmanager" and m.reason in (CoverageReason.NO_TASKMANAGER_LOG, CoverageReason.NOT_READ)]
+             "shows only in a TaskManager's log." for m in missing if _taskmanager_unread(m)]
     said += [f"The input holds no access log of the object store{'' if m.host == '*' else f' (bucket {m.host})'}, "
              "where the checkpoint's files go: the S3 client retries a throttled or slow request without a line at "
              "INFO, so only the store's log shows what held the upload." for m in missing

@@ -71,6 +71,10 @@ class TransactionLoss:
     line: str
     refs: tuple[str, ...]
 
+    def caused_by(self, cluster: str, job_id: str | None, checkpoint_id: int | None) -> bool:
+        """Whether that failed checkpoint is one of those that left the transaction uncommitted (its job's)."""
+        return (cluster, job_id) == (self.cluster, self.job_id) and checkpoint_id in self.failed_checkpoints
+
 
 def loss_to_dict(loss: TransactionLoss) -> dict[str, Any]:
     """The record as published: ``schema`` first (it tells a loss from a risk or a verdict in a mixed stream)."""
