@@ -49,12 +49,18 @@ class S3Scenario:
     """The proxy's control settings while the fault lasts (empty: none)."""
     code: str | None
     """The code every failed checkpoint must get (None: no verdict is expected)."""
+    settings: tuple[tuple[str, str], ...] = ()
+    """Flink settings of the run beside the lab's (the S3 filesystem's own, such as its connection pool)."""
 
 
 SCENARIOS = {s.name: s for s in (
     S3Scenario("s3-throttling", {"put_503": 0.8, "prefix": PREFIX}, "OBJECT_STORE_THROTTLED"),
     S3Scenario("s3-slow-put", {"put_delay_s": 15, "prefix": PREFIX}, "OBJECT_STORE_SLOW"),
     S3Scenario("s3-expired-token", {"put_error": "ExpiredToken", "prefix": PREFIX}, "OBJECT_STORE_CREDENTIALS"),
+    S3Scenario("s3-connection-limit", {"put_delay_s": 0.9, "prefix": PREFIX}, "OBJECT_STORE_CONNECTION_LIMIT",
+               (("s3.connection.maximum", "1"), ("s3.connection.acquisition.timeout", "1s"),
+                ("s3.connection.establish.timeout", "1000"), ("taskmanager.numberOfTaskSlots", "10"),
+                ("parallelism.default", "10"))),
     S3Scenario("s3-control", {}, None),
 )}
 
@@ -108,7 +114,7 @@ def run_scenario(scenario: S3Scenario, flink: str) -> tuple[dict[str, object], P
         ("state.checkpoints.dir" if major < 2 else "execution.checkpointing.dir"): f"s3://{BUCKET}/{PREFIX}",
         "s3.endpoint": f"http://127.0.0.1:{proxy_port}", "s3.path.style.access": "true",
         "s3.access-key": "lab", "s3.secret-key": "lab-secret", "s3.endpoint.region": "us-east-1",
-        "s3.connection.ssl.enabled": "false",
+        "s3.connection.ssl.enabled": "false", **dict(scenario.settings),
     }
     cluster = Cluster(jars, run_dir, major, settings, checkpoints=f"s3://{BUCKET}/{PREFIX}", flink_plugins=plugins)
     control = run_dir / "control" / "faultproxy.json"
@@ -162,7 +168,8 @@ def run_scenario(scenario: S3Scenario, flink: str) -> tuple[dict[str, object], P
             "store": f"s3proxy {S3PROXY} behind the lab's fault proxy",
             "fault": {"kind": scenario.name.removeprefix("s3-") if scenario.fault else "none", "host": "lab-s3"
                       if scenario.fault else None, "addr": None, "bucket": BUCKET, "prefix": PREFIX,
-                      "settings": scenario.fault, "start": iso(start), "end": iso(end)},
+                      "settings": scenario.fault, "flink_settings": dict(scenario.settings), "start": iso(start),
+                      "end": iso(end)},
             "attempts": [{"start": iso(start), "end": iso(end)}],
             "failed_checkpoints": failed,
             "expected": [] if scenario.code is None else [

@@ -26,7 +26,8 @@ def _verdicts(run: Path) -> list[dict[str, Any]]:
 
 def test_the_lab_captured_every_object_store_scenario_on_both_flink_lines() -> None:
     for line in ("s3-1.20.1", "s3-2.1.1"):
-        assert {p.name for p in RUNS if p.parent.name == line} >= {"s3-throttling", "s3-slow-put", "s3-control"}
+        assert {p.name for p in RUNS if p.parent.name == line} >= {"s3-throttling", "s3-slow-put", "s3-control",
+                                                                         "s3-connection-limit"}
 
 
 @pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
@@ -53,7 +54,8 @@ def test_each_failed_checkpoint_is_named_on_its_bucket_and_prefix(run: Path) -> 
         assert not v["coverage"]["missing"], v["coverage"]
         store = [e for e in v["evidence"] if e["role"] == "objectstore"]
         said = {"OBJECT_STORE_THROTTLED": "503 SlowDown", "OBJECT_STORE_SLOW": "the store took ",
-                "OBJECT_STORE_CREDENTIALS": "400 ExpiredToken"}[want["code"]]
+                "OBJECT_STORE_CREDENTIALS": "400 ExpiredToken",
+                "OBJECT_STORE_CONNECTION_LIMIT": "the store took "}[want["code"]]
         assert store and all(said in e["summary"] for e in store), v["evidence"]
 
 

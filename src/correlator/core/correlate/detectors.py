@@ -25,6 +25,7 @@ from correlator.core.correlate.lost import HEARTBEAT_KEY, Lost, lost_taskmanager
 from correlator.core.correlate.ranking import CONTRIBUTING_SCORE, Candidate, Window
 from correlator.core.correlate.scene import Detector, Outcome, Reading, Scene
 from correlator.core.correlate.store_detectors import (
+    ObjectStoreConnectionLimitDetector,
     ObjectStoreCredentialsDetector,
     ObjectStoreSlowDetector,
     ObjectStoreThrottledDetector,
@@ -218,6 +219,7 @@ DETECTORS: tuple[Detector[Any], ...] = (
     ObjectStoreCredentialsDetector(),
     ObjectStoreThrottledDetector(),
     ObjectStoreSlowDetector(),
+    ObjectStoreConnectionLimitDetector(),
     TaskManagerLostDetector(),
     TaskErrorDetector(),
     StateGrowthDetector(),

@@ -7,14 +7,17 @@ received the request: a record counts for a checkpoint from the second of its tr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from correlator.core.correlate.explanation import seconds
 from correlator.core.correlate.ranking import Window
 from correlator.core.events import (
+    HELD_STORE_REQUEST_MS,
     SLOW_STORE_REQUEST_MS,
     STORE_CREDENTIAL_CODES,
     STORE_THROTTLE_CODES,
+    STORE_WRITES,
     CheckpointDeclined,
     CheckpointFailed,
     Event,
@@ -204,3 +207,71 @@ def store_sentence(t: Throttled) -> str:
             + (f" (the slowest took {seconds(slowest)})" if slowest >= 1000 else "")
             + ". S3A does not log its retries of a throttled request at INFO (only at DEBUG): the retries and their "
               "back-off took the checkpoint's time, and the Flink logs show only the expiry.")
+
+
+QUEUED_MIN_REQUESTS = 3
+"""Fewer uploads in the window say nothing about how the client sent them."""
+QUEUED_BUSY = 0.6
+"""The share of the window the uploads in flight kept every connection the client used busy: a client that sends
+its uploads one after another with no pause between them is waiting for a connection, not for work."""
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """The checkpoint's uploads, each answered in good time, went to the store no more than ``in_flight`` at once
+    back to back through the window, while a TaskManager had ``uploaders`` subtasks of one task to upload: the
+    client's connections, not the store, set the pace."""
+
+    bucket: str
+    prefix: str
+    requests: tuple[ObjectStoreRequest, ...]
+    in_flight: int
+    uploaders: int
+    busy: float
+    """The share of the window the ``in_flight`` connections spent in the store on these uploads."""
+
+
+def most_in_flight(requests: Sequence[ObjectStoreRequest]) -> int:
+    """The most requests whose time in the store overlaps at once (each from its record's second for its total time:
+    the record's stamp is cut to the second, so two back-to-back requests of less than a second never overlap)."""
+    edges = sorted(p for e in requests for p in ((e.ts_ms, 1), (e.ts_ms + (e.total_ms or 0), -1)))
+    most = now = 0
+    for _, step in edges:  # at one instant an end sorts before a start: touching requests do not overlap
+        now += step
+        most = max(most, now)
+    return most
+
+
+def queued_requests(evidence: tuple[Event, ...], window: Window, job_id: str | None, checkpoint_id: int | None,
+                    skew_ms: int, uploaders: int | None) -> Queued | None:
+    """The checkpoint's writes the store held a while (``HELD_STORE_REQUEST_MS``) but not long, none refused, when
+    at most ``in_flight`` of them were in the store at once and they kept that many connections busy for most of
+    the window, fewer than the subtasks one TaskManager had to upload (``uploaders``; unknown: no finding)."""
+    found = sorted((e for e in evidence if isinstance(e, ObjectStoreRequest) and e.operation.startswith(STORE_WRITES)
+                    and (e.status or 200) < 400 and HELD_STORE_REQUEST_MS <= (e.total_ms or 0)
+                    < SLOW_STORE_REQUEST_MS and of_checkpoint(e.key, job_id, checkpoint_id)
+                    and window.start_ms - STAMP_MS - skew_ms <= e.ts_ms <= window.end_ms + skew_ms),
+                   key=lambda e: (e.ts_ms, e.ref))
+    if uploaders is None or len(found) < QUEUED_MIN_REQUESTS:
+        return None
+    in_flight = most_in_flight(found)
+    if in_flight >= uploaders:
+        return None
+    spent = sum(max(0, min(e.ts_ms + (e.total_ms or 0), window.end_ms) - max(e.ts_ms, window.start_ms))
+                for e in found)
+    busy = spent / (in_flight * window.duration_ms)
+    if busy < QUEUED_BUSY:
+        return None
+    first = found[0]
+    return Queued(first.bucket, job_prefix(first.key, job_id) or "", tuple(found), in_flight, uploaders, busy)
+
+
+def queued_sentence(q: Queued) -> str:
+    n = len(q.requests)
+    at_once = "one at a time" if q.in_flight == 1 else f"never more than {q.in_flight} at once"
+    return (f"The object store's access log shows {n} uploads of this checkpoint under s3://{q.bucket}/{q.prefix}/ "
+            f"received {at_once}, back to back, from {iso_ms(q.requests[0].ts_ms)} to {iso_ms(q.requests[-1].ts_ms)}: "
+            f"each took under {seconds(SLOW_STORE_REQUEST_MS)} in the store, and together they kept "
+            f"{'that connection' if q.in_flight == 1 else 'those connections'} busy {q.busy:.0%} of the checkpoint's "
+            f"time, while a TaskManager had {q.uploaders} subtasks of one task to upload. The uploads waited for a "
+            "connection of the client's pool, not for the store; S3A logs no such wait.")

@@ -8,10 +8,15 @@ from typing import ClassVar
 
 from correlator.core.correlate.explanation import WriteLink, seconds
 from correlator.core.correlate.items import item
+from collections import Counter
+
 from correlator.core.correlate.objectstore import (
+    Queued,
     Refused,
     Slow,
     Throttled,
+    queued_requests,
+    queued_sentence,
     refused_requests,
     refused_sentence,
     slow_requests,
@@ -30,6 +35,8 @@ REFUSED_STORE_SCORE = 0.95
 Flink, whose cause chain is that refusal."""
 SLOW_STORE_SCORE = 0.85
 """The store's own log shows the checkpoint's requests taking long while it ran (below a throttle, which says why)."""
+QUEUED_SCORE = 0.75
+"""Read from the pace of the uploads, not stated by any line: below what the store's log states outright."""
 
 
 class ObjectStoreThrottledDetector:
@@ -105,3 +112,38 @@ class ObjectStoreCredentialsDetector:
         return Reading(opening=(refused_sentence(finding),),
                        evidence=tuple(item(e, f"the store refused {e.operation} of {e.key or 'the bucket'} with "
                                               f"{e.status} {e.error_code}") for e in shown))
+
+
+def uploaders(scene: Scene) -> int | None:
+    """The most subtasks of one task a TaskManager ran (each uploads its own state at a checkpoint), as the JobManager
+    deployed them; ``None`` when no deployment was read."""
+    per = Counter((vertex, p.taskmanager_id) for (vertex, _), p in scene.ctx.placements.items())
+    return max(per.values(), default=None)
+
+
+class ObjectStoreConnectionLimitDetector:
+    """The store answered each of the checkpoint's uploads in good time but received them a few at a time, back to
+    back, while more subtasks had state to upload (``objectstore.py``): they queued for the client's connections."""
+
+    code: ClassVar[Code] = Code.OBJECT_STORE_CONNECTION_LIMIT
+    write_link: ClassVar[WriteLink] = "never"
+    beside_user_code: ClassVar[bool] = False
+
+    def find(self, scene: Scene, found: Mapping[Code, object]) -> Queued | None:
+        ctx = scene.ctx
+        if found.keys() & {Code.OBJECT_STORE_THROTTLED, Code.OBJECT_STORE_SLOW, Code.OBJECT_STORE_CREDENTIALS}:
+            return None
+        return queued_requests(ctx.evidence, scene.window, ctx.job_id, ctx.checkpoint_id, ctx.skew_ms,
+                               uploaders(scene))
+
+    def candidate(self, finding: Queued, scene: Scene, so_far: Sequence[Candidate]) -> Candidate | None:
+        return None if scene.stalled else Candidate(self.code, QUEUED_SCORE, (finding.bucket,), ())
+
+    def reading(self, finding: Queued, scene: Scene, outcome: Outcome) -> Reading:
+        if outcome.code != self.code:
+            return Reading()
+        shown = (*finding.requests[:2], *finding.requests[2:][-1:])
+        return Reading(opening=(queued_sentence(finding),),
+                       evidence=tuple(item(e, f"the store took {seconds(e.total_ms or 0)} over {e.operation} of "
+                                              f"{e.key or 'the bucket'}", (e.ts_ms, e.ts_ms + (e.total_ms or 0)))
+                                      for e in shown))

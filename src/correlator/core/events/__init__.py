@@ -72,6 +72,8 @@ from correlator.core.events.objectstore import (
     CheckpointStorage as CheckpointStorage,
     STORE_THROTTLE_CODES as STORE_THROTTLE_CODES,
     STORE_CREDENTIAL_CODES as STORE_CREDENTIAL_CODES,
+    STORE_WRITES as STORE_WRITES,
+    HELD_STORE_REQUEST_MS as HELD_STORE_REQUEST_MS,
     SLOW_STORE_REQUEST_MS as SLOW_STORE_REQUEST_MS,
     ObjectStoreRequest as ObjectStoreRequest,
 )

@@ -27,12 +27,18 @@ a bad signature, or a principal without the permission."""
 SLOW_STORE_REQUEST_MS = 1_000
 """A request the store took this long over is slow for a checkpoint's file (a few small requests each): kept at
 ingest, evidence when it overlaps a failed checkpoint."""
+HELD_STORE_REQUEST_MS = 250
+"""A write the store took this long over held its client's pooled connection long enough to count: kept at ingest
+(faster ones are left out, so a store answering in tens of milliseconds adds no events), read for how many of the
+checkpoint's uploads were in flight at once (a client out of connections sends them one after another)."""
+STORE_WRITES = ("REST.PUT.", "REST.POST.UPLOAD")
+"""The operations that upload a checkpoint's data: an object's PUT, a part's, a multipart upload's start and end."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ObjectStoreRequest(Event):
     """One request as the object store logged it (an S3 server access log record): kept when the store refused it
-    with a server error or a throttle, or took long over it. ``ts_ms`` is when the store received it (the record's
+    with a server error or a throttle, took long over it, or held a write long enough to count its connection. ``ts_ms`` is when the store received it (the record's
     time, to the second); the host is the store's log source, the bucket and key say what was written."""
 
     type: ClassVar[str] = "object_store_request"

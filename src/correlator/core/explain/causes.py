@@ -59,6 +59,7 @@ class Code(StrEnum):
     OBJECT_STORE_THROTTLED = "OBJECT_STORE_THROTTLED"
     OBJECT_STORE_SLOW = "OBJECT_STORE_SLOW"
     OBJECT_STORE_CREDENTIALS = "OBJECT_STORE_CREDENTIALS"
+    OBJECT_STORE_CONNECTION_LIMIT = "OBJECT_STORE_CONNECTION_LIMIT"
     FLINK_TASK_ERROR = "FLINK_TASK_ERROR"
     FLINK_STATE_GROWTH = "FLINK_STATE_GROWTH"
     FLINK_BACKPRESSURE = "FLINK_BACKPRESSURE"
@@ -435,6 +436,21 @@ CAUSES: Mapping[Code, Cause] = {c.code: c for c in (
         timeline_types=frozenset({ObjectStoreRequest.type}),
         checkpoint_steps="restarts",
         severity="critical",
+    ),
+    Cause(
+        Code.OBJECT_STORE_CONNECTION_LIMIT,
+        "the object store answered each of the checkpoint's uploads in good time but received them a few at a time, "
+        "back to back, while more subtasks on a TaskManager had state to upload: they waited for the S3 client's "
+        "connections (its pool, `fs.s3a.connection.maximum`), which logs no such wait",
+        "The checkpoint's uploads to bucket {where} waited for the S3 client's connections: {chk} ran out of time",
+        (
+            Step("Raise fs.s3a.connection.maximum (s3.connection.maximum in Flink's configuration) above the uploads "
+                 "a TaskManager runs at once: its slots times the files each subtask writes in parallel (Hadoop 3.3's "
+                 "default is 96, 3.4's 500)", "fs.s3a.connection.maximum"),
+            Step("Check what else holds the client's connections while a checkpoint uploads: reads of the same "
+                 "bucket by the job, and other jobs' filesystems in the same TaskManager"),
+        ),
+        timeline_types=frozenset({ObjectStoreRequest.type}),
     ),
     Cause(
         Code.FLINK_TASK_ERROR,

@@ -12,7 +12,13 @@ from pathlib import Path
 
 from sample_cases import run
 
-from correlator.core.events import OBJECT_STORE_ROLE, SLOW_STORE_REQUEST_MS, ObjectStoreRequest, iso_ms
+from correlator.core.events import (
+    HELD_STORE_REQUEST_MS,
+    OBJECT_STORE_ROLE,
+    SLOW_STORE_REQUEST_MS,
+    ObjectStoreRequest,
+    iso_ms,
+)
 from correlator.core.ingest.multiline import is_record_start
 from correlator.core.ingest.parse.s3_access import is_record
 from correlator.core.ingest.sources import sniff_family
@@ -97,3 +103,18 @@ def test_the_clients_cause_chain_carries_the_stores_error_and_is_no_user_code() 
     assert any("Error Code: ExpiredToken" in line for line in record)
     failures = [e for e in run(record) if isinstance(e, CheckpointFailed | CheckpointDeclined)]
     assert failures and all(e.store_error == "ExpiredToken" and e.user_exception is None for e in failures)
+
+
+def test_a_write_that_held_its_connection_is_kept_and_a_quick_one_or_a_read_is_not() -> None:
+    """The connection-limit run (the same versions): PUTs under the prefix held 0.9 s, one at a time."""
+    lines = (RUN.parent / "s3-connection-limit" / "s3-access-lab-s3.log").read_text().splitlines()
+    held = [line for line in lines if " REST.PUT.OBJECT " in line and '" 200 - ' in line
+            and HELD_STORE_REQUEST_MS <= int(line.split('" ')[1].split()[4]) < SLOW_STORE_REQUEST_MS]
+    assert len(held) >= 9
+    [event] = run(held[:1])
+    assert isinstance(event, ObjectStoreRequest) and (event.status, event.operation) == (200, "REST.PUT.OBJECT")
+    assert event.total_ms is not None and HELD_STORE_REQUEST_MS <= event.total_ms < SLOW_STORE_REQUEST_MS
+    quick = [line for line in lines if " REST.PUT.OBJECT " in line and '" 200 - ' in line
+             and int(line.split('" ')[1].split()[4]) < HELD_STORE_REQUEST_MS]
+    reads = [line.replace(" REST.PUT.OBJECT ", " REST.GET.OBJECT ") for line in held]
+    assert quick and not run(quick) and not run(reads)

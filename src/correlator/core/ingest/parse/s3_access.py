@@ -5,8 +5,9 @@ The documented record: space-separated fields, a bracketed time and quoted reque
 "<request-uri>" <http status> <error code> <bytes sent> <object size> <total time> <turn-around time> "<referer>"
 "<user agent>" <version id> <host id> …`` (later fields were added over the years; they are not read). Every record is
 one line. A record becomes an event when it matters to a checkpoint: the store refused it with a server error or a
-throttle (5xx, 429, an error code of throttling) or for its credentials (``STORE_CREDENTIAL_CODES``), or it
-took ``SLOW_STORE_REQUEST_MS`` or more.
+throttle (5xx, 429, an error code of throttling) or for its credentials (``STORE_CREDENTIAL_CODES``), it took
+``SLOW_STORE_REQUEST_MS`` or more, or it is a write (a PUT, a multipart POST) that took ``HELD_STORE_REQUEST_MS`` or
+more: enough to show how many uploads the client had in flight.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import re
 from collections.abc import Sequence
 
 from correlator.core.events import (
+    HELD_STORE_REQUEST_MS,
     OBJECT_STORE_ROLE,
     SLOW_STORE_REQUEST_MS,
     STORE_CREDENTIAL_CODES,
     STORE_THROTTLE_CODES,
+    STORE_WRITES,
     ObjectStoreRequest,
 )
 from correlator.core.ingest.parse.emit import Emit
@@ -61,7 +64,8 @@ def parse_s3_access(lines: Sequence[str], emit: Emit) -> int | None:
     total = int(m["total"]) if m["total"] != "-" else None
     at = record_ms(m)
     if not (throttled(status, error) or (status is not None and status >= 500) or (total or 0) >= SLOW_STORE_REQUEST_MS
-            or (error is not None and error in STORE_CREDENTIAL_CODES)):
+            or (error is not None and error in STORE_CREDENTIAL_CODES)
+            or ((total or 0) >= HELD_STORE_REQUEST_MS and m["op"].startswith(STORE_WRITES))):
         return at
     in_store = emit.bind(ts_ms=at, host=m["bucket"])  # the record names its store: the bucket is where the cause is
     in_store(ObjectStoreRequest, role=OBJECT_STORE_ROLE, bucket=m["bucket"], key=m["key"] if m["key"] != "-" else None,

@@ -1,0 +1,60 @@
+"""The pace of a checkpoint's uploads in the store's log: one after another, each in good time, while more subtasks
+had state to upload, is a client out of connections; uploads in parallel, or with pauses between them, are not."""
+
+from __future__ import annotations
+
+from correlator.core.correlate.objectstore import QUEUED_BUSY, most_in_flight, queued_requests
+from correlator.core.correlate.ranking import Window
+from correlator.core.events import ObjectStoreRequest
+
+JOB = "0f1d3051bacb176f84c5dd63a89c419e"
+T0 = 1_764_958_496_000
+WINDOW = Window(T0, T0 + 10_000, 10_000)
+
+
+def put(at_s: float, total_ms: int, chk: int = 3, n: int = 0, status: int = 200) -> ObjectStoreRequest:
+    return ObjectStoreRequest(ts_ms=T0 + int(at_s * 1000), cluster="default", host="lab-checkpoints",
+                              role="objectstore", ref=f"s3:{at_s}:{n}", bucket="lab-checkpoints",
+                              key=f"flink/checkpoints/{JOB}/chk-{chk}/file-{n}", operation="REST.PUT.OBJECT",
+                              status=status, total_ms=total_ms)
+
+
+SERIAL = tuple(put(i, 920, n=i) for i in range(9))
+"""As the lab's s3-connection-limit run: one upload a second, each 0.9 s in the store."""
+
+
+def test_back_to_back_uploads_one_at_a_time_are_queued_on_the_client() -> None:
+    found = queued_requests(SERIAL, WINDOW, JOB, 3, 0, uploaders=10)
+    assert found is not None
+    assert (found.in_flight, found.uploaders, found.bucket) == (1, 10, "lab-checkpoints")
+    assert found.prefix == f"flink/checkpoints/{JOB}" and found.busy >= QUEUED_BUSY
+
+
+def test_without_knowing_how_many_subtasks_upload_nothing_is_concluded() -> None:
+    """A single subtask uploading its files one by one looks the same in the store's log."""
+    assert queued_requests(SERIAL, WINDOW, JOB, 3, 0, uploaders=None) is None
+    assert queued_requests(SERIAL, WINDOW, JOB, 3, 0, uploaders=1) is None
+
+
+def test_uploads_in_parallel_are_not_queued() -> None:
+    parallel = tuple(put(0, 920, n=i) for i in range(10))
+    assert most_in_flight(parallel) == 10
+    assert queued_requests(parallel, WINDOW, JOB, 3, 0, uploaders=10) is None
+
+
+def test_uploads_with_pauses_between_them_are_not_queued() -> None:
+    sparse = tuple(put(3 * i, 920, n=i) for i in range(4))
+    assert queued_requests(sparse, WINDOW, JOB, 3, 0, uploaders=10) is None
+
+
+def test_another_checkpoints_refused_or_slow_uploads_do_not_count() -> None:
+    other = tuple(put(i, 920, chk=2, n=i) for i in range(9))
+    refused = tuple(put(i, 920, n=i, status=503) for i in range(9))
+    slow = tuple(put(i, 1_500, n=i) for i in range(9))
+    for requests in (other, refused, slow):
+        assert queued_requests(requests, WINDOW, JOB, 3, 0, uploaders=10) is None
+
+
+def test_touching_requests_do_not_overlap() -> None:
+    assert most_in_flight((put(0, 1000, n=0), put(1, 1000, n=1))) == 1
+    assert most_in_flight((put(0, 1001, n=0), put(1, 1000, n=1))) == 2
