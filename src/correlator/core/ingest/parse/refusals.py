@@ -63,11 +63,15 @@ REFUSALS: tuple[Refusal, ...] = (
 )
 PHRASES: tuple[str, ...] = tuple(dict.fromkeys(r.phrase for r in REFUSALS))
 """The prefilter's refusal triggers."""
+_ANY_PHRASE = re.compile("|".join(re.escape(p) for p in PHRASES))
+"""Whether a record states any refusal, in one search: most records parsed state none."""
 
 
 def emit_refusals(lines: Sequence[str], emit: Emit) -> None:
     """One ``hdfs_refusal`` per kind a record states (the first wording of each; a chain repeats its causes)."""
     text = "\n".join(lines)
+    if _ANY_PHRASE.search(text) is None:
+        return
     seen: set[RefusalKind] = set()
     for r in REFUSALS:
         at = text.find(r.phrase)
