@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import date as date_type
 from datetime import datetime, timedelta
 from typing import Any
@@ -174,14 +175,23 @@ def _timestamp(stamp: str | None, origin: dict[str, Any], state: SourceState, cl
 def _plain_stamp(stamp: str) -> tuple[int, int, int, int, int, int, int] | None:
     """The parts of the common ``yyyy-MM-dd HH:mm:ss,SSS`` stamp (``T``, ``.`` too) read by position: what
     :func:`to_epoch_ms` reads from it with its patterns, for the stamp nearly every record has; None for any other."""
-    if len(stamp) != 23 or stamp[4] != "-" or stamp[7] != "-" or stamp[10] not in " T" or stamp[13] != ":" \
-            or stamp[16] != ":" or stamp[19] not in ",.":
+    if len(stamp) != 23 or stamp[16] != ":" or stamp[19] not in ",.":
         return None
-    digits = stamp[:4] + stamp[5:7] + stamp[8:10] + stamp[11:13] + stamp[14:16] + stamp[17:19] + stamp[20:]
-    if not digits.isdecimal():
+    minute = _minute_parts(stamp[:16])
+    second, milli = stamp[17:19], stamp[20:]
+    if minute is None or not (second + milli).isdecimal():
         return None
-    return (int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]), int(stamp[11:13]), int(stamp[14:16]),
-            int(stamp[17:19]), int(stamp[20:]))
+    return minute[0], minute[1], minute[2], minute[3], minute[4], int(second), int(milli)
+
+
+@lru_cache(maxsize=1024)
+def _minute_parts(minute: str) -> tuple[int, int, int, int, int] | None:
+    """``yyyy-MM-dd HH:mm`` as numbers, remembered: a log's records share their minute with many others."""
+    if minute[4] != "-" or minute[7] != "-" or minute[10] not in " T" or minute[13] != ":":
+        return None
+    if not (minute[:4] + minute[5:7] + minute[8:10] + minute[11:13] + minute[14:16]).isdecimal():
+        return None
+    return int(minute[:4]), int(minute[5:7]), int(minute[8:10]), int(minute[11:13]), int(minute[14:16])
 
 
 def _emitter(
