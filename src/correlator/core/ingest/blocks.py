@@ -27,6 +27,7 @@ from correlator.core.ingest.writes import Line, block_at, duration_at
 
 FAST_BURSTS = {PHRASES.index(p): kind for p, kind in FAST_PHRASES.items()}
 BURST_BYTES = tuple(p.encode() for p in FAST_PHRASES)
+_BURST_LINE = re.compile(b"|".join(re.escape(p) for p in BURST_BYTES))
 KIND_INDEXES = {kind: [i for i, its in FAST_BURSTS.items() if its == kind] for kind in set(FAST_BURSTS.values())}
 """Per burst kind, the phrase indexes of its lines."""
 _SLOW_MS = re.compile(rb"[ :](\d+)ms \(threshold=")
@@ -205,7 +206,7 @@ class BlockReader:
         feeding them on from a parsed one would keep the whole burst off the fast path."""
         end = self.block.find(b"\n", at)
         end = len(self.block) if end < 0 else end
-        return any(self.block.find(phrase, at, end) >= 0 for phrase in BURST_BYTES)
+        return _BURST_LINE.search(self.block, at, end) is not None
 
     def _burst_fast(self, hit: int, index: int, start: int) -> bool:
         """A slow-IO or reconcile warning that extends its source's held burst: its stamp and duration read from

@@ -187,8 +187,10 @@ _TM_SEGMENTS = frozenset(
 )
 
 
+@lru_cache(maxsize=4096)
 def role_of_logger(logger: str) -> str | None:
-    """The process role a logger name proves, or None for loggers that run in several (HDFS client, JVM monitor)."""
+    """The process role a logger name proves, or None for loggers that run in several (HDFS client, JVM monitor);
+    remembered per name: a log repeats a few loggers, and every record parsed asks."""
     if ".server.datanode" in logger or logger.startswith(("datanode.", "impl.", "DataNode.")):
         return "datanode"
     if ".server.namenode" in logger or logger.startswith("namenode."):

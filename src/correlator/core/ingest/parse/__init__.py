@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date as date_type
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from correlator.core.events import KAFKA_ROLE, OBJECT_STORE_ROLE, Event
@@ -31,7 +32,8 @@ _FAMILY_ROLE = {"flink": "taskmanager", "hdfs": "datanode"}
 _HDFS_CLIENT = ("DataStreamer", "DFSClient")
 _FOREIGN = ("org.", "com.", "io.", "net.")
 _ACCESS_FIRST = frozenset("0123456789abcdef")
-"""An S3 server access log record starts with its bucket owner's canonical id (hex)."""
+"""An S3 server access log record starts with its bucket owner's canonical id (64 hex digits, then a space): a
+cheap test that spares every dated log4j record the access record's pattern."""
 
 
 class Rejected(Exception):
@@ -77,7 +79,7 @@ def parse_record(
             raise Rejected("bad_timestamp", str(exc)) from None
         if usable or origin["family"] == "gc":
             return _without_safepoint_twins(events, first, state)
-    if first[:1] in _ACCESS_FIRST:
+    if first[:1] in _ACCESS_FIRST and first[64:65] == " ":
         emit = _emitter(origin, state, 0, OBJECT_STORE_ROLE, ref, events)
         try:
             if (at := parse_s3_access(lines, emit)) is not None:
@@ -95,18 +97,18 @@ def parse_record(
         raise Rejected("unknown_layout", "record has no recognisable header line")
     ts_ms = _timestamp(header.stamp, origin, state, clock)
     state.last_ts_ms = ts_ms
-    _dispatch(header, lines, origin, state, _emitter(origin, state, ts_ms, None, ref, events), events)
+    _dispatch(header, lines, origin, state, ts_ms, ref, events)
     return events
 
 
-def _dispatch(
-    header: Header, lines: Sequence[str], origin: dict[str, Any], state: SourceState, emit: Emit, events: list[Event]
-) -> None:
+def _dispatch(header: Header, lines: Sequence[str], origin: dict[str, Any], state: SourceState, ts_ms: int, ref: str,
+              events: list[Event]) -> None:
     logger, seg = header.logger, header.segment
     proven = role_of_logger(logger)
     if proven and not origin["role"]:
         state.role = proven
-    emit = emit.bind(role=proven or origin["role"] or state.role or _FAMILY_ROLE.get(origin["family"] or "", "unknown"))
+    role = proven or origin["role"] or state.role or _FAMILY_ROLE.get(origin["family"] or "", "unknown")
+    emit = _emitter(origin, state, ts_ms, role, ref, events)
     if "STARTUP_MSG" in header.message:
         state.host = state.host or banner_host("\n".join(lines))
         emit = emit.bind(host=origin["host"] or state.host or "unknown")
@@ -139,6 +141,13 @@ def _timestamp(stamp: str | None, origin: dict[str, Any], state: SourceState, cl
         if fallback is None:
             raise Rejected("no_timestamp", "no timestamp in the record and none from the shipper")
         return int(fallback)
+    plain = _plain_stamp(stamp)
+    if plain is not None:
+        state.date = [plain[0], plain[1], plain[2]]
+        try:
+            return clock.epoch_ms(*plain)
+        except TimestampError as exc:
+            raise Rejected("bad_timestamp", str(exc)) from None
     try:
         date = local_date(stamp)
         if date is not None:
@@ -161,6 +170,28 @@ def _timestamp(stamp: str | None, origin: dict[str, Any], state: SourceState, cl
         return ts_ms
     except TimestampError as exc:
         raise Rejected("bad_timestamp", str(exc)) from None
+
+
+def _plain_stamp(stamp: str) -> tuple[int, int, int, int, int, int, int] | None:
+    """The parts of the common ``yyyy-MM-dd HH:mm:ss,SSS`` stamp (``T``, ``.`` too) read by position: what
+    :func:`to_epoch_ms` reads from it with its patterns, for the stamp nearly every record has; None for any other."""
+    if len(stamp) != 23 or stamp[16] != ":" or stamp[19] not in ",.":
+        return None
+    minute = _minute_parts(stamp[:16])
+    second, milli = stamp[17:19], stamp[20:]
+    if minute is None or not (second + milli).isdecimal():
+        return None
+    return minute[0], minute[1], minute[2], minute[3], minute[4], int(second), int(milli)
+
+
+@lru_cache(maxsize=1024)
+def _minute_parts(minute: str) -> tuple[int, int, int, int, int] | None:
+    """``yyyy-MM-dd HH:mm`` as numbers, remembered: a log's records share their minute with many others."""
+    if minute[4] != "-" or minute[7] != "-" or minute[10] not in " T" or minute[13] != ":":
+        return None
+    if not (minute[:4] + minute[5:7] + minute[8:10] + minute[11:13] + minute[14:16]).isdecimal():
+        return None
+    return int(minute[:4]), int(minute[5:7]), int(minute[8:10]), int(minute[11:13]), int(minute[14:16])
 
 
 def _emitter(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from correlator.core.events import Event
@@ -21,9 +21,10 @@ class Emit:
     ref: str
     out: list[Event]
 
-    def bind(self, **changes: Any) -> Emit:
-        """A copy with ``changes`` (``ts_ms``, ``host``, ``role``…): its events go to the same list."""
-        return replace(self, **changes)
+    def bind(self, *, ts_ms: int | None = None, host: str | None = None, role: str | None = None) -> Emit:
+        """A copy with the fields given: its events go to the same list (built directly: every record binds one)."""
+        return Emit(self.ts_ms if ts_ms is None else ts_ms, self.cluster, self.host if host is None else host,
+                    self.role if role is None else role, self.ref, self.out)
 
     def __call__(self, cls: type[Event], *, role: str | None = None, ts_ms: int | None = None, **fields: Any) -> None:
         self.out.append(

@@ -160,8 +160,8 @@ def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
     """Flink records, with failures whose cause chain ends in user code marked with that exception and frame."""
     before = len(emit.out)
     _parse_flink(h, lines, emit)
-    if len(emit.out) == before or len(lines) < 2:
-        return
+    if len(lines) < 2 or not any(isinstance(e, CheckpointDeclined | CheckpointFailed) for e in emit.out[before:]):
+        return  # only a failed or declined checkpoint carries the store's error and the user's frame
     store = _STORE_ERROR.search("\n".join(lines))
     if store is not None:
         for i in range(before, len(emit.out)):
