@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from correlator.core.events import Event
+from correlator.core.events import Event, SourceProgress
 from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
 from correlator.core.ingest.records import ParseError
 
@@ -159,6 +160,27 @@ class TestSourceProgress:
         out = _feed_all(ingest, values, progress=True, hint=SourceHint(host="dn"))
         progress = [o for o in out if isinstance(o, Event) and o.type == "source_progress"]
         assert progress and progress[0].ts_ms % 86_400_000 == 9 * 3600 * 1000
+
+    @pytest.mark.parametrize("blocks", [True, False], ids=["blocks", "lines"])
+    def test_each_source_reads_the_repeated_dst_hour_by_its_own_order(self, blocks: bool) -> None:
+        """Across Berlin's fall-back (02:00-02:59 twice) a log well past 02:10 reads it as the second pass, another
+        source's log, not that far yet, as the first, whichever source's lines came last; at the end of the input
+        too, where a source's last line is reported by its own clock."""
+        ingest = Ingest(IngestConfig(tz="Europe/Berlin"))
+        line = "2023-10-29 02:{ms},000 INFO org.apache.hadoop.hdfs.StateChange: DIR* completeFile: /x"
+        out: list[Event | ParseError] = []
+        for host, ms in [("a", "50:00"), ("a", "10:00"), ("b", "12:00"), ("a", "10:05"), ("b", "14:00")]:
+            hint = SourceHint(host=host, role="namenode", family="hdfs")
+            text = line.format(ms=ms)
+            if blocks:
+                out += ingest.feed_block(f"{text}\n".encode(), file_ref=host, first_line=1, hint=hint).outputs
+            else:
+                out += ingest.feed_line(text, ref=host, hint=hint)
+        out += ingest.flush_all()
+        utc = {h: [datetime.fromtimestamp(o.ts_ms / 1000, UTC).strftime("%H:%M:%S")
+                   for o in out if isinstance(o, SourceProgress) and o.host == h] for h in "ab"}
+        assert utc["a"][0] == "00:50:00" and "01:10:00" in utc["a"] and utc["a"][-1] == "01:10:05"  # CEST, then CET
+        assert set(utc["b"]) == {"00:12:00", "00:14:00"}  # CEST
 
 
 class TestHostOfRawRecords:

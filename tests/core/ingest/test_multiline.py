@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from correlator.core.events import CheckpointFailed, DatasetLockHeld, Event, JvmPause, TaskStatus
 from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
 from correlator.core.ingest.multiline import Stitcher, is_record_start
+from correlator.core.ingest.records import Origin
 
 INCIDENT = [
     "2020-01-02 17:18:53,337 INFO  org.apache.flink.runtime.executiongraph.ExecutionGraph        - Source: s -> m (1/1) "
@@ -114,11 +117,13 @@ class TestStitcherSnapshot:
     def test_round_trip(self) -> None:
         """An open record survives snapshot → restore with its lines and candidate flag."""
         s = Stitcher()
-        s.add("k", "head", ref="r", origin={"x": 1}, start=True, candidate=True, now_ms=5)
-        s.add("k", "cont", ref="r2", origin={"x": 1}, start=False, candidate=False, now_ms=6)
-        restored = Stitcher.restore(s.snapshot(), 2000)
+        origin = Origin("c", "dn1", "datanode", "hdfs", "/l/dn1.log", file_date=(2024, 3, 1), stream="k")
+        s.add("k", "head", ref="r", origin=origin, start=True, candidate=True, now_ms=5)
+        s.add("k", "cont", ref="r2", origin=origin, start=False, candidate=False, now_ms=6)
+        restored = Stitcher.restore(json.loads(json.dumps(s.snapshot())), 2000)
         [closed] = restored.close_all()
         assert closed.lines == ("head", "cont") and closed.candidate and closed.ref == "r"
+        assert closed.origin == origin and closed.origin.key == origin.key
 
 
 class TestGcTwins:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from correlator.core.ingest.timestamps import LocalClock, TimestampError, local_date, to_epoch_ms
+from correlator.core.ingest.timestamps import LocalClock, TimestampError, local_date, read_stamp, to_epoch_ms
 
 ZONES = ("UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata")
 moments = st.datetimes(min_value=datetime(1991, 1, 1), max_value=datetime(2099, 12, 31)).map(
@@ -73,3 +73,34 @@ def test_an_explicit_offset_wins_over_the_clock(d: datetime, minutes: int, zone:
 def test_what_cannot_be_placed_says_why(stamp: str, clock: LocalClock | None, message: str) -> None:
     with pytest.raises(TimestampError, match=message):
         to_epoch_ms(stamp, clock)
+
+
+BERLIN_FALL_BACK = "2023-10-29"
+"""03:00 CEST (+02:00) became 02:00 CET (+01:00): the wall times 02:00-02:59 came twice."""
+
+
+def test_each_source_settles_the_repeated_hour_by_its_own_order() -> None:
+    """A wall time of the repeated hour is its second pass for a source well past it, its first for a source that is
+    not; the source is the clock's own, named when it is made (``of``), and no other source's reading moves it."""
+    zone = LocalClock("Europe/Berlin")
+    a, b = zone.of("a"), zone.of("b")
+    first_pass = datetime(2023, 10, 29, 2, 10, tzinfo=timezone(timedelta(hours=2)))
+    assert to_epoch_ms(f"{BERLIN_FALL_BACK} 02:50:00,000", a) == exact_ms(first_pass + timedelta(minutes=40))
+    assert to_epoch_ms(f"{BERLIN_FALL_BACK} 02:10:00,000", b) == exact_ms(first_pass)
+    assert to_epoch_ms(f"{BERLIN_FALL_BACK} 02:10:00,000", a) == exact_ms(first_pass + timedelta(hours=1))
+    assert to_epoch_ms(f"{BERLIN_FALL_BACK} 02:10:00,000", b) == exact_ms(first_pass)
+    assert to_epoch_ms(f"{BERLIN_FALL_BACK} 02:10:00,000", zone.of("a")) == exact_ms(first_pass + timedelta(hours=1))
+    assert zone.guessed == {"dst_repeated_hour": 5}  # counted once for the zone, whichever source read
+    assert (a.source, b.source, zone.source) == ("a", "b", "")
+    with pytest.raises(AttributeError):
+        a.source = "b"  # type: ignore[misc]
+
+
+def test_a_reading_says_whether_the_wall_time_names_one_instant() -> None:
+    """Only a wall time of an hour a DST change repeats or skips may read differently for another source."""
+    clock = LocalClock("Europe/Berlin")
+    assert read_stamp(f"{BERLIN_FALL_BACK} 02:10:00,000", clock)[1] is False
+    assert read_stamp("2023-03-26 02:10:00,000", clock)[1] is False  # skipped by the spring-forward
+    after = datetime(2023, 10, 29, 3, 10, tzinfo=timezone(timedelta(hours=1)))
+    assert read_stamp(f"{BERLIN_FALL_BACK} 03:10:00,000", clock) == (exact_ms(after), True)
+    assert read_stamp(f"{BERLIN_FALL_BACK}T02:10:00+01:00", clock)[1] is True

@@ -167,7 +167,7 @@ def test_a_block_id_written_twice_leaves_the_blocks_other_writes_to_the_plan() -
     data = ("\n".join(lines) + "\n").encode()
     ingest = Ingest(IngestConfig(slow_write_ms=SLOW_MS))
     plan = plan_writes(data, 0, StdlibWriteReader().find(data), StdlibWriteReader(), {},
-                       WriteRules(SLOW_MS, 4000, None, 5000), ingest.writes.stamp_at)
+                       WriteRules(SLOW_MS, 4000, None, 5000), ingest.writes.stamps("dn1").stamp_at)
     assert plan is not None
     assert plan.routine == 1  # blk_8, in bulk
     assert sorted((s.kind, s.block) for s in plan.steps if s.kind != 0) == [
@@ -245,7 +245,7 @@ def test_a_big_block_written_at_a_healthy_rate_is_no_step_of_the_plan() -> None:
     reader = ingest.scanner.write_reader
     data = "\n".join(lines[3:]).encode() + b"\n"
     plan = plan_writes(data, 0, reader.find(data), reader, {}, replace(ingest.writes.rules, max_open=0),
-                       ingest.writes.stamp_at)
+                       ingest.writes.stamps("dn1").stamp_at)
     assert plan is not None and plan.routine == 1
     assert {s.block for s in plan.steps if s.block} == {"blk_3", "blk_4", "blk_5"}  # blk_2 is no step
 
@@ -279,13 +279,14 @@ def test_a_write_across_a_blocks_edge_that_ended_fast_is_no_step_of_either_plan(
     assert _decided(lines, [3, 5]) == _decided(lines, None)
     ingest = Ingest(IngestConfig(slow_write_ms=SLOW_MS))
     reader, tracker = ingest.scanner.write_reader, ingest.writes
+    stamp_at = tracker.stamps("dn1").stamp_at
     first, second = ("\n".join(lines[3:5]) + "\n").encode(), ("\n".join(lines[5:7]) + "\n").encode()
-    plan = plan_writes(first, 0, reader.find(first), reader, {}, tracker.rules, tracker.stamp_at)
+    plan = plan_writes(first, 0, reader.find(first), reader, {}, tracker.rules, stamp_at)
     assert plan is not None and plan.steps == [] and [b for b, _, _ in plan.opened] == ["blk_2", "blk_3"]
     before = {b: ts for b, ts, _ in plan.opened}
-    plan = plan_writes(second, 0, reader.find(second), reader, before, tracker.rules, tracker.stamp_at)
+    plan = plan_writes(second, 0, reader.find(second), reader, before, tracker.rules, stamp_at)
     assert plan is not None and plan.steps == [] and sorted(plan.closed) == ["blk_2", "blk_3"] and plan.routine == 2
     plan = plan_writes(second, 0, reader.find(second), reader, before, replace(tracker.rules, max_open=0),
-                       tracker.stamp_at)  # max_open 0: each end is a step, and so is the clock passing a deadline
+                       stamp_at)  # max_open 0: each end is a step, and so is the clock passing a deadline
     assert plan is not None and plan.closed == [] and plan.routine == 0
     assert sorted(s.block for s in plan.steps if s.kind == CLOSE) == ["blk_2", "blk_3"]

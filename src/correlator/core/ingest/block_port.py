@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from correlator.core.events import Event
 from correlator.core.ingest.bursts import Bursts
 from correlator.core.ingest.config import Output
 from correlator.core.ingest.multiline import Pending
 from correlator.core.ingest.prefilter import Scanner
-from correlator.core.ingest.timestamps import LocalClock
+from correlator.core.ingest.records import Origin
 from correlator.core.ingest.writes import Line, Materialise, WriteTracker
 
 
@@ -20,18 +20,17 @@ class BlockIngest(Protocol):
     scanner: Scanner
     writes: WriteTracker
     bursts: Bursts
-    clock: LocalClock
 
     def open_record(self, key: str) -> Pending | None: ...
-    def take_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+    def take_line(self, origin: Origin, line: str, ref: str, now_ms: int | None,
                   out: list[Output], materialise: Materialise | None = None) -> None: ...
-    def take_write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+    def take_write_line(self, origin: Origin, line: str, ref: str, now_ms: int | None,
                         out: list[Output], materialise: Materialise | None = None) -> None: ...
     def continue_record(self, key: str, lines: list[str], now_ms: int | None) -> bool: ...
     def end_open_record(self, key: str, out: list[Output], materialise: Materialise | None = None) -> None: ...
     def parse_lines(self, lines: list[Line], out: list[Output]) -> None: ...
     def emit(self, events: list[Event], out: list[Output]) -> None: ...
     def count_skipped(self, lines: int) -> None: ...
-    def report_progress(self, head: str, origin: dict[str, Any], ref: str, out: list[Output]) -> None: ...
+    def report_progress(self, head: str, origin: Origin, ref: str, out: list[Output]) -> None: ...
     def observe_clock(self, key: str, ts_ms: int | None, out: list[Output],
                       materialise: Materialise | None = None) -> None: ...

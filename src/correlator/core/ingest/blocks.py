@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from correlator.core.events import Event
 from correlator.core.ingest.block_port import BlockIngest
@@ -20,6 +19,7 @@ from correlator.core.ingest.line_numbers import LineNumbers
 from correlator.core.ingest.multiline import NEXT_RECORD_BYTES, RECORD_START_BYTES
 from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits, with_received
 from correlator.core.ingest.progress import local_stamp
+from correlator.core.ingest.records import Origin
 from correlator.core.ingest.write_batch import OBSERVE, OPEN, Step, WritePlan, plan_writes
 from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
 from correlator.core.ingest.writes import Line, block_at, duration_at
@@ -48,11 +48,12 @@ class BlockReader:
 
     Block-write lines go to the write tracker one by one (most are counted there); after the block, the source's
     clock is the time of its last line. Refs are ``file_ref:line``, or ``file_ref@offset`` when each line of the block
-    is one Kafka record and ``offsets`` lists their offsets.
+    is one Kafka record and ``offsets`` lists their offsets. Every line of the block is of the source ``origin``
+    names, and its stamps are read by that source's clock (``stamps``).
     """
 
-    def __init__(self, ingest: BlockIngest, block: bytes, file_ref: str, first_line: int, origin: dict[str, Any],
-                 key: str, out: list[Output], *, offsets: Sequence[int] | None = None, now_ms: int | None = None):
+    def __init__(self, ingest: BlockIngest, block: bytes, file_ref: str, first_line: int, origin: Origin,
+                 out: list[Output], *, offsets: Sequence[int] | None = None, now_ms: int | None = None):
         self.ingest = ingest
         self.block = block
         self.file_ref = file_ref
@@ -60,7 +61,8 @@ class BlockReader:
         self.offsets = offsets
         self.now_ms = now_ms
         self.origin = origin
-        self.key = key
+        self.key = origin.key
+        self.stamps = ingest.writes.stamps(self.key)
         self.out = out
         self.pos = 0
         self.decided_until = 0
@@ -72,7 +74,6 @@ class BlockReader:
         """The block's newlines, known once ``run`` ends: the next block's first line follows without a recount."""
 
     def run(self) -> None:
-        self.ingest.clock.source = self.key
         self._edge_progress(first=True)
         try:
             self._run()
@@ -172,11 +173,9 @@ class BlockReader:
             return None
         pos = self.pos if self.decided_until <= self.pos else self._line_end(self.decided_until)  # never twice
         plan = plan_writes(self.block, pos, found.writes.since(pos), self.ingest.scanner.write_reader,
-                           {b: o[0] for b, o in source.open.items()}, tracker.rules, tracker.stamp_at)
+                           tracker.open_starts(source), tracker.rules, self.stamps.stamp_at)
         if plan is not None:
-            tracker.routine += plan.routine
-            source.touched_ms = self.now_ms
-            tracker.ended_fast(source, plan.closed)
+            tracker.planned(source, plan.routine, plan.closed, self.now_ms)
         return plan
 
     def _step(self, step: Step) -> None:
@@ -219,7 +218,7 @@ class BlockReader:
         pending = self.ingest.open_record(self.key)
         if pending is not None and pending.candidate:
             return False
-        ts = self.ingest.writes.stamp_at(block, start)
+        ts = self.stamps.stamp_at(block, start)
         if ts is None:
             return False
         kind = FAST_BURSTS[index]
@@ -242,7 +241,7 @@ class BlockReader:
         bursts too, read by the write reader in one go (``burst_lines``) as ``_burst_fast`` would take them one by
         one. The next hit to walk."""
         of = self.ingest.bursts.held_of(self.key, kind)
-        second = self.ingest.writes.second_ms_at(self.block, line)
+        second = self.stamps.second_ms_at(self.block, line)
         if of is None or second is None or i >= len(hits):
             return i
         kinds, held, until_ts = of
@@ -272,7 +271,7 @@ class BlockReader:
         tracker = self.ingest.writes
         source = tracker.addressed(self.key)
         pending = self.ingest.open_record(self.key)
-        ts = tracker.stamp_at(block, start) if source is not None else None
+        ts = self.stamps.stamp_at(block, start) if source is not None else None
         if source is None or ts is None or (pending is not None and pending.candidate):
             self._write_at(hit)
             return
@@ -304,7 +303,7 @@ class BlockReader:
         end = self._line_end(hit)
         line = self.block[start:end].rstrip(b"\n").decode("utf-8", errors="replace").removesuffix("\r")
         self.fed_newlines += self.block.count(b"\n", start, end)
-        self.ingest.take_write_line(self.key, self.origin, line, self._ref(self._numbers.at(start)), self.now_ms,
+        self.ingest.take_write_line(self.origin, line, self._ref(self._numbers.at(start)), self.now_ms,
                                     self.out, self._materialise)
         self.pos = end
 
@@ -331,10 +330,9 @@ class BlockReader:
 
     def _observe_clock(self, head: str | None) -> None:
         """The block's last stamped line (found by ``_edge_progress``) dates the source's open writes too."""
-        writes = self.ingest.writes
-        if head is None or writes.clock_ms(self.key) is None:
+        if head is None or self.ingest.writes.clock_ms(self.key) is None:
             return
-        self.ingest.observe_clock(self.key, writes.stamp_ms(head), self.out)  # after ``settle``: every line is made
+        self.ingest.observe_clock(self.key, self.stamps.stamp_ms(head), self.out)  # after ``settle``: all lines made
 
     def _open_is_candidate(self) -> bool:
         """Whether the record just opened needs its continuation lines too (it holds a hit of its own)."""
@@ -374,7 +372,6 @@ class BlockReader:
         line_no = self._numbers.at(self.pos)
         for raw in chunk.split(b"\n"):
             line = raw.decode("utf-8", errors="replace").removesuffix("\r")
-            self.ingest.take_line(self.key, self.origin, line, self._ref(line_no), self.now_ms, self.out,
-                                  self._materialise)
+            self.ingest.take_line(self.origin, line, self._ref(line_no), self.now_ms, self.out, self._materialise)
             line_no += 1
         self.pos = end

@@ -22,9 +22,9 @@ from correlator.core.ingest.multiline import Closed, Pending, Stitcher, is_recor
 from correlator.core.ingest.parse import Rejected, SourceState, parse_record
 from correlator.core.ingest.prefilter import TRIGGER, WRITE, ReScanner, Scanner
 from correlator.core.ingest.progress import Progress
-from correlator.core.ingest.records import ParseError, parse_error, safe_excerpt
+from correlator.core.ingest.records import Origin, ParseError, parse_error, safe_excerpt
 from correlator.core.ingest.ingest_stats import IngestStats
-from correlator.core.ingest.origins import origin_of, source_key
+from correlator.core.ingest.origins import origin_of
 from correlator.core.ingest.timestamps import LocalClock
 from correlator.core.ingest.writes import Line, Materialise, WriteTracker
 
@@ -43,7 +43,7 @@ class Ingest:
         self._sources: dict[str, SourceState] = {}
         self._stats = IngestStats()
         self._progress = Progress(self.clock, config.default_cluster)
-        self._origins: dict[str, dict[str, Any]] = {}
+        self._origins: dict[str, Origin] = {}
         self.writes = WriteTracker(self.clock, config.slow_write_ms,
                                    floor_bytes_per_ms=int(config.write_floor_mib_s * 1024 * 1024 / 1000),
                                    block_bytes=config.block_size_mib * 1024 * 1024)
@@ -75,7 +75,7 @@ class Ingest:
             origin = self._origin(Decoded(text=line), hint)
             if self.text_layout is not None:
                 line = self.text_layout.line(line)
-            self.take_line(source_key(origin), origin, line, ref, now_ms, out)
+            self.take_line(origin, line, ref, now_ms, out)
         except Exception as exc:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", ref, line))
         return out
@@ -92,7 +92,7 @@ class Ingest:
             block = self.text_layout.block(block)
         try:
             origin = self._origin(Decoded(text=""), hint)
-            reader = BlockReader(self, block, file_ref, first_line, origin, source_key(origin), out)
+            reader = BlockReader(self, block, file_ref, first_line, origin, out)
             reader.run()
             return BlockRead(out, reader.newlines)
         except Exception as exc:
@@ -132,10 +132,8 @@ class Ingest:
         out = []
         try:
             decoded = decode(values[0], headers, key, self.clock.zone)
-            origin = self._origin(decoded, SourceHint())
-            if key and not (origin["host"] and origin["file"]):
-                origin["stream"] = key.decode("utf-8", errors="replace")
-            BlockReader(self, joined, stream_ref, 0, origin, source_key(origin), out, offsets=offsets, now_ms=now_ms).run()
+            origin = self._origin(decoded, SourceHint(), key)
+            BlockReader(self, joined, stream_ref, 0, origin, out, offsets=offsets, now_ms=now_ms).run()
         except EnvelopeError as exc:
             out.append(self._error(exc.reason, exc.detail, f"{stream_ref}@{offsets[0]}", values[0]))
         except Exception as exc:
@@ -170,7 +168,7 @@ class Ingest:
         for key, state in sorted(self._sources.items()):
             origin = self._origins.get(key)
             if origin is not None:
-                self._progress.flush(origin, state, f"{origin.get('file') or key}:end", found)
+                self._progress.flush(origin, state, f"{origin.file or key}:end", found)
         self._collect(found, out, "")
         return out
 
@@ -219,42 +217,39 @@ class Ingest:
             return
         if decoded.invalid_utf8:
             self._stats.invalid_utf8 += 1
-        origin = self._origin(decoded, hint or SourceHint())
-        if record_key and not (origin["host"] and origin["file"]):
-            origin["stream"] = record_key.decode("utf-8", errors="replace")
-        key = source_key(origin)
+        origin = self._origin(decoded, hint or SourceHint(), record_key)
         text = decoded.text
         if text.endswith("\n"):
             text = text[:-1]
         for line in text.split("\n"):
             line = line.removesuffix("\r")
-            self.take_line(key, origin, line if self.text_layout is None else self.text_layout.line(line), ref, now_ms, out)
+            self.take_line(origin, line if self.text_layout is None else self.text_layout.line(line), ref, now_ms, out)
 
-    def take_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+    def take_line(self, origin: Origin, line: str, ref: str, now_ms: int | None,
                   out: list[Output], materialise: Materialise | None = None) -> None:
-        """One line of source ``key``: a block-write line to the tracker, any other to its source's open record.
-        ``materialise``: given by a block being read, it makes the lines of its open writes decided before it ends."""
+        """One line of the source ``origin`` names: a block-write line to the tracker, any other to its source's open
+        record. ``materialise``: given by a block being read, it makes the lines of its open writes decided before it
+        ends."""
         self._stats.lines += 1
-        self.clock.source = key
         if len(line) > self.config.max_line_bytes:
             out.append(self._error("line_too_long", f"line of {len(line)} characters", ref, line))
             return
         kind = self.scanner.classify(line)
         start = is_record_start(line)
         if kind == WRITE and start:
-            self._write_line(key, origin, line, ref, now_ms, out, materialise)
+            self._write_line(origin, line, ref, now_ms, out, materialise)
             return
         closed = self._stitcher.add(
-            key, line, ref=ref, origin=origin, start=start, candidate=kind == TRIGGER, now_ms=now_ms
+            origin.key, line, ref=ref, origin=origin, start=start, candidate=kind == TRIGGER, now_ms=now_ms
         )
         if closed is not None:
             self._safe_record(closed, out, materialise)
 
-    def take_write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+    def take_write_line(self, origin: Origin, line: str, ref: str, now_ms: int | None,
                         out: list[Output], materialise: Materialise | None = None) -> None:
         """A block-write line a block's walk could not decide from its bytes: counted, then as ``take_line`` takes it."""
         self._stats.lines += 1
-        self._write_line(key, origin, line, ref, now_ms, out, materialise)
+        self._write_line(origin, line, ref, now_ms, out, materialise)
 
     def open_record(self, key: str) -> Pending | None:
         """The record of source ``key`` still open (its next line may continue it)."""
@@ -265,7 +260,7 @@ class Ingest:
         self._stats.lines += lines
         self._stats.noise += lines
 
-    def report_progress(self, head: str, origin: dict[str, Any], ref: str, out: list[Output]) -> None:
+    def report_progress(self, head: str, origin: Origin, ref: str, out: list[Output]) -> None:
         """A stamped line at a block's edge (``head``: its start) shows how far the source's log has got."""
         self._progress_line(head, origin, self._source(origin), ref, out)
 
@@ -278,14 +273,14 @@ class Ingest:
         self._stitcher.extend(key, lines, now_ms)
         return True
 
-    def _write_line(self, key: str, origin: dict[str, Any], line: str, ref: str, now_ms: int | None,
+    def _write_line(self, origin: Origin, line: str, ref: str, now_ms: int | None,
                     out: list[Output], materialise: Materialise | None) -> None:
         """A block-write line: it ends the source's open record, then the tracker decides whether it matters."""
-        self.end_open_record(key, out, materialise)
+        self.end_open_record(origin.key, out, materialise)
         self._stats.records += 1
         self._progress_line(line, origin, self._source(origin), ref, out)
         lines: list[Line] = []
-        self.writes.line(key, origin, line, ref, now_ms, lines, materialise)
+        self.writes.line(origin, line, ref, now_ms, lines, materialise)
         if not lines:
             self._stats.noise += 1
         self.parse_lines(lines, out)
@@ -310,8 +305,8 @@ class Ingest:
         self.writes.observe_key(key, ts_ms, lines, materialise)
         self.parse_lines(lines, out)
 
-    def _origin(self, decoded: Decoded, hint: SourceHint) -> dict[str, Any]:
-        return origin_of(decoded, hint, self.config.default_cluster)
+    def _origin(self, decoded: Decoded, hint: SourceHint, record_key: bytes | None = None) -> Origin:
+        return origin_of(decoded, hint, self.config.default_cluster, record_key)
 
     def _safe_record(self, closed: Closed, out: list[Output], materialise: Materialise | None = None) -> None:
         try:
@@ -321,39 +316,38 @@ class Ingest:
 
     def _record(self, closed: Closed, out: list[Output], materialise: Materialise | None) -> None:
         self._stats.records += 1
-        key = source_key(closed.origin)
-        self.clock.source = key  # an idle flush closes other sources' records too
-        state = self._source(closed.origin, key)
-        self._progress_line(closed.lines[0], closed.origin, state, closed.ref, out)
+        origin = closed.origin
+        key = origin.key
+        state = self._source(origin)
+        self._progress_line(closed.lines[0], origin, state, closed.ref, out)
         if not closed.candidate:
             self._stats.noise += 1
             return
-        if not (closed.origin["host"] or closed.origin["file"] or closed.origin.get("stream")):
+        if not (origin.host or origin.file or origin.stream):
             state.host = None  # an unkeyed partition mixes files: a banner on it names only its own record's host
-        try:
-            events = parse_record(
-                closed.lines, closed.ref, closed.origin, state, self.clock, min_gc_pause_ms=self.config.min_gc_pause_ms
-            )
+        try:  # the parsers read the origin's dict form, the stamps by the source's own clock
+            events = parse_record(closed.lines, closed.ref, origin.as_dict(), state, self.clock.of(key),
+                                  min_gc_pause_ms=self.config.min_gc_pause_ms)
         except Rejected as exc:
             out.append(self._error(exc.reason, exc.detail, closed.ref, closed.lines[0]))
             return
         if state.progress_pending is not None:
             found: list[Event] = []
-            self._progress.role_known(closed.origin, state, closed.ref, found)
+            self._progress.role_known(origin, state, closed.ref, found)
             self._collect(found, out, closed.lines[0])
         self._collect(events, out, closed.lines[0], key)
         if state.last_ts_ms is not None and not closed.handed_back and self.writes.clock_ms(key) is not None:
             self.observe_clock(key, state.last_ts_ms, out, materialise)
 
-    def _source(self, origin: dict[str, Any], key: str | None = None) -> SourceState:
-        key = key or source_key(origin)
+    def _source(self, origin: Origin) -> SourceState:
+        key = origin.key
         state = self._sources.get(key)
         if state is None:
             state = self._sources[key] = SourceState()
         self._origins[key] = origin
         return state
 
-    def _progress_line(self, line: str, origin: dict[str, Any], state: SourceState, ref: str,
+    def _progress_line(self, line: str, origin: Origin, state: SourceState, ref: str,
                        out: list[Output]) -> None:
         if line[:18] == state.progress_bucket:  # the common case: same 10 s of log time as the last record
             state.progress_last = line[:23]

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from correlator.core.ingest.records import Origin
+
 ACCESS_START = r"[0-9a-f]{64} \S+ \[\d\d/[A-Z][a-z]{2}/\d{4}:"
 """How an S3 server access log record begins (its bucket owner's canonical id, the bucket, the time)."""
 
@@ -36,7 +38,7 @@ class Pending:
 
     lines: list[str]
     ref: str
-    origin: dict[str, Any]
+    origin: Origin
     candidate: bool
     touched_ms: int | None
     truncated: int = 0
@@ -46,7 +48,7 @@ class Pending:
 class Closed:
     lines: tuple[str, ...]
     ref: str
-    origin: dict[str, Any]
+    origin: Origin
     candidate: bool
     handed_back: bool = False
     """A write line the tracker handed back to be parsed: its time is the write's, not the log's progress."""
@@ -65,7 +67,7 @@ class Stitcher:
         line: str,
         *,
         ref: str,
-        origin: dict[str, Any],
+        origin: Origin,
         start: bool,
         candidate: bool,
         now_ms: int | None,
@@ -117,7 +119,7 @@ class Stitcher:
             key: {
                 "lines": p.lines,
                 "ref": p.ref,
-                "origin": p.origin,
+                "origin": p.origin.as_dict(),
                 "candidate": p.candidate,
                 "touched_ms": p.touched_ms,
                 "truncated": p.truncated,
@@ -129,9 +131,9 @@ class Stitcher:
     def restore(cls, data: dict[str, Any], max_lines: int) -> Stitcher:
         stitcher = cls(max_lines=max_lines)
         for key, p in data.items():
-            stitcher.open[key] = Pending(
-                list(p["lines"]), p["ref"], dict(p["origin"]), bool(p["candidate"]), p["touched_ms"], p["truncated"]
-            )
+            origin = Origin.from_dict(p["origin"])
+            stitcher.open[key] = Pending(list(p["lines"]), p["ref"], origin, bool(p["candidate"]), p["touched_ms"],
+                                         p["truncated"])
         return stitcher
 
 

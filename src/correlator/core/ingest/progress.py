@@ -10,11 +10,9 @@ earliest time pending until a parsed record tells the role.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from correlator.core.events import Event, SourceProgress
 from correlator.core.ingest.parse import SourceState
+from correlator.core.ingest.records import Origin
 from correlator.core.ingest.timestamps import LocalClock, TimestampError, to_epoch_ms
 
 PROGRESS_EVERY_MS = 10_000
@@ -30,9 +28,10 @@ def local_stamp(line: str) -> bool:
 class Progress:
     def __init__(self, clock: LocalClock, default_cluster: str) -> None:
         self.clock = clock
+        """The zone's clock: a stamp is read by the clock of its record's source (``clock.of``)."""
         self.default_cluster = default_cluster
 
-    def line(self, line: str, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
+    def line(self, line: str, origin: Origin, state: SourceState, ref: str, out: list[Event]) -> None:
         if not local_stamp(line):
             return
         stamp = line[:_STAMP]
@@ -45,33 +44,33 @@ class Progress:
         state.progress_last = stamp
         self._report(stamp, origin, state, ref, out)
 
-    def role_known(self, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
+    def role_known(self, origin: Origin, state: SourceState, ref: str, out: list[Event]) -> None:
         """A parsed record told the source's role: report the time kept pending until now."""
-        if state.progress_pending is not None and (origin.get("role") or state.role):
+        if state.progress_pending is not None and (origin.role or state.role):
             self._event(state.progress_pending, origin, state, ref, out)
             state.progress_pending = None
 
-    def flush(self, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
+    def flush(self, origin: Origin, state: SourceState, ref: str, out: list[Event]) -> None:
         """End of input: the source's last line, if not reported yet."""
         if state.progress_last is not None and state.progress_last != state.progress_sent:
             self._report(state.progress_last, origin, state, ref, out)
         self.role_known(origin, state, ref, out)
 
-    def _report(self, stamp: str, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
+    def _report(self, stamp: str, origin: Origin, state: SourceState, ref: str, out: list[Event]) -> None:
         state.progress_sent = stamp
         try:
-            ts_ms = to_epoch_ms(stamp, self.clock)
+            ts_ms = to_epoch_ms(stamp, self.clock.of(origin.key))
         except TimestampError:
             return
-        if not (origin.get("role") or state.role):
+        if not (origin.role or state.role):
             pending = state.progress_pending
             state.progress_pending = ts_ms if pending is None else min(pending, ts_ms)
             return
         self.role_known(origin, state, ref, out)
         self._event(ts_ms, origin, state, ref, out)
 
-    def _event(self, ts_ms: int, origin: Mapping[str, Any], state: SourceState, ref: str, out: list[Event]) -> None:
-        out.append(SourceProgress(ts_ms=ts_ms, cluster=origin.get("cluster") or self.default_cluster,
-                                  host=origin.get("host") or state.host or "unknown",
-                                  role=origin.get("role") or state.role or "unknown", ref=ref,
-                                  host_guessed=bool(origin.get("host_guessed"))))
+    def _event(self, ts_ms: int, origin: Origin, state: SourceState, ref: str, out: list[Event]) -> None:
+        out.append(SourceProgress(ts_ms=ts_ms, cluster=origin.cluster or self.default_cluster,
+                                  host=origin.host or state.host or "unknown",
+                                  role=origin.role or state.role or "unknown", ref=ref,
+                                  host_guessed=origin.host_guessed))

@@ -37,26 +37,41 @@ second pass: logs stay in order to within seconds; the fall-back jumps them back
 
 
 class LocalClock:
-    """Converts zone-less wall-clock stamps in one zone; caches the UTC epoch of each minute (logs are dense).
+    """One source's wall clock in a zone: converts its zone-less stamps; caches the UTC epoch of each minute (logs
+    are dense).
 
     The hour a DST fall-back repeats is ambiguous on the wall; a source's own order settles it: its log moves
     forward, so a wall time in that hour lying well behind the newest time the same source reached is the second
-    pass. Ingest names the current source (:attr:`source`) before it reads a source's lines. Stamps in the repeated
-    hour and in the hour a spring-forward skips are counted in :attr:`guessed`, for the run to say.
+    pass. The source is fixed when the clock is made: ``LocalClock(tz)`` reads for the source ``""``, and :meth:`of`
+    gives another source's clock of the same zone. The clocks of a zone share its minute cache, each source's newest
+    time and :attr:`guessed`: the stamps in the repeated hour and in the hour a spring-forward skips, for the run to
+    say.
     """
 
-    __slots__ = ("zone", "source", "last_ambiguous", "guessed", "_minutes", "_newest")
+    __slots__ = ("_minutes", "_newest", "_source", "guessed", "zone")
 
     def __init__(self, tz: str) -> None:
         self.zone = ZoneInfo(tz)
-        self.source = ""
-        self.last_ambiguous = False
-        """Whether the last conversion fell in a repeated or skipped hour (callers must not cache its minute)."""
+        self._source = ""
         self.guessed: dict[str, int] = {}
         self._minutes: dict[tuple[int, int, int, int, int], tuple[int, int]] = {}
         self._newest: dict[str, int] = {}
 
-    def epoch_ms(self, y: int, mo: int, d: int, h: int, mi: int, s: int, ms: int) -> int:
+    @property
+    def source(self) -> str:
+        """The source whose stamps this clock reads (whose newest time settles a repeated hour)."""
+        return self._source
+
+    def of(self, source: str) -> LocalClock:
+        """The clock of ``source``: this zone's, sharing its minute cache, newest times and counts."""
+        clock = LocalClock.__new__(LocalClock)
+        clock.zone, clock.guessed, clock._minutes, clock._newest = self.zone, self.guessed, self._minutes, self._newest
+        clock._source = source
+        return clock
+
+    def reading(self, y: int, mo: int, d: int, h: int, mi: int, s: int, ms: int) -> tuple[int, bool]:
+        """The wall time's UTC epoch ms, and whether it names one instant: False in an hour a DST change repeats or
+        skips, where the reading may depend on the source's order (a cache keyed by the wall time must not keep it)."""
         if not MIN_YEAR <= y <= MAX_YEAR:
             raise TimestampError(f"year {y} outside {MIN_YEAR}..{MAX_YEAR}")
         key = (y, mo, d, h, mi)
@@ -73,9 +88,8 @@ class LocalClock:
         if s > 60 or ms > 999:
             raise TimestampError("seconds or milliseconds out of range")
         first_ms, second_ms = bases[0] + s * 1000 + ms, bases[1] + s * 1000 + ms
-        newest = self._newest.get(self.source)
-        self.last_ambiguous = first_ms != second_ms
-        if not self.last_ambiguous:
+        newest = self._newest.get(self._source)
+        if first_ms == second_ms:
             result = first_ms
         elif second_ms < first_ms:  # a wall time the spring-forward skipped: read with the offset before it
             result = first_ms
@@ -85,8 +99,8 @@ class LocalClock:
             result = second_ms if later else first_ms
             self.guessed["dst_repeated_hour"] = self.guessed.get("dst_repeated_hour", 0) + 1
         if newest is None or result > newest:
-            self._newest[self.source] = result
-        return result
+            self._newest[self._source] = result
+        return result, first_ms == second_ms
 
 
 def local_date(stamp: str) -> tuple[int, int, int] | None:
@@ -105,6 +119,13 @@ def to_epoch_ms(stamp: str, clock: LocalClock | None = None, *, date: tuple[int,
     """``stamp`` → UTC epoch ms. Understood: ISO 8601 with an offset or ``Z`` (GC logs, shippers' ``@timestamp``);
     without one, ``yyyy-MM-dd HH:mm:ss,SSS`` (also ``T``, ``.SSS``, 1–9 fraction digits), ``yy/MM/dd HH:mm:ss`` or a
     time of day on ``date``, all read in ``clock``'s zone. Without a clock a zone-less stamp is an error."""
+    return read_stamp(stamp, clock, date=date)[0]
+
+
+def read_stamp(stamp: str, clock: LocalClock | None = None, *,
+               date: tuple[int, int, int] | None = None) -> tuple[int, bool]:
+    """``to_epoch_ms``, and whether the stamp names one instant whatever its source read before: False for a wall
+    time in an hour a DST change repeats or skips (see :meth:`LocalClock.reading`)."""
     local = _LOCAL.match(stamp) if clock is not None else None
     if local is not None and clock is not None and stamp[local.end():local.end() + 1] not in _ISO_TAIL:
         return _wall_ms(local, clock, date)
@@ -116,7 +137,7 @@ def to_epoch_ms(stamp: str, clock: LocalClock | None = None, *, date: tuple[int,
     return _wall_ms(local, clock, date)
 
 
-def _iso_ms(m: re.Match[str], clock: LocalClock | None) -> int:
+def _iso_ms(m: re.Match[str], clock: LocalClock | None) -> tuple[int, bool]:
     y = int(m["y"])
     if not MIN_YEAR <= y <= MAX_YEAR:
         raise TimestampError(f"year {y} outside {MIN_YEAR}..{MAX_YEAR}")
@@ -129,15 +150,15 @@ def _iso_ms(m: re.Match[str], clock: LocalClock | None) -> int:
             if m["sign"] == "-":
                 offset = -offset
         try:
-            return int(datetime(*parts, tzinfo=timezone(offset)).timestamp()) * 1000 + ms
+            return int(datetime(*parts, tzinfo=timezone(offset)).timestamp()) * 1000 + ms, True
         except ValueError as exc:
             raise TimestampError(str(exc)) from exc
     if clock is None:
         raise TimestampError("timestamp without offset")
-    return clock.epoch_ms(*parts, ms)
+    return clock.reading(*parts, ms)
 
 
-def _wall_ms(m: re.Match[str], clock: LocalClock, date: tuple[int, int, int] | None) -> int:
+def _wall_ms(m: re.Match[str], clock: LocalClock, date: tuple[int, int, int] | None) -> tuple[int, bool]:
     if m["y"]:
         y, mo, d = int(m["y"]), int(m["mo"]), int(m["d"])
     elif m["yy"]:
@@ -146,4 +167,4 @@ def _wall_ms(m: re.Match[str], clock: LocalClock, date: tuple[int, int, int] | N
         y, mo, d = date
     else:
         raise TimestampError("time of day without a date, and no date known for this source")
-    return clock.epoch_ms(y, mo, d, int(m["h"]), int(m["mi"]), int(m["s"]), int(m["ms"] or 0))
+    return clock.reading(y, mo, d, int(m["h"]), int(m["mi"]), int(m["s"]), int(m["ms"] or 0))

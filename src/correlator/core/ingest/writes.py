@@ -14,8 +14,8 @@ emitted (its lines handed back to be parsed):
 * the first write line of each source (it tells the DataNode's ip:port, which links pipelines to hosts);
 * at the end of the input, writes that never ended.
 
-Time comes from the lines themselves (the ``yyyy-MM-dd HH:mm:ss,SSS`` stamp, read with a per-minute cache); a line
-whose stamp is not of that shape is simply handed back to be parsed.
+Time comes from the lines themselves (the ``yyyy-MM-dd HH:mm:ss,SSS`` stamp, read per source by ``write_stamps``); a
+line whose stamp is not of that shape is simply handed back to be parsed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from correlator.core.ingest.timestamps import LocalClock, TimestampError, to_epoch_ms
+from correlator.core.ingest.records import Origin
+from correlator.core.ingest.timestamps import LocalClock
+from correlator.core.ingest.write_stamps import Stamps
 
 FLOOR_BYTES_PER_MS = 32 * 1024 * 1024 // 1000
 """32 MiB/s. A healthy pipeline streams a block at its disks' and network's pace — a spinning disk writes 100-200 MB/s
@@ -77,7 +79,7 @@ class Line:
 
     text: str
     ref: str
-    origin: dict[str, Any]
+    origin: Origin
 
 
 Materialise = Callable[[int], tuple[str, str]]
@@ -85,8 +87,11 @@ Materialise = Callable[[int], tuple[str, str]]
 
 
 @dataclass(slots=True)
-class _Source:
-    origin: dict[str, Any]
+class SourceWrites:
+    """One source's writes as the tracker keeps them (a block's walk hands it back to the tracker's steps)."""
+
+    origin: Origin
+    stamps: Stamps
     addressed: bool = False
     clock_ms: int | None = None
     open: dict[str, tuple[int, str | None, str | None, int]] = field(default_factory=dict)
@@ -109,19 +114,20 @@ class WriteTracker:
         self.routine = 0
         self.steps_back = 0
         """Times a source's clock jumped back by more than ``CLOCK_STEP_BACK_MS`` (an NTP step, a DST fall-back)."""
-        self._sources: dict[str, _Source] = {}
+        self._sources: dict[str, SourceWrites] = {}
         self._minutes: dict[str, int] = {}
         self._byte_minutes: dict[bytes, int] = {}
 
-    def line(self, key: str, origin: dict[str, Any], text: str, ref: str, now_ms: int | None, out: list[Line],
+    def line(self, origin: Origin, text: str, ref: str, now_ms: int | None, out: list[Line],
              materialise: Materialise | None = None) -> None:
-        """One write line (it holds ``OPEN_PHRASE`` or ``CLOSE_PHRASE``) of source ``key``; ``now_ms`` processing time.
-        ``materialise`` makes the text of open writes still in the block being read (their lines were not decoded)."""
-        source = self._sources.get(key)
+        """One write line (it holds ``OPEN_PHRASE`` or ``CLOSE_PHRASE``) of the source ``origin`` names; ``now_ms``
+        processing time. ``materialise`` makes the text of open writes still in the block being read (their lines
+        were not decoded)."""
+        source = self._sources.get(origin.key)
         if source is None:
-            source = self._sources[key] = _Source(origin)
+            source = self._sources[origin.key] = SourceWrites(origin, self.stamps(origin.key))
         source.touched_ms = now_ms
-        ts = self.stamp_ms(text)
+        ts = source.stamps.stamp_ms(text)
         block = _block_id(text)
         if ts is None or block is None:
             out.append(Line(text, ref, origin))
@@ -135,12 +141,16 @@ class WriteTracker:
         opening = OPEN_PHRASE in text
         self.decide(source, ts, block, opening, 0 if opening else _duration_ms(text), (text, ref, 0), out, materialise)
 
-    def addressed(self, key: str) -> _Source | None:
+    def stamps(self, key: str) -> Stamps:
+        """How the write lines of source ``key`` are timed: by its own clock, through the tracker's minute caches."""
+        return Stamps(self.clock.of(key), self._minutes, self._byte_minutes)
+
+    def addressed(self, key: str) -> SourceWrites | None:
         """The source, if its address is already known (then its routine writes can take the fast path)."""
         source = self._sources.get(key)
         return source if source is not None and source.addressed else None
 
-    def decide(self, source: _Source, ts: int, block: str, opening: bool, duration_ms: int,
+    def decide(self, source: SourceWrites, ts: int, block: str, opening: bool, duration_ms: int,
                line: tuple[str | None, str | None, int], out: list[Line], materialise: Materialise | None) -> None:
         """One write line, already taken apart: ``line`` is (text, ref, byte offset), text and ref possibly ``None``."""
         self.observe(source, ts, out, materialise)
@@ -162,12 +172,19 @@ class WriteTracker:
         source.stalled.pop(block, None)
         out.append(_line(source, line, materialise))
 
-    def ended_fast(self, source: _Source, blocks: list[str]) -> None:
-        """Open writes that a block's plan saw end fast (``WritePlan.closed``), counted there: they leave now."""
-        for block in blocks:
+    def open_starts(self, source: SourceWrites) -> dict[str, int]:
+        """Block id → start ms of the source's open writes, oldest first: what a block's plan starts from."""
+        return {block: opened[0] for block, opened in source.open.items()}
+
+    def planned(self, source: SourceWrites, routine: int, closed: list[str], now_ms: int | None) -> None:
+        """A block's plan decided ``routine`` writes (counted here) at processing time ``now_ms``; the open writes it
+        saw end fast (``WritePlan.closed``, among its routine ones) leave now."""
+        self.routine += routine
+        source.touched_ms = now_ms
+        for block in closed:
             del source.open[block]
 
-    def still_open(self, source: _Source, writes: list[tuple[str, int, int]]) -> None:
+    def still_open(self, source: SourceWrites, writes: list[tuple[str, int, int]]) -> None:
         """Writes a block's plan left open at its end (``WritePlan.opened``: block id, start ms, byte offset), in line
         order; their text and ref are made by ``settle``."""
         for block, ts, at in writes:
@@ -185,7 +202,7 @@ class WriteTracker:
             text = materialise(line[2])[0]
         return took_ms * (self.rules.floor or 1) <= _bytes(text)
 
-    def observe(self, source: _Source, ts_ms: int, out: list[Line], materialise: Materialise | None = None, *,
+    def observe(self, source: SourceWrites, ts_ms: int, out: list[Line], materialise: Materialise | None = None, *,
                 read: bool = True) -> None:
         """The source's log reached ``ts_ms``: writes open longer than ``open_ms`` by then are emitted. ``read``: the
         time is a line's stamp (a deadline the clock is known to have passed only moves it forward)."""
@@ -239,59 +256,7 @@ class WriteTracker:
             while source.open:
                 self._emit_oldest(source, out)
 
-    def stamp_ms(self, text: str) -> int | None:
-        if len(text) < 23 or text[19] not in ",." or text[10] != " ":
-            return None
-        minute = text[:16]
-        base = self._minutes.get(minute)
-        if base is None:
-            try:
-                base = to_epoch_ms(minute + ":00", self.clock)
-            except TimestampError:
-                return None
-            if len(self._minutes) > 4096:
-                self._minutes.clear()
-            if not self.clock.last_ambiguous:  # a minute of a repeated DST hour depends on the source's order
-                self._minutes[minute] = base
-        seconds, millis = text[17:19], text[20:23]
-        if not (seconds.isdigit() and millis.isdigit()):
-            return None
-        return base + int(seconds) * 1000 + int(millis)
-
-    def stamp_at(self, data: bytes, at: int) -> int | None:
-        """``stamp_ms`` of the line starting at byte ``at`` of ``data``, without decoding the line."""
-        if len(data) < at + 23 or data[at + 10] != 32 or data[at + 19] not in (44, 46):  # " ", "," or "."
-            return None
-        minute = data[at:at + 16]
-        base = self._byte_minutes.get(minute)
-        if base is None:
-            try:
-                base = to_epoch_ms(minute.decode("ascii") + ":00", self.clock)
-            except (TimestampError, UnicodeDecodeError):
-                return None
-            if len(self._byte_minutes) > 4096:
-                self._byte_minutes.clear()
-            if not self.clock.last_ambiguous:
-                self._byte_minutes[minute] = base
-        try:
-            seconds, millis = int(data[at + 17:at + 19]), int(data[at + 20:at + 23])
-        except ValueError:
-            return None
-        if seconds < 0 or millis < 0:
-            return None
-        return base + seconds * 1000 + millis
-
-    def second_ms_at(self, data: bytes, at: int) -> int | None:
-        """When the second of the line at ``at`` began, if its minute's time is already known for sure (read before,
-        not in a repeated DST hour): every line that begins with the same 19 bytes is ``stamp_at`` that plus its
-        milliseconds, whatever the clock learns in between."""
-        base = self._byte_minutes.get(data[at:at + 16])
-        seconds = data[at + 17:at + 19]
-        if base is None or len(seconds) != 2 or not seconds.isdigit():
-            return None
-        return base + int(seconds) * 1000
-
-    def _emit_oldest(self, source: _Source, out: list[Line], materialise: Materialise | None = None) -> None:
+    def _emit_oldest(self, source: SourceWrites, out: list[Line], materialise: Materialise | None = None) -> None:
         block, (start, text, ref, at) = next(iter(source.open.items()))
         del source.open[block]
         if len(source.stalled) >= self.rules.max_open:
@@ -303,7 +268,8 @@ class WriteTracker:
         return {
             "routine": self.routine,
             "sources": {
-                key: {"origin": s.origin, "addressed": s.addressed, "clock_ms": s.clock_ms, "touched_ms": s.touched_ms,
+                key: {"origin": s.origin.as_dict(), "addressed": s.addressed, "clock_ms": s.clock_ms,
+                      "touched_ms": s.touched_ms,
                       "open": [[b, ts, text, ref] for b, (ts, text, ref, _) in s.open.items()],
                       "stalled": list(s.stalled.items())}
                 for key, s in self._sources.items()
@@ -313,14 +279,14 @@ class WriteTracker:
     def restore(self, data: Mapping[str, Any]) -> None:
         self.routine = int(data.get("routine", 0))
         for key, s in dict(data.get("sources", {})).items():
-            self._sources[key] = _Source(
-                dict(s["origin"]), bool(s["addressed"]), s["clock_ms"],
+            self._sources[key] = SourceWrites(
+                Origin.from_dict(s["origin"]), self.stamps(key), bool(s["addressed"]), s["clock_ms"],
                 {str(b): (int(ts), str(text), str(ref), 0) for b, ts, text, ref in s["open"]},
                 {str(b): int(ts) for b, ts in s["stalled"]}, s.get("touched_ms"),
             )
 
 
-def _line(source: _Source, line: tuple[str | None, str | None, int], materialise: Materialise | None) -> Line:
+def _line(source: SourceWrites, line: tuple[str | None, str | None, int], materialise: Materialise | None) -> Line:
     text, ref, at = line
     if text is None or ref is None:
         text, ref = materialise(at) if materialise is not None else ("", "")

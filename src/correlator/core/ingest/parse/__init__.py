@@ -145,7 +145,7 @@ def _timestamp(stamp: str | None, origin: dict[str, Any], state: SourceState, cl
     if plain is not None:
         state.date = [plain[0], plain[1], plain[2]]
         try:
-            return clock.epoch_ms(*plain)
+            return clock.reading(*plain)[0]
         except TimestampError as exc:
             raise Rejected("bad_timestamp", str(exc)) from None
     try:
