@@ -133,6 +133,9 @@ class TestBlockPath:
     @settings(max_examples=150, deadline=None)
     @given(st.lists(st.sampled_from(POOL), max_size=60), st.lists(st.integers(min_value=1, max_value=400), max_size=6))
     @example([NOISE_DN, TM_NOISE, POOL[-1]], [])  # a noise record open when a write line comes: file order still holds
+    # a trigger continuation line after a write line is a record of its own (a write line heads none), and the record
+    # after it still gets its continuation lines
+    @example([POOL[-1], POOL[-1], BANNER[2], TM_NOISE, POOL[-3], POOL[-1]], [])
     def test_blocks_equal_lines(self, lines: list[str], cuts: list[int]) -> None:
         """Any split into blocks gives exactly the events of feeding the same file line by line."""
         data = ("\n".join(lines) + "\n").encode() if lines else b""

@@ -17,7 +17,8 @@ from correlator.core.ingest.bursts import FAST_PHRASES
 from correlator.core.ingest.config import Output
 from correlator.core.ingest.line_numbers import LineNumbers
 from correlator.core.ingest.multiline import NEXT_RECORD_BYTES, RECORD_START_BYTES
-from correlator.core.ingest.prefilter import OPEN_INDEX, PHRASES, WRITE_FROM, BlockHits, with_received
+from correlator.core.ingest.prefilter import (OPEN_INDEX, PHRASES, WRITE, WRITE_FROM, WRITE_PHRASES, BlockHits,
+                                              with_received)
 from correlator.core.ingest.progress import local_stamp
 from correlator.core.ingest.records import Origin
 from correlator.core.ingest.write_batch import OBSERVE, OPEN, Step, WritePlan, plan_writes
@@ -28,6 +29,7 @@ from correlator.core.ingest.writes import Line, block_at, duration_at
 FAST_BURSTS = {PHRASES.index(p): kind for p, kind in FAST_PHRASES.items()}
 BURST_BYTES = tuple(p.encode() for p in FAST_PHRASES)
 _BURST_LINE = re.compile(b"|".join(re.escape(p) for p in BURST_BYTES))
+WRITE_BYTES = tuple(p.encode() for p in WRITE_PHRASES)
 KIND_INDEXES = {kind: [i for i, its in FAST_BURSTS.items() if its == kind] for kind in set(FAST_BURSTS.values())}
 """Per burst kind, the phrase indexes of its lines."""
 _SLOW_MS = re.compile(rb"[ :](\d+)ms \(threshold=")
@@ -344,11 +346,24 @@ class BlockReader:
         return len(self.block) if end < 0 else end + 1
 
     def _record_start(self, at: int) -> int:
-        """Start of the record holding offset ``at``: back over continuation lines, never before ``pos``."""
-        start = self.block.rfind(b"\n", 0, at) + 1
+        """Start of the record holding offset ``at``: back over continuation lines, never before ``pos``. A write line
+        heads no record (``take_line`` hands it to the tracker), so the continuation lines after one are a record of
+        their own: fed from the write line, it would be decided twice, its step left to end a later record."""
+        line = self.block.rfind(b"\n", 0, at) + 1
+        start = line
         while start > self.pos and RECORD_START_BYTES.match(self.block, start) is None:
             start = self.block.rfind(b"\n", 0, start - 1) + 1
+        if start < line and RECORD_START_BYTES.match(self.block, start) is not None and self._takes_as_write(start):
+            return self._line_end(start)
         return max(start, self.pos)
+
+    def _takes_as_write(self, at: int) -> bool:
+        """Whether ``take_line`` takes the record-start line at ``at`` as a write line (a write phrase, no trigger)."""
+        end = self._line_end(at)
+        raw = self.block[at:end].rstrip(b"\n")
+        if not any(phrase in raw for phrase in WRITE_BYTES):
+            return False
+        return self.ingest.scanner.classify(raw.decode("utf-8", errors="replace").removesuffix("\r")) == WRITE
 
     def _feed_continuation(self) -> None:
         """The open candidate record's continuation lines from ``pos`` to the next record start, in one step."""
