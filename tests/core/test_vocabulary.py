@@ -94,7 +94,7 @@ def test_every_refusal_is_evidence_of_a_cause() -> None:
     """Every refusal kind HDFS states is the evidence of a cause, and every refusal wording names one of them."""
     kinds = set(typing.get_args(RefusalKind))
     assert set(REFUSED) == kinds
-    assert {r.kind for r in REFUSALS} <= kinds
+    assert {r.handler.kind for r in REFUSALS} <= kinds
     ranked = {k for c in CAUSES.values() for k in c.evidence}
     assert set(REFUSED.values()) <= ranked
     for kind in sorted(kinds):

@@ -12,39 +12,31 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from correlator.core.ingest.parse.flink import RULES as FLINK_RULES
+from correlator.core.ingest.parse.gc import RULES as GC_RULES
 from correlator.core.ingest.parse.hdfs import RULES as HDFS_RULES
 from correlator.core.ingest.parse.hdfs_client import RULES as CLIENT_RULES
 from correlator.core.ingest.parse.kafka import BROKER_RULES as KAFKA_BROKER_RULES
 from correlator.core.ingest.parse.kafka import CLIENT_RULES as KAFKA_CLIENT_RULES
-from correlator.core.ingest.parse.refusals import PHRASES as REFUSAL_PHRASES
+from correlator.core.ingest.parse.refusals import REFUSALS
 from correlator.core.ingest.parse.s3_access import PHRASES as ACCESS_PHRASES
-from correlator.core.ingest.parse.wording import phrases
+from correlator.core.ingest.parse.wording import triggers
 from correlator.core.ingest.write_lines import NO_WRITE_LINES, StdlibWriteReader, WriteLines, WriteReader
 from correlator.core.ingest.writes import CLOSE_PHRASE, OPEN_PHRASE, RECEIVED_PHRASE
 
-FLINK_TRIGGERS = phrases(FLINK_RULES + CLIENT_RULES)
-"""Generated from the Flink and HDFS client rule tables, as the HDFS triggers below."""
-HDFS_TRIGGERS = tuple(rule.phrase for rule in HDFS_RULES if not rule.write)
-"""Generated from the HDFS parser's rule table: a wording it reads is never filtered out before it is read."""
-GC_TRIGGERS = (
-    "[GC ",
-    "[Full GC",
-    ") Pause ",
-    " Pause Full",
-    " Pause Young",
-    " Pause Remark",
-    " Pause Cleanup",
-    " Pause Initial Mark",
-    "application threads were stopped",
-    'Safepoint "',
-)
-REFUSAL_TRIGGERS = REFUSAL_PHRASES
+FLINK_TRIGGERS = triggers(FLINK_RULES + CLIENT_RULES)
+"""Generated from the Flink and HDFS client wording tables, as every trigger of a parser's table below: a wording a
+parser reads is never filtered out before it is read."""
+HDFS_TRIGGERS = triggers(HDFS_RULES)
+"""The HDFS parser's wordings, block-write lines aside (``WRITE_PHRASES``)."""
+REFUSAL_TRIGGERS = triggers(REFUSALS)
 """HDFS refusing a write (a limit, safe mode, no DataNode left), in a daemon's record or a client's cause chain."""
+GC_TRIGGERS = triggers(GC_RULES)
+"""A JVM's collections and safepoint stops, in its GC log."""
 ACCESS_TRIGGERS = ACCESS_PHRASES
 """An object store's access log records: its writes (for their time) and its throttles."""
-KAFKA_TRIGGERS = phrases(KAFKA_CLIENT_RULES + KAFKA_BROKER_RULES)
+KAFKA_TRIGGERS = triggers(KAFKA_CLIENT_RULES + KAFKA_BROKER_RULES)
 """An exactly-once Kafka sink's transactions: the producer's configuration, the committer's failures, the broker's
-aborts; generated from the Kafka rule tables."""
+aborts."""
 TRIGGERS: tuple[str, ...] = (FLINK_TRIGGERS + HDFS_TRIGGERS + REFUSAL_TRIGGERS + GC_TRIGGERS + ACCESS_TRIGGERS
                              + KAFKA_TRIGGERS)
 WRITE_PHRASES = (OPEN_PHRASE, CLOSE_PHRASE, RECEIVED_PHRASE)

@@ -1,9 +1,10 @@
 """The Flink and HDFS client rule tables: every wording they read can fire, through the prefilter, on a record of it.
 
 As ``test_rules`` for the HDFS table: the prefilter's Flink triggers are the tables' phrases, and here each row,
-given a record of its wording (Flink 1.7-2.x JobManager and TaskManager, the Hadoop 2.7-3.4 client inside them), is
-the row that takes it, the prefilter keeps one of its lines, and it becomes an event. A row shadowed by an earlier
-one, or whose handler's regex refuses its own phrase, fails.
+given a record of its wording (Flink 1.7-2.x JobManager and TaskManager, the Hadoop 2.7-3.4 client inside them), takes
+it (the row is asked), no earlier row does and the dispatch picks it, the prefilter keeps one of its lines, its handler
+reads it into the events the row names, and it becomes an event. A row shadowed by an earlier one, or whose handler's
+regex refuses its own phrase, fails.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from sample_cases import run
 
 from correlator.core.events import Event
 from correlator.core.ingest.parse import hdfs_client
-from correlator.core.ingest.parse.flink import RULES
+from correlator.core.ingest.parse.emit import Emit
+from correlator.core.ingest.parse.flink import DISPATCH, RULES
 from correlator.core.ingest.parse.header import parse_header
-from correlator.core.ingest.parse.wording import Rule, first_rule
+from correlator.core.ingest.parse.wording import Handler, Wording
 from correlator.core.ingest.prefilter import FLINK_TRIGGERS, NOTHING, ReScanner
 
 JOB = "1f7d4b8c2e3a49f0a6b5c4d3e2f1a0b9"
@@ -117,15 +119,23 @@ def test_every_row_has_an_example_and_every_trigger_is_a_row() -> None:
 
 
 @pytest.mark.parametrize(("rule", "examples"), TABLES, ids=[r.phrase.strip() for r, _ in TABLES])
-def test_every_row_fires_on_its_wording(rule: Rule, examples: dict[str, tuple[str, str]]) -> None:
+def test_every_row_fires_on_its_wording(rule: Wording[Handler], examples: dict[str, tuple[str, str]]) -> None:
     logger, record = examples[rule.phrase]
     line = f"2020-01-02 09:05:30,001 INFO {logger} [] - {record}"
     first, *rest = line.split("\n")
     header = parse_header(first)
     assert header is not None
-    table = hdfs_client.RULES if header.segment.startswith(hdfs_client.LOGGERS) else RULES
-    assert first_rule(table, header.message.strip(), line) is rule, "an earlier row takes this wording"
+    message = header.message.strip()
+    client = header.segment.startswith(hdfs_client.LOGGERS)
+    table, dispatch = (hdfs_client.RULES, hdfs_client.DISPATCH) if client else (RULES, DISPATCH)
+    assert rule.takes(message, line), "the row does not take its own wording"
+    assert [r.phrase for r in table[:table.index(rule)] if r.takes(message, line)] == [], \
+        "an earlier row takes this wording"
+    assert dispatch.first(message, line) is rule
     assert any(ReScanner().classify(one) != NOTHING for one in line.split("\n")), "the prefilter drops it"
+    emitted: list[Event] = []
+    rule.handler(message, [first, *rest], line, Emit(1, "c", "h", "jobmanager", "case:1", emitted))
+    assert emitted and {type(e) for e in emitted} <= set(rule.emits), "the row emits other events than it names"
     events = [e for e in run([first, *rest]) if isinstance(e, Event)]
     assert events, f"no event from {line[:100]!r}"
 

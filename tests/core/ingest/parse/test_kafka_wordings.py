@@ -4,8 +4,9 @@ and, in the TaskManager's log, the Kafka client's producer configuration and the
 ``ProducerConfig``), Flink 2.1.1 with 5.0.0-2.1 and kafka-clients 4.2.0 (as ``AbstractConfig``, the committable
 printed with its producer); each truth.json names the versions.
 
-Every row of the Kafka rule tables must take a real record of its wording (the first one in the captured logs), be
-kept by the prefilter, and become its event; each run's events must agree with its truth.
+Every row of the Kafka wording tables must take a real record of its wording (the first one in the captured logs;
+the row is asked, and the dispatch picks it), be kept by the prefilter, and become the event the row names; each run's
+events must agree with its truth.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ import pytest
 from sample_cases import run
 
 from correlator.core.events import Event, TransactionAborted, TransactionCommitFailed, TransactionSetting
-from correlator.core.ingest.parse.kafka import BROKER_RULES, CLIENT_RULES
+from correlator.core.ingest.parse.header import parse_header
+from correlator.core.ingest.parse.kafka import (
+    BROKER_DISPATCH,
+    BROKER_RULES,
+    CLIENT_DISPATCH,
+    CLIENT_RULES,
+    broker_record,
+)
+from correlator.core.ingest.parse.wording import Handler, Wording
 from correlator.core.ingest.prefilter import KAFKA_TRIGGERS, NOTHING, ReScanner
 from correlator.offline.analyze import collect_events
 
@@ -47,13 +56,22 @@ def _first_record(phrase: str) -> list[str] | None:
 
 
 @pytest.mark.parametrize("rule", BROKER_RULES + CLIENT_RULES, ids=lambda r: r.phrase)
-def test_each_row_reads_a_real_record_of_its_wording(rule: object) -> None:
-    phrase = getattr(rule, "phrase")
-    record = _first_record(phrase)
-    assert record is not None, f"no captured record holds {phrase!r}: a row must read a wording a real log shows"
+def test_each_row_reads_a_real_record_of_its_wording(rule: Wording[Handler]) -> None:
+    record = _first_record(rule.phrase)
+    assert record is not None, f"no captured record holds {rule.phrase!r}: a row must read a wording a real log shows"
+    text = "\n".join(record)
+    broker = broker_record(record[0])
+    if broker is not None:  # the broker's own layout: its message is all that is read
+        message, whole, dispatch = broker["msg"].strip(), None, BROKER_DISPATCH
+    else:
+        header = parse_header(record[0])
+        assert header is not None
+        message, whole, dispatch = header.message.strip(), text, CLIENT_DISPATCH
+    assert rule.takes(message, whole), "the row does not take its own wording"
+    assert dispatch.first(message, whole) is rule, "an earlier row takes this wording"
     assert ReScanner().classify(record[0]) != NOTHING
-    events = [e for e in run(["\n".join(record)]) if isinstance(e, Event)]
-    assert events, record[0]
+    events = [e for e in run([text]) if isinstance(e, Event)]
+    assert any(isinstance(e, rule.emits) for e in events), record[0]
 
 
 def test_the_prefilter_keeps_every_kafka_phrase() -> None:

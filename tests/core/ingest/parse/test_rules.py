@@ -1,9 +1,10 @@
-"""The HDFS rule table: every wording it reads can fire, through the prefilter, on a line of that wording.
+"""The HDFS wording table: every wording it reads can fire, through the prefilter, on a line of that wording.
 
 The prefilter's HDFS triggers are generated from the table, so a row cannot be filtered out before it is read; this
-checks the other half: each row, given a line of its wording (from the Hadoop release lines named), is the row that
-takes the line, and the line becomes an event. A row no line can reach (shadowed by an earlier row, a logger it is
-never logged by, a phrase its handler's regex does not accept) fails here.
+checks the other half: each row, given a line of its wording (from the Hadoop release lines named), takes the line
+(the row is asked), no earlier row does and the parser's dispatch picks it, its handler reads it into the events the
+row names, and the line becomes an event. A row no line can reach (shadowed by an earlier row, a logger it is never
+logged by, a phrase its handler's regex does not accept) fails here. The refusal rows likewise.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import pytest
 from sample_cases import run
 
 from correlator.core.events import Event
-from correlator.core.ingest.parse.hdfs import RULES, Rule
-from correlator.core.ingest.parse.header import Header, parse_header
-from correlator.core.ingest.prefilter import HDFS_TRIGGERS, NOTHING, ReScanner
+from correlator.core.ingest.parse.emit import Emit
+from correlator.core.ingest.parse.hdfs import DISPATCH, RULES, Handler
+from correlator.core.ingest.parse.header import parse_header
+from correlator.core.ingest.parse.refusals import REFUSALS
+from correlator.core.ingest.parse.wording import Wording
+from correlator.core.ingest.prefilter import HDFS_TRIGGERS, NOTHING, REFUSAL_TRIGGERS, ReScanner
 
 DN = "org.apache.hadoop.hdfs.server.datanode"
 DS = f"{DN}.fsdataset.impl.FsDatasetImpl"
@@ -92,11 +96,6 @@ EXAMPLES: dict[str, tuple[str, str]] = {
 }
 
 
-def _first(h: Header) -> Rule | None:
-    return next((r for r in RULES if (h.message.startswith(r.phrase) if r.at_start else r.phrase in h.message)
-                 and (not r.loggers or h.segment in r.loggers)), None)
-
-
 def test_every_row_has_an_example_and_every_trigger_is_a_row() -> None:
     assert [r.phrase for r in RULES if r.phrase not in EXAMPLES] == []
     assert set(HDFS_TRIGGERS) == {r.phrase for r in RULES if not r.write}
@@ -104,13 +103,20 @@ def test_every_row_has_an_example_and_every_trigger_is_a_row() -> None:
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.phrase.strip() for r in RULES])
-def test_every_row_fires_on_its_wording(rule: Rule) -> None:
+def test_every_row_fires_on_its_wording(rule: Wording[Handler]) -> None:
     logger, message = EXAMPLES[rule.phrase]
     line = f"2020-01-02 09:05:30,001 WARN {logger}: {message}"
-    header = parse_header(line.split("\n", 1)[0])
+    lines = line.split("\n")
+    header = parse_header(lines[0])
     assert header is not None
-    assert _first(header) is rule, "an earlier row takes this wording"
-    assert ReScanner().classify(line.split("\n", 1)[0]) != NOTHING, "the prefilter drops it"
+    assert rule.takes(header.message, logger=header.segment), "the row does not take its own wording"
+    assert [r.phrase for r in RULES[:RULES.index(rule)] if r.takes(header.message, logger=header.segment)] == [], \
+        "an earlier row takes this wording"
+    assert DISPATCH.first(header.message, logger=header.segment) is rule
+    assert ReScanner().classify(lines[0]) != NOTHING, "the prefilter drops it"
+    emitted: list[Event] = []
+    rule.handler(header, lines, Emit(1, "c", "h", "datanode", "case:1", emitted))
+    assert emitted and {type(e) for e in emitted} <= set(rule.emits), "the row emits other events than it names"
     events = [e for e in run([line]) if isinstance(e, Event)]
     assert events, f"no event from {line[:100]!r}"
 
@@ -176,16 +182,21 @@ REFUSAL_EXAMPLES: dict[str, tuple[str, str, dict[str, object]]] = {
 }
 
 
+def test_every_refusal_row_has_an_example_and_every_refusal_trigger_is_a_row() -> None:
+    assert {r.phrase for r in REFUSALS} == set(REFUSAL_EXAMPLES) == set(REFUSAL_TRIGGERS)
+
+
 @pytest.mark.parametrize("phrase", sorted(REFUSAL_EXAMPLES))
 def test_every_refusal_row_fires_in_a_daemon_record(phrase: str) -> None:
-    from correlator.core.ingest.parse.refusals import REFUSALS
-    from correlator.core.ingest.prefilter import REFUSAL_TRIGGERS
-
-    assert {r.phrase for r in REFUSALS} == set(REFUSAL_EXAMPLES) == set(REFUSAL_TRIGGERS)
     record, kind, fields = REFUSAL_EXAMPLES[phrase]
     line = f"2020-01-02 09:05:41,001 WARN {record}"
+    [row] = [r for r in REFUSALS if r.phrase == phrase]
+    assert row.takes(line) and row.handler.kind == kind
+    assert [r.phrase for r in REFUSALS[:REFUSALS.index(row)] if r.handler.kind == kind and r.takes(line)] == [], \
+        "an earlier row of its kind takes this wording"
     assert ReScanner().classify(line) != NOTHING
     [refusal] = [e for e in run([line]) if isinstance(e, Event) and e.type == "hdfs_refusal"]
+    assert isinstance(refusal, row.emits)
     assert getattr(refusal, "kind") == kind
     assert {k: getattr(refusal, k) for k in fields} == fields
     assert phrase.strip() in getattr(refusal, "detail")
@@ -198,4 +209,5 @@ def test_every_refusal_row_fires_in_a_daemon_record(phrase: str) -> None:
 ])
 def test_a_refusal_phrase_without_its_reason_is_no_refusal(said: str) -> None:
     line = f"2020-01-02 09:05:41,001 INFO org.apache.hadoop.hdfs.server.blockmanagement.BlockPlacementPolicy: {said}"
+    assert [r.phrase for r in REFUSALS if r.takes(line)] == []
     assert not [e for e in run([line]) if isinstance(e, Event) and e.type == "hdfs_refusal"]

@@ -16,7 +16,7 @@ from typing import Any
 from correlator.core.events import KAFKA_ROLE, OBJECT_STORE_ROLE, Event
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.flink import parse_flink
-from correlator.core.ingest.parse.gc import is_gc_line, parse_gc
+from correlator.core.ingest.parse.gc import STOPS, is_gc_line, parse_gc
 from correlator.core.ingest.parse.hdfs import banner_host, parse_hdfs
 from correlator.core.ingest.parse.header import Header, parse_header
 from correlator.core.ingest.parse.kafka import CLIENT_LOGGERS, broker_record, parse_broker, parse_client
@@ -202,7 +202,7 @@ def _emitter(
 
 
 def _without_safepoint_twins(events: list[Event], first: str, state: SourceState) -> list[Event]:
-    safepoint = "application threads were stopped" in first or 'Safepoint "' in first
+    safepoint = any(row.takes(first) for row in STOPS)
     kept: list[Event] = []
     for event in events:
         if safepoint and state.gc_end_ms is not None and abs(event.ts_ms - state.gc_end_ms) <= SAFEPOINT_TWIN_MS:

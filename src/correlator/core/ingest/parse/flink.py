@@ -1,7 +1,7 @@
 """Flink JobManager / TaskManager records (1.7 → 2.x) and the HDFS client lines inside them, to typed events.
 
-Each wording is a row of ``RULES`` (the HDFS client's are ``hdfs_client.RULES``); the prefilter's Flink triggers are
-their phrases."""
+Each wording is a row of ``RULES`` (``wording.Wording``; the HDFS client's are ``hdfs_client.RULES``); the
+prefilter's Flink triggers are their phrases, and the dispatch is derived from the tables."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from correlator.core.ingest.parse.header import Header
 from correlator.core.ingest.parse.identifiers import JOB_ID, job_and_checkpoint_from_path, taskmanager_host
 from correlator.core.ingest.parse.reasons import kind_of_reason
 from correlator.core.ingest.parse.stacks import first_exception
-from correlator.core.ingest.parse.wording import Rule, first_rule
+from correlator.core.ingest.parse.wording import Dispatch, Handler, Wording
 
 _TRIGGER = re.compile(rf"Triggering checkpoint (\d+) (?:\(type=(.*?)\) )?@ (\d+) for job ({JOB_ID})\.")
 _COMPLETED = re.compile(
@@ -300,37 +300,38 @@ def _cause_chain(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
     _stack_failure(emit, text, job_id=None, attempt_id=None, message=first_exception(lines) or msg)
 
 
-RULES: tuple[Rule, ...] = (
-    Rule("Triggering checkpoint ", _triggered),
-    Rule("Completed checkpoint ", _completed),
-    Rule("expired before completing", _expired, "message", prefix="Checkpoint "),
-    Rule("Decline checkpoint ", _declined),
-    Rule("Discarding checkpoint ", _discarded),
-    Rule("Received late message", _late),
-    Rule("asynchronous part of checkpoint", _async_part, "message"),
-    Rule("Failed to trigger", _failure_manager),
-    Rule("Triggering Checkpoint ", _trigger_failed),
-    Rule("Could not complete snapshot ", _snapshot),
-    Rule("eartbeat of TaskManager with id ", _heartbeat, "message"),
-    Rule(" switched from state ", _job_status, "message", prefix="Job "),
-    Rule(") switched from ", _task_status, "message"),
-    Rule("(Version: ", _banner, "message"),
-    Rule("Loading configuration property: ", _setting),
+RULES: tuple[Wording[Handler], ...] = (
+    Wording("Triggering checkpoint ", _triggered, emits=(CheckpointTriggered,)),
+    Wording("Completed checkpoint ", _completed, emits=(CheckpointCompleted,)),
+    Wording("expired before completing", _expired, "message", prefix="Checkpoint ", emits=(CheckpointExpired,)),
+    Wording("Decline checkpoint ", _declined, emits=(CheckpointDeclined, CheckpointFailed)),
+    Wording("Discarding checkpoint ", _discarded, emits=(CheckpointFailed,)),
+    Wording("Received late message", _late, emits=(CheckpointLateAck,)),
+    Wording("asynchronous part of checkpoint", _async_part, "message", emits=(CheckpointFailed,)),
+    Wording("Failed to trigger", _failure_manager, emits=(CheckpointFailed,)),
+    Wording("Triggering Checkpoint ", _trigger_failed, emits=(CheckpointFailed,)),
+    Wording("Could not complete snapshot ", _snapshot, emits=(CheckpointFailed,)),
+    Wording("eartbeat of TaskManager with id ", _heartbeat, "message", emits=(TaskManagerLost,)),
+    Wording(" switched from state ", _job_status, "message", prefix="Job ", emits=(JobStatus, TaskManagerLost)),
+    Wording(") switched from ", _task_status, "message", emits=(TaskStatus, CheckpointFailed, TaskManagerLost)),
+    Wording("(Version: ", _banner, "message", emits=(DaemonStart,)),
+    Wording("Loading configuration property: ", _setting, emits=(FlinkSetting, CheckpointStorage)),
     *flink_spans.RULES,
-    Rule("Could not materialize checkpoint ", _cause_chain, "record"),
-    Rule("Could not perform checkpoint ", _cause_chain, "record"),
-    Rule("Could not finalize the pending checkpoint ", _cause_chain, "record"),
-    Rule("Could not complete the pending checkpoint ", _cause_chain, "record"),
+    Wording("Could not materialize checkpoint ", _cause_chain, "record", emits=(CheckpointFailed,)),
+    Wording("Could not perform checkpoint ", _cause_chain, "record", emits=(CheckpointFailed,)),
+    Wording("Could not finalize the pending checkpoint ", _cause_chain, "record", emits=(CheckpointFailed,)),
+    Wording("Could not complete the pending checkpoint ", _cause_chain, "record", emits=(CheckpointFailed,)),
 )
 """Every Flink wording read (JobManager and TaskManager, 1.7 to 2.x), in the order tried: the first row whose phrase
 is where it must be takes the record. The last rows find a failure in a record's cause chain whatever its message."""
+DISPATCH = Dispatch(RULES)
 
 
 def _parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
     msg = h.message.strip()
     client = h.segment.startswith(hdfs_client.LOGGERS)
     text = "\n".join(lines)
-    rule = first_rule(hdfs_client.RULES if client else RULES, msg, text)
+    rule = (hdfs_client.DISPATCH if client else DISPATCH).first(msg, text)
     if rule is not None:
         rule.handler(msg, lines, text, emit)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from correlator.core.events import CheckpointChildSpan, CheckpointSpan, SpanLevel, TaskDeployed, TaskManagerStarted
 from correlator.core.ingest.parse.emit import Emit
-from correlator.core.ingest.parse.wording import Rule
+from correlator.core.ingest.parse.wording import Handler, Wording
 
 _SPAN = re.compile(
     r"\w*Span\{scope=[^,]*, name=(?P<name>\w+), startTsMillis=(?P<start>-?\d+), endTsMillis=(?P<end>-?\d+), "
@@ -87,9 +87,9 @@ def taskmanager_started(msg: str, _lines: Sequence[str], _text: str, emit: Emit)
         emit(TaskManagerStarted, resource_id=m[1])
 
 
-RULES: tuple[Rule, ...] = (
-    Rule("Reported span: ", reported_span),
-    Rule("Deploying ", deploying),
-    Rule("Starting TaskManager with ResourceID: ", taskmanager_started),
+RULES: tuple[Wording[Handler], ...] = (
+    Wording("Reported span: ", reported_span, emits=(CheckpointSpan, CheckpointChildSpan)),
+    Wording("Deploying ", deploying, emits=(TaskDeployed,)),
+    Wording("Starting TaskManager with ResourceID: ", taskmanager_started, emits=(TaskManagerStarted,)),
 )
 """The span and placement wordings, rows of ``flink.RULES``."""

@@ -2,6 +2,11 @@
 
 GC stamps carry their own UTC offset, so they do not need the configured zone. Every event's ``ts_ms`` is the end
 of the pause (``jvm_pause`` covers ``[ts − pause, ts]``), which for JDK 8 collection lines means stamp + pause.
+
+The wordings are rows of ``RULES`` (``wording.Wording``), the prefilter's GC triggers: a GC record is read whole by
+:func:`parse_gc`, its form (a JDK 8 stamp, unified logging's decorations) deciding how, so the rows read nothing
+themselves; ``STOPS`` tells a safepoint's stop from a collection's pause (``parse_record`` drops a stop that is a
+pause's twin).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from collections.abc import Sequence
 
 from correlator.core.events import JvmPause
 from correlator.core.ingest.parse.emit import Emit
+from correlator.core.ingest.parse.wording import Wording
 from correlator.core.ingest.timestamps import to_epoch_ms
 
 _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[.,]\d{3}(?:[+-]\d\d:?\d\d|Z)"
@@ -26,6 +32,21 @@ _SECS = re.compile(r", (\d+(?:\.\d+)?) secs\]")
 _GC_OPERATION = re.compile(r"GC|Collect|G1|CMS|Parallel|Gen|Z|Shenandoah")
 
 GC_RECORD_START = re.compile(rf"(?:{_ISO}: |\d+\.\d{{3}}: \[|\[)")
+
+PAUSES: tuple[Wording[None], ...] = tuple(
+    Wording(phrase, None, "message", emits=(JvmPause,))
+    for phrase in ("[GC ", "[Full GC", ") Pause ", " Pause Full", " Pause Young", " Pause Remark", " Pause Cleanup",
+                   " Pause Initial Mark"))
+"""A collection's pause: JDK 8's ``[GC …`` and ``[Full GC …`` (``-XX:+PrintGCDetails``), unified logging's ``GC(n)
+Pause …`` (``-Xlog:gc``); the message is the record's line."""
+STOPS: tuple[Wording[None], ...] = (
+    Wording("application threads were stopped", None, "message", emits=(JvmPause,)),
+    Wording('Safepoint "', None, "message", emits=(JvmPause,)),
+)
+"""A safepoint's stop (``-XX:+PrintGCApplicationStoppedTime``, ``-Xlog:safepoint``): every stop of the JVM, a
+collection's as well."""
+RULES: tuple[Wording[None], ...] = PAUSES + STOPS
+"""Every GC wording read."""
 
 
 def is_gc_line(line: str) -> bool:

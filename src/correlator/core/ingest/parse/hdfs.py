@@ -1,10 +1,12 @@
-"""Hadoop DataNode / NameNode records (2.7 → 3.4) to typed events: lock reports, DirectoryScanner, write path."""
+"""Hadoop DataNode / NameNode records (2.7 → 3.4) to typed events: lock reports, DirectoryScanner, write path.
+
+Each wording is a row of ``RULES`` (``wording.Wording``); the prefilter's HDFS triggers and ingest's burst fast path
+are generated from them."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from correlator.core.events import (
@@ -27,25 +29,12 @@ from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.header import Header
 from correlator.core.ingest.parse.identifiers import datanodes
 from correlator.core.ingest.parse.stacks import first_exception, is_util_frame, short_frame
+from correlator.core.ingest.parse.wording import Dispatch, Wording
 from correlator.core.ingest.timestamps import TimestampError, to_epoch_ms
+from correlator.core.ingest.writes import CLOSE_PHRASE
 
 Handler = Callable[[Header, Sequence[str], Emit], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One wording: the fixed phrase every line of it contains (the prefilter's trigger), the handler that reads it."""
-
-    phrase: str
-    handler: Handler
-    at_start: bool = True
-    """The message starts with the phrase (else contains it)."""
-    loggers: frozenset[str] = frozenset()
-    """The logger class names it is logged by (empty: any)."""
-    burst: str | None = None
-    """A burst kind: a line of this wording can extend a held burst from its bytes alone (ingest's fast path)."""
-    write: bool = False
-    """A block-write line: the write-line reader finds it, it is no trigger."""
+"""An HDFS row's handler: (the record's header, its lines, emit)."""
 
 
 _LOCK_HELD = re.compile(
@@ -270,40 +259,40 @@ def _banner(h: Header, lines: Sequence[str], emit: Emit) -> None:
 
 _DATASET = frozenset({"FsDatasetImpl", "FsVolumeImpl", "FSDataset", "DataNode"})
 """Where reconcile lines are logged: the dataset, or the DataNode's own logger in 2.x releases before FsDatasetImpl."""
-RULES: tuple[Rule, ...] = (
-    Rule("Lock held time above threshold", _lock_held),
-    Rule("Waited above threshold", _lock_wait),
-    Rule(" Total blocks: ", _scan_stats, at_start=False),
-    Rule(_SCAN_START, _scan_start),
-    *(Rule(phrase, _reconcile(phrase, action), at_start=False, loggers=_DATASET,
-           burst="reconcile" if action in ("remove_from_memory", "add_to_memory") else None)
+RULES: tuple[Wording[Handler], ...] = (
+    Wording("Lock held time above threshold", _lock_held, emits=(DatasetLockHeld,)),
+    Wording("Waited above threshold", _lock_wait, emits=(DatasetLockWait,)),
+    Wording(" Total blocks: ", _scan_stats, "message", emits=(DirectoryScanStats,)),
+    Wording(_SCAN_START, _scan_start, emits=(DirectoryScanConfig,)),
+    *(Wording(phrase, _reconcile(phrase, action), "message", loggers=_DATASET, emits=(DirectoryScanReconcile,),
+              burst="reconcile" if action in ("remove_from_memory", "add_to_memory") else None)
       for phrase, action in _RECONCILE),
-    *(Rule(phrase, _slow(phrase, kind), burst=kind) for phrase, kind in _SLOW_IO),
-    Rule("Receiving ", _receiving, write=True),
-    Rule("op: HDFS_WRITE", _clienttrace, at_start=False, loggers=frozenset({"clienttrace"}), write=True),
-    Rule(" lock held for ", _nn_lock_old, at_start=False),
-    Rule("-lock reports: ", _nn_lock_reports, at_start=False),
-    Rule("Opened streaming server at ", _streaming_server),
-    Rule("BLOCK* allocate", _allocate_rule),
-    Rule("DataXceiver error processing WRITE_BLOCK", _xceiver_error, at_start=False),
-    Rule("opWriteBlock ", _op_write_block),
-    Rule("Exception for ", _exception_for),
-    Rule(" commands from NN", _nn_commands, at_start=False),
-    Rule("Detected pause in JVM", _pause),
-    Rule("STARTUP_MSG: ", _banner),
+    *(Wording(phrase, _slow(phrase, kind), emits=(SlowIo,), burst=kind) for phrase, kind in _SLOW_IO),
+    Wording("Receiving ", _receiving, emits=(BlockWrite,), write=True),
+    Wording(CLOSE_PHRASE, _clienttrace, "message", loggers=frozenset({"clienttrace"}), emits=(BlockWrite,),
+            write=True),
+    Wording(" lock held for ", _nn_lock_old, "message", emits=(NameNodeLockHeld,)),
+    Wording("-lock reports: ", _nn_lock_reports, "message", emits=(NameNodeLockHeld,)),
+    Wording("Opened streaming server at ", _streaming_server, emits=(DatanodeAddress,)),
+    Wording("BLOCK* allocate", _allocate_rule, emits=(BlockAllocated,)),
+    Wording("DataXceiver error processing WRITE_BLOCK", _xceiver_error, "message", emits=(DnWriteError,)),
+    Wording("opWriteBlock ", _op_write_block, emits=(DnWriteError,)),
+    Wording("Exception for ", _exception_for, emits=(DnWriteError,)),
+    Wording(" commands from NN", _nn_commands, "message", emits=(DnWriteError,)),
+    Wording("Detected pause in JVM", _pause, emits=(JvmPause,)),
+    Wording("STARTUP_MSG: ", _banner, emits=(DaemonStart,)),
 )
-"""Every HDFS wording this parser reads, in the order they are tried (the first whose phrase and logger match
-takes the record). The prefilter's HDFS trigger phrases are these phrases (block-write lines aside: the write-line
-reader finds those), so a wording added here can never be filtered out before it is read."""
+"""Every HDFS wording this parser reads, in the order they are tried (the first row that takes the record, its
+phrase where it must be and its logger one of the row's, reads it). The prefilter's HDFS trigger phrases are these
+phrases (block-write rows aside: the write-line reader finds those lines; ``CLOSE_PHRASE`` is its phrase), so a
+wording added here can never be filtered out before it is read."""
+DISPATCH = Dispatch(RULES)
 
 
 def parse_hdfs(h: Header, lines: Sequence[str], emit: Emit) -> None:
-    msg = h.message
-    for rule in RULES:
-        if (msg.startswith(rule.phrase) if rule.at_start else rule.phrase in msg) and \
-                (not rule.loggers or h.segment in rule.loggers):
-            rule.handler(h, lines, emit)
-            return
+    rule = DISPATCH.first(h.message, logger=h.segment)
+    if rule is not None:
+        rule.handler(h, lines, emit)
 
 
 def _allocate(msg: str, emit: Emit) -> None:

@@ -9,7 +9,7 @@ from correlator.core.events import ClientErrorKind, HdfsClientError, HdfsClientS
 from correlator.core.ingest.parse.emit import Emit
 from correlator.core.ingest.parse.identifiers import datanodes
 from correlator.core.ingest.parse.stacks import first_exception
-from correlator.core.ingest.parse.wording import Handler, Rule
+from correlator.core.ingest.parse.wording import Dispatch, Handler, Wording
 
 LOGGERS = ("DataStreamer", "DFSClient")
 """Logger class names (a prefix of) whose records only these rows read."""
@@ -82,10 +82,11 @@ def _slow_read(msg: str, _lines: Sequence[str], _text: str, emit: Emit) -> None:
              datanodes=datanodes(m[4]))
 
 
-RULES: tuple[Rule, ...] = (
-    *(Rule(phrase, _error_of(kind)) for phrase, kind in _ERRORS),
-    Rule("Slow waitForAckedSeqno", _slow_ack),
-    Rule("No ack received, took ", _slow_ack),
-    Rule("Slow ReadProcessor read fields", _slow_read),
+RULES: tuple[Wording[Handler], ...] = (
+    *(Wording(phrase, _error_of(kind), emits=(HdfsClientError,)) for phrase, kind in _ERRORS),
+    Wording("Slow waitForAckedSeqno", _slow_ack, emits=(HdfsClientSlow,)),
+    Wording("No ack received, took ", _slow_ack, emits=(HdfsClientSlow,)),
+    Wording("Slow ReadProcessor read fields", _slow_read, emits=(HdfsClientSlow,)),
 )
 """Every HDFS client wording read, in the order tried (Hadoop 2.7-3.4 ``DataStreamer`` / ``DFSClient``)."""
+DISPATCH = Dispatch(RULES)

@@ -3,7 +3,8 @@ configuration and the exactly-once sink's committer, to typed events.
 
 The broker's layout is its own (``[<time>] <LEVEL> <message> (<logger>)``, the logger last), so its records are read
 before the log4j header is split; the client's and the committer's are ordinary records routed here by logger. Each
-wording is a row of ``BROKER_RULES`` or ``CLIENT_RULES``; the prefilter's Kafka triggers are their phrases.
+wording is a row of ``BROKER_RULES`` or ``CLIENT_RULES`` (``wording.Wording``); the prefilter's Kafka triggers are
+their phrases.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from correlator.core.events import (
     sink_prefix,
 )
 from correlator.core.ingest.parse.emit import Emit
-from correlator.core.ingest.parse.wording import Handler, Rule, first_rule
+from correlator.core.ingest.parse.wording import Dispatch, Handler, Wording
 
 BROKER_RECORD = re.compile(
     r"^\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3})\] (?P<level>TRACE|DEBUG|INFO|WARN|ERROR|FATAL) "
@@ -45,7 +46,7 @@ def broker_record(first: str) -> re.Match[str] | None:
 def parse_broker(m: re.Match[str], emit: Emit) -> None:
     """A broker record (``m`` its first line's match) → the events its wording gives."""
     msg = m["msg"].strip()
-    rule = first_rule(BROKER_RULES, msg, msg)
+    rule = BROKER_DISPATCH.first(msg)
     if rule is not None:
         rule.handler(msg, (m.group(0),), msg, emit.bind(role=KAFKA_ROLE))
 
@@ -53,7 +54,7 @@ def parse_broker(m: re.Match[str], emit: Emit) -> None:
 def parse_client(message: str, lines: Sequence[str], emit: Emit) -> None:
     """A record of the Kafka client or the sink's committer inside a Flink process."""
     text = "\n".join(lines)
-    rule = first_rule(CLIENT_RULES, message.strip(), text)
+    rule = CLIENT_DISPATCH.first(message.strip(), text)
     if rule is not None:
         rule.handler(message.strip(), lines, text, emit)
 
@@ -85,14 +86,17 @@ def _commit_failed(kind: CommitFailureKind) -> Handler:
     return handler
 
 
-BROKER_RULES: tuple[Rule, ...] = (
-    Rule("Completed rollback of ongoing transaction for transactionalId ", _aborted, "message"),
+BROKER_RULES: tuple[Wording[Handler], ...] = (
+    Wording("Completed rollback of ongoing transaction for transactionalId ", _aborted, "message",
+            emits=(TransactionAborted,)),
 )
 """The broker's wordings read (its ``TransactionCoordinator``)."""
-CLIENT_RULES: tuple[Rule, ...] = (
-    Rule("ProducerConfig values:", _producer_config),
-    Rule("because its producer is already fenced", _commit_failed("fenced"), "message",
-         prefix="Unable to commit transaction ("),
+CLIENT_RULES: tuple[Wording[Handler], ...] = (
+    Wording("ProducerConfig values:", _producer_config, emits=(TransactionSetting,)),
+    Wording("because its producer is already fenced", _commit_failed("fenced"), "message",
+            prefix="Unable to commit transaction (", emits=(TransactionCommitFailed,)),
 )
 """The Kafka client's producer configuration and the Flink Kafka sink committer's failure, as the lab's runs logged
 them (its other failures' wordings are not read until a real log shows them)."""
+BROKER_DISPATCH = Dispatch(BROKER_RULES)
+CLIENT_DISPATCH = Dispatch(CLIENT_RULES)
