@@ -77,6 +77,8 @@ REFUSALS: tuple[Wording[Refused], ...] = (
 )
 """Every refusal wording, in the order tried: a record states each kind once, in the first row of that kind that
 takes it (a client's chain repeats its causes)."""
+_PHRASES = tuple(dict.fromkeys(row.phrase for row in REFUSALS))
+"""Each phrase once, for the quick test of whether a record states any refusal."""
 
 
 def emit_refusals(lines: Sequence[str], emit: Emit) -> None:
@@ -96,7 +98,7 @@ def emit_refusals(lines: Sequence[str], emit: Emit) -> None:
 def _states_any(text: str) -> bool:
     """Whether ``text`` holds any refusal's phrase: most records parsed hold none, and a plain loop of ``in`` tells
     it for less than the table's walk (or one alternation, slower still over a long cause chain)."""
-    for phrase in PHRASES:
+    for phrase in _PHRASES:
         if phrase in text:
             return True
     return False
