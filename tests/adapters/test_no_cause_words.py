@@ -12,7 +12,8 @@ import pytest
 from correlator.adapters.alertmanager import alert_of
 from correlator.adapters.report_html import verdict_page
 from correlator.adapters.slack_blocks import parent_message, reply_message
-from correlator.core.explain.causes import Code, hosts_are
+from correlator.core.explain.causes import Code
+from correlator.core.explain.registry import hosts_are
 from correlator.core.explain.verdict import Verdict, verdict_to_dict
 from correlator.core.explain.verdict_text import verdict_text
 from correlator.core.incidents import observe, occurrence

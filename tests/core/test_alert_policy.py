@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from correlator.core.alert_policy import AlertPolicy, PolicyError
-from correlator.core.explain.causes import CAUSES, Code
+from correlator.core.explain.causes import Code
+from correlator.core.explain.registry import CAUSES
 
 NOW = 1_800_000_000_000
 

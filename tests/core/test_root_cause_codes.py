@@ -16,7 +16,8 @@ import pytest
 from correlator.core.correlate.detectors import DETECTED, DETECTORS
 from correlator.core.correlate.explanation import title
 from correlator.core.correlate.silent import COVERAGE_CODES
-from correlator.core.explain.causes import BASE, CAUSES, CODE_OF_KIND, ROOT_CODES, Code
+from correlator.core.explain.causes import Code
+from correlator.core.explain.registry import BASE, CAUSES, CODE_OF_KIND, ROOT_CODES
 from correlator.core.explain.knowledge import remediation
 from correlator.core.explain.timeline import CAUSE_TYPES
 from correlator.core.explain.verdict import CODES

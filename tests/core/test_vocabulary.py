@@ -18,7 +18,8 @@ from correlator.core import events
 from correlator.core.correlate.evidence import REFUSED, interval_of
 from correlator.core.event_dicts import EVENT_TYPES, event_from_dict, event_to_dict
 from correlator.core.events import Event, HdfsRefusal, JvmPause, RefusalKind, SlowIo, event_classes
-from correlator.core.explain.causes import CAUSES, Code
+from correlator.core.explain.causes import Code
+from correlator.core.explain.registry import CAUSES
 from correlator.core.explain.kinds import EvidenceKind, Periodic
 from correlator.core.explain.verdict import CoverageReason, SourceCoverage
 from correlator.core.ingest.parse.refusals import REFUSALS

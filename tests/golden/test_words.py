@@ -19,7 +19,8 @@ import pytest
 from correlator.core.correlate.evidence import Interval
 from correlator.core.correlate.explanation import title
 from correlator.core.events import CheckpointCompleted, CheckpointExpired, CheckpointTriggered, Event, FlinkSetting
-from correlator.core.explain.causes import CAUSES, Code
+from correlator.core.explain.causes import Code
+from correlator.core.explain.registry import CAUSES
 from correlator.core.explain.knowledge import HDFS_14476, HDFS_15415, remediation
 from correlator.core.explain.risk import Risk, RiskWatch
 from correlator.core.explain.verdict import Verdict

@@ -28,7 +28,7 @@ from typing import Any
 
 from correlator.adapters.http_call import ServiceRejected, ServiceUnavailable, send
 from correlator.adapters.report_html import page_key
-from correlator.core.explain.causes import hosts_are
+from correlator.core.explain.registry import hosts_are
 from correlator.core.incidents import incident_key
 
 ALERTNAME = "FlinkCheckpointRootCause"

@@ -24,7 +24,7 @@ from html import escape
 
 from correlator.adapters.report_risks import losses_section, lost_by, risks_section, warned
 from correlator.core.events import iso_ms
-from correlator.core.explain.causes import hosts_are
+from correlator.core.explain.registry import hosts_are
 from correlator.core.explain.labels import event_label
 from correlator.core.explain.risk import Risk
 from correlator.core.explain.timeline import CAUSE_TYPES, build_timeline, role_name

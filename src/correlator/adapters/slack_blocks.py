@@ -21,7 +21,8 @@ from enum import StrEnum
 from typing import Any
 
 from correlator.core.events import iso_ms
-from correlator.core.explain.causes import Code, hosts_are
+from correlator.core.explain.causes import Code
+from correlator.core.explain.registry import hosts_are
 from correlator.core.explain.verdict import outlook_from_dict
 from correlator.core.explain.verdict_text import unpredicted_sentence, window_sentence
 from correlator.core.feedback import FeedbackShapeError, Label, VerdictRef, verdict_ref

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, get_args
 
-from correlator.core.explain.causes import CAUSES, Code, Severity
+from correlator.core.explain.causes import Code, Severity
+from correlator.core.explain.registry import CAUSES
 from correlator.core.explain.risk import RISK_SCHEMA
 from correlator.core.explain.transactions import LOSS_SCHEMA
 from correlator.core.explain.verdict import parse_iso_ms

@@ -9,7 +9,8 @@ from correlator.core.correlate.evidence import Interval
 from correlator.core.correlate.pipeline import Stopper
 from correlator.core.correlate.ranking import Candidate, Window
 from correlator.core.events import iso_ms
-from correlator.core.explain.causes import POINT_KINDS, STATED_KINDS, Code, cause
+from correlator.core.explain.causes import Code
+from correlator.core.explain.registry import POINT_KINDS, STATED_KINDS, cause
 from correlator.core.explain.kinds import EvidenceKind
 from correlator.core.explain.knowledge import DatanodeTraits
 from correlator.core.explain.timeline import ROLE_NAMES

@@ -12,15 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from correlator.core.correlate.evidence import Interval, is_write_path_holder, overlap_ms, touches
-from correlator.core.explain.causes import (
-    BASE,
-    CAUSES,
-    CODE_OF_KIND,
-    POINT_KINDS,
-    ROOT_CODES,
-    STATED_KINDS,
-    Code,
-)
+from correlator.core.explain.causes import Code
+from correlator.core.explain.registry import BASE, CAUSES, CODE_OF_KIND, POINT_KINDS, ROOT_CODES, STATED_KINDS
 from correlator.core.explain.kinds import EvidenceKind
 
 STATED_TAIL_MS = 60_000

@@ -10,7 +10,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from correlator.core.explain.causes import CHECKPOINT_STEPS, LEGACY_CHECKPOINT_STEPS, Code, Step, cause
+from correlator.core.explain.causes import CHECKPOINT_STEPS, LEGACY_CHECKPOINT_STEPS, Code, Step
+from correlator.core.explain.registry import cause
 from correlator.core.explain.kinds import EvidenceKind
 
 Version = tuple[int, int, int]

@@ -15,7 +15,7 @@ from statistics import median
 from typing import Any
 
 from correlator.core.events import DatasetLockHeld, DirectoryScanConfig, DirectoryScanStats, Event, JvmPause, iso_ms
-from correlator.core.explain.causes import periodic_codes
+from correlator.core.explain.registry import periodic_codes
 from correlator.core.explain.kinds import Periodic
 from correlator.core.explain.knowledge import is_scanner_holder, is_scanner_stack
 from correlator.core.explain.verdict import NextWindow, Outlook

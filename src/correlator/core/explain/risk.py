@@ -26,7 +26,8 @@ from correlator.core.events import (
     FlinkSetting,
     iso_ms,
 )
-from correlator.core.explain import causes
+from correlator.core.explain.causes import Code
+from correlator.core.explain.registry import cause as registry_entry
 from correlator.core.explain.durations import HOUR_MS, clock, mib, secs, span
 from correlator.core.explain.trend import Trend, theil_sen
 
@@ -360,7 +361,7 @@ def _advice(cause: RiskCause, timeout: int, source: TimeoutSource, fitted_now: f
                          f"{secs(fitted_now)} and give the checkpoints more room between them "
                          "(execution.checkpointing.min-pause); this postpones the trouble, it does not stop the rise.")
     if cause == "state_growth":  # the steps of the cause this warning foretells, as its verdict will give them
-        steps = [f"{step.text}." for step in causes.cause(causes.Code.FLINK_STATE_GROWTH).steps]
+        steps = [f"{step.text}." for step in registry_entry(Code.FLINK_STATE_GROWTH).steps]
     else:
         steps = ["The state did not grow while checkpoints slowed down: look for backpressure (barrier alignment "
                  "and start delay in Flink's checkpoint statistics) and at the HDFS writes of the checkpoint "

@@ -19,7 +19,7 @@ from correlator.core.events import (
     JobStatus,
     TaskStatus,
 )
-from correlator.core.explain.causes import CAUSES
+from correlator.core.explain.registry import CAUSES
 from correlator.core.explain.verdict import EvidenceItem, Verdict
 
 ROLE_ORDER = ("jobmanager", "taskmanager", "datanode", "namenode")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from correlator.core.events import CheckpointDeclined, CheckpointExpired, CheckpointFailed, iso_ms
-from correlator.core.explain.causes import hosts_are
+from correlator.core.explain.registry import hosts_are
 from correlator.core.explain.kinds import Periodic
 from correlator.core.explain.labels import event_label
 from correlator.core.explain.outlook import span_text
