@@ -326,7 +326,7 @@ class Ingest:
         if not (origin.host or origin.file or origin.stream):
             state.host = None  # an unkeyed partition mixes files: a banner on it names only its own record's host
         try:  # the parsers read the origin's dict form, the stamps by the source's own clock
-            events = parse_record(closed.lines, closed.ref, origin.as_dict(), state, self.clock.of(key),
+            events = parse_record(closed.lines, closed.ref, origin, state, self.clock.of(key),
                                   min_gc_pause_ms=self.config.min_gc_pause_ms)
         except Rejected as exc:
             out.append(self._error(exc.reason, exc.detail, closed.ref, closed.lines[0]))

@@ -62,7 +62,7 @@ class Origin:
         object.__setattr__(self, "key", "\x1f".join(part or "" for part in parts))
 
     def as_dict(self) -> dict[str, Any]:
-        """The dict form: a snapshot's, and what the parsers read (``parse.parse_record``)."""
+        """The dict form: a snapshot's."""
         data: dict[str, Any] = {"cluster": self.cluster, "host": self.host, "host_guessed": self.host_guessed,
                                 "role": self.role, "family": self.family, "file": self.file,
                                 "shipper_ts_ms": self.shipper_ts_ms, "file_date": self.file_date}

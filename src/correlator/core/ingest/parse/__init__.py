@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import date as date_type
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Any
 
 from correlator.core.events import KAFKA_ROLE, OBJECT_STORE_ROLE, Event
 from correlator.core.ingest.parse.emit import Emit
@@ -22,6 +21,7 @@ from correlator.core.ingest.parse.header import Header, parse_header
 from correlator.core.ingest.parse.kafka import CLIENT_LOGGERS, broker_record, parse_broker, parse_client
 from correlator.core.ingest.parse.refusals import emit_refusals
 from correlator.core.ingest.parse.s3_access import parse_s3_access
+from correlator.core.ingest.records import Origin
 from correlator.core.ingest.sources import family_of_logger, role_of_logger
 from correlator.core.ingest.timestamps import LocalClock, TimestampError, local_date, to_epoch_ms
 
@@ -62,7 +62,7 @@ class SourceState:
 def parse_record(
     lines: Sequence[str],
     ref: str,
-    origin: dict[str, Any],
+    origin: Origin,
     state: SourceState,
     clock: LocalClock,
     *,
@@ -71,13 +71,13 @@ def parse_record(
     events: list[Event] = []
     first = lines[0]
     looks_gc = first[:1] == "[" or (first[:4].isdigit() and first[10:11] == "T")
-    if origin["family"] == "gc" or (looks_gc and is_gc_line(first)):
-        emit = _emitter(origin, state, 0, origin["role"] or state.role, ref, events)
+    if origin.family == "gc" or (looks_gc and is_gc_line(first)):
+        emit = _emitter(origin, state, 0, origin.role or state.role, ref, events)
         try:
             usable = parse_gc(lines, emit, min_pause_ms=min_gc_pause_ms)
         except TimestampError as exc:
             raise Rejected("bad_timestamp", str(exc)) from None
-        if usable or origin["family"] == "gc":
+        if usable or origin.family == "gc":
             return _without_safepoint_twins(events, first, state)
     if first[:1] in _ACCESS_FIRST and first[64:65] == " ":
         emit = _emitter(origin, state, 0, OBJECT_STORE_ROLE, ref, events)
@@ -101,31 +101,31 @@ def parse_record(
     return events
 
 
-def _dispatch(header: Header, lines: Sequence[str], origin: dict[str, Any], state: SourceState, ts_ms: int, ref: str,
+def _dispatch(header: Header, lines: Sequence[str], origin: Origin, state: SourceState, ts_ms: int, ref: str,
               events: list[Event]) -> None:
     logger, seg = header.logger, header.segment
     proven = role_of_logger(logger)
-    if proven and not origin["role"]:
+    if proven and not origin.role:
         state.role = proven
-    role = proven or origin["role"] or state.role or _FAMILY_ROLE.get(origin["family"] or "", "unknown")
+    role = proven or origin.role or state.role or _FAMILY_ROLE.get(origin.family or "", "unknown")
     emit = _emitter(origin, state, ts_ms, role, ref, events)
     if "STARTUP_MSG" in header.message:
         state.host = state.host or banner_host("\n".join(lines))
-        emit = emit.bind(host=origin["host"] or state.host or "unknown")
+        emit = emit.bind(host=origin.host or state.host or "unknown")
     family = family_of_logger(logger)
     if seg in CLIENT_LOGGERS:
         parse_client(header.message, lines, emit)
         return
     if seg.startswith(_HDFS_CLIENT):
-        emit = emit.bind(role=origin["role"] or state.role or "taskmanager")
+        emit = emit.bind(role=origin.role or state.role or "taskmanager")
         parse_flink(header, lines, emit)
-    elif family == "flink" or (family is None and not logger.startswith(_FOREIGN) and origin["family"] == "flink"):
+    elif family == "flink" or (family is None and not logger.startswith(_FOREIGN) and origin.family == "flink"):
         parse_flink(header, lines, emit)
     elif family == "hdfs" or (family is None and not logger.startswith(_FOREIGN)):
         if seg == "JvmPauseMonitor":
-            emit = emit.bind(role=origin["role"] or state.role or "datanode")
+            emit = emit.bind(role=origin.role or state.role or "datanode")
         parse_hdfs(header, lines, emit)
-        if not events and origin["family"] != "hdfs" and family is None:
+        if not events and origin.family != "hdfs" and family is None:
             parse_flink(header, lines, emit)
     emit_refusals(lines, emit)
 
@@ -133,9 +133,9 @@ def _dispatch(header: Header, lines: Sequence[str], origin: dict[str, Any], stat
 _HALF_DAY_MS = 12 * 3600 * 1000
 
 
-def _timestamp(stamp: str | None, origin: dict[str, Any], state: SourceState, clock: LocalClock) -> int:
+def _timestamp(stamp: str | None, origin: Origin, state: SourceState, clock: LocalClock) -> int:
     """The record's time: its own stamp in the source's zone; for stamp-less layouts the shipper's or the last."""
-    shipper = origin.get("shipper_ts_ms")
+    shipper = origin.shipper_ts_ms
     if stamp is None:
         fallback = shipper if shipper is not None else state.last_ts_ms
         if fallback is None:
@@ -153,7 +153,7 @@ def _timestamp(stamp: str | None, origin: dict[str, Any], state: SourceState, cl
         if date is not None:
             state.date = list(date)
             return to_epoch_ms(stamp, clock)
-        known = (state.date[0], state.date[1], state.date[2]) if state.date else origin.get("file_date")
+        known = (state.date[0], state.date[1], state.date[2]) if state.date else origin.file_date
         if known is None and shipper is not None:
             local = datetime.fromtimestamp(shipper / 1000, tz=clock.zone)
             known = (local.year, local.month, local.day)
@@ -195,10 +195,10 @@ def _minute_parts(minute: str) -> tuple[int, int, int, int, int] | None:
 
 
 def _emitter(
-    origin: dict[str, Any], state: SourceState, ts_ms: int, role: str | None, ref: str, events: list[Event]
+    origin: Origin, state: SourceState, ts_ms: int, role: str | None, ref: str, events: list[Event]
 ) -> Emit:
-    host = origin["host"] or state.host or "unknown"
-    return Emit(ts_ms, origin["cluster"], host, role or "unknown", ref, events)
+    host = origin.host or state.host or "unknown"
+    return Emit(ts_ms, origin.cluster, host, role or "unknown", ref, events)
 
 
 def _without_safepoint_twins(events: list[Event], first: str, state: SourceState) -> list[Event]:
