@@ -7,7 +7,9 @@ access log record (the documented space-separated format) for every request it a
 
 The control file is JSON, read again whenever it changes: `{"put_503": 0.8, "put_delay_s": 0, "put_error": null,
 "prefix": "flink/"}` (a share of PUTs of objects and parts under `prefix` answered 503 SlowDown, a delay before every
-such PUT is forwarded, or every such PUT refused with `ExpiredToken` (400) or `AccessDenied` (403)). No file, or `{}`: every request is forwarded as it came. The proxy listens on 127.0.0.1 only and exits
+such PUT is forwarded, or every such PUT refused with `ExpiredToken` (400) or `AccessDenied` (403)); with
+`"prefix_rate": 1.5`, PUTs under `prefix` beyond that many a second per key prefix (the key's first
+`prefix_depth` segments, default 1) are answered 503 SlowDown, as S3 throttles one hot prefix while others are fine. No file, or `{}`: every request is forwarded as it came. The proxy listens on 127.0.0.1 only and exits
 after --max-seconds whatever happens; the lab stops it by pid before that.
 """
 
@@ -23,6 +25,7 @@ import random
 import sys
 import threading
 import time
+from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -107,6 +110,8 @@ class Handler(BaseHTTPRequestHandler):
         refused = settings.get("put_error") if faulted else None
         if faulted and self.server.rng.random() < _number(settings, "put_503"):
             refused = "SlowDown"
+        elif faulted and _number(settings, "prefix_rate") > 0 and not self.server.admit(key, received, settings):
+            refused = "SlowDown"
         if isinstance(refused, str) and refused in ERRORS:
             status, reason, message = ERRORS[refused]
             error = refused
@@ -181,6 +186,21 @@ class ProxyServer(ThreadingHTTPServer):
         self.rng = random.Random(seed)
         self.log_lock = threading.Lock()
         self.log = log.open("a", buffering=1)
+        self.rates: dict[str, deque[float]] = {}
+        """Per key prefix, when its PUTs of the last second were admitted."""
+
+    def admit(self, key: str, at: float, settings: dict[str, object]) -> bool:
+        """Whether a PUT of ``key`` at ``at`` fits its prefix's rate (``prefix_rate`` a second)."""
+        depth = max(1, int(_number(settings, "prefix_depth") or 1))
+        prefix = "/".join(key.split("/")[:depth])
+        with self.log_lock:
+            seen = self.rates.setdefault(prefix, deque())
+            while seen and seen[0] <= at - 1.0:
+                seen.popleft()
+            if len(seen) >= _number(settings, "prefix_rate"):
+                return False
+            seen.append(at)
+            return True
 
     def write(self, record: str) -> None:
         with self.log_lock:

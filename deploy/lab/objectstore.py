@@ -51,8 +51,12 @@ class S3Scenario:
     """The code every failed checkpoint must get (None: no verdict is expected)."""
     settings: tuple[tuple[str, str], ...] = ()
     """Flink settings of the run beside the lab's (the S3 filesystem's own, such as its connection pool)."""
+    path: str = PREFIX
+    """The checkpoint directory in the bucket (an entropy marker in it is replaced per data file)."""
 
 
+_WIDE = (("taskmanager.numberOfTaskSlots", "10"), ("parallelism.default", "10"))
+"""Ten subtasks upload their state at once: enough writes a second for one prefix's rate to refuse some."""
 SCENARIOS = {s.name: s for s in (
     S3Scenario("s3-throttling", {"put_503": 0.8, "prefix": PREFIX}, "OBJECT_STORE_THROTTLED"),
     S3Scenario("s3-slow-put", {"put_delay_s": 15, "prefix": PREFIX}, "OBJECT_STORE_SLOW"),
@@ -61,6 +65,9 @@ SCENARIOS = {s.name: s for s in (
                (("s3.connection.maximum", "1"), ("s3.connection.acquisition.timeout", "1s"),
                 ("s3.connection.establish.timeout", "1000"), ("taskmanager.numberOfTaskSlots", "10"),
                 ("parallelism.default", "10"))),
+    S3Scenario("s3-hot-prefix", {"prefix_rate": 1.5, "prefix": ""}, "OBJECT_STORE_THROTTLED", _WIDE),
+    S3Scenario("s3-hot-prefix-entropy", {"prefix_rate": 1.5, "prefix": ""}, None,
+               (*_WIDE, ("s3.entropy.key", "_entropy_"), ("s3.entropy.length", "4")), "_entropy_/checkpoints"),
     S3Scenario("s3-control", {}, None),
 )}
 
@@ -111,12 +118,13 @@ def run_scenario(scenario: S3Scenario, flink: str) -> tuple[dict[str, object], P
     shutil.rmtree(run_dir, ignore_errors=True)
     s3_port, proxy_port = free_ports(2)
     settings: dict[str, object] = {
-        ("state.checkpoints.dir" if major < 2 else "execution.checkpointing.dir"): f"s3://{BUCKET}/{PREFIX}",
+        ("state.checkpoints.dir" if major < 2 else "execution.checkpointing.dir"): f"s3://{BUCKET}/{scenario.path}",
         "s3.endpoint": f"http://127.0.0.1:{proxy_port}", "s3.path.style.access": "true",
         "s3.access-key": "lab", "s3.secret-key": "lab-secret", "s3.endpoint.region": "us-east-1",
         "s3.connection.ssl.enabled": "false", **dict(scenario.settings),
     }
-    cluster = Cluster(jars, run_dir, major, settings, checkpoints=f"s3://{BUCKET}/{PREFIX}", flink_plugins=plugins)
+    cluster = Cluster(jars, run_dir, major, settings, checkpoints=f"s3://{BUCKET}/{scenario.path}",
+                      flink_plugins=plugins)
     control = run_dir / "control" / "faultproxy.json"
     control.parent.mkdir(parents=True, exist_ok=True)
     control.write_text("{}")
@@ -167,14 +175,14 @@ def run_scenario(scenario: S3Scenario, flink: str) -> tuple[dict[str, object], P
             "scenario": scenario.name, "flink": flink, "s3_filesystem": f"flink-s3-fs-hadoop {flink}",
             "store": f"s3proxy {S3PROXY} behind the lab's fault proxy",
             "fault": {"kind": scenario.name.removeprefix("s3-") if scenario.fault else "none", "host": "lab-s3"
-                      if scenario.fault else None, "addr": None, "bucket": BUCKET, "prefix": PREFIX,
+                      if scenario.fault else None, "addr": None, "bucket": BUCKET, "prefix": scenario.path,
                       "settings": scenario.fault, "flink_settings": dict(scenario.settings), "start": iso(start),
                       "end": iso(end)},
             "attempts": [{"start": iso(start), "end": iso(end)}],
             "failed_checkpoints": failed,
             "expected": [] if scenario.code is None else [
                 {"job_id": f["job_id"], "checkpoint_id": f["checkpoint_id"], "code": scenario.code,
-                 "hosts": [], "target": f"{BUCKET}/{PREFIX}"} for f in failed],
+                 "hosts": [], "target": f"{BUCKET}/{scenario.path}"} for f in failed],
         }
         (run_dir / "truth.json").write_text(json.dumps(result, indent=2) + "\n")
         return result, cluster.logs

@@ -91,6 +91,8 @@ def test_the_page_looks_as_it_did(browser: Page, width: int, tmp_path: Path) -> 
     the new screenshot and a picture of the changes saved for a person to look at."""
     page = browser.page
     page.set_viewport_size({"width": width, "height": 900})
+    page.reload(wait_until="load")  # laid out at this width from the start, whatever the tests before it did
+    page.evaluate("document.fonts.ready.then(() => true)")
     png = page.screenshot(full_page=True, animations="disabled", caret="hide")
     baseline = SCREENS / f"seed-{width}.png"
     if UPDATE:

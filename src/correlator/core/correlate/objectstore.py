@@ -206,7 +206,23 @@ def store_sentence(t: Throttled) -> str:
             f"{iso_ms(t.requests[0].ts_ms)} and {iso_ms(t.requests[-1].ts_ms)}, while the checkpoint ran"
             + (f" (the slowest took {seconds(slowest)})" if slowest >= 1000 else "")
             + ". S3A does not log its retries of a throttled request at INFO (only at DEBUG): the retries and their "
-              "back-off took the checkpoint's time, and the Flink logs show only the expiry.")
+              "back-off took the checkpoint's time, and the Flink logs show only the expiry." + hot_prefix_sentence(t))
+
+
+HOT_PREFIX_MIN = 3
+"""Throttled keys under one first segment: fewer say little about where the store's limit bit."""
+
+
+def hot_prefix_sentence(t: Throttled) -> str:
+    """Said when every throttled key starts with the same segment: S3 scales its request rate per key prefix, and a
+    checkpoint directory without entropy puts every subtask's files under one."""
+    firsts = {e.key.split("/", 1)[0] for e in t.requests if e.key}
+    keys = {e.key for e in t.requests if e.key}
+    if len(firsts) != 1 or len(keys) < HOT_PREFIX_MIN:
+        return ""
+    return (f" All {len(keys)} throttled keys start with the one prefix {next(iter(firsts))}/: S3 serves a rate of "
+            "requests per key prefix, and a checkpoint directory without an entropy marker near its start sends "
+            "every subtask's files to the same one.")
 
 
 QUEUED_MIN_REQUESTS = 3
