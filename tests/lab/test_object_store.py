@@ -27,7 +27,8 @@ def _verdicts(run: Path) -> list[dict[str, Any]]:
 def test_the_lab_captured_every_object_store_scenario_on_both_flink_lines() -> None:
     for line in ("s3-1.20.1", "s3-2.1.1"):
         assert {p.name for p in RUNS if p.parent.name == line} >= {"s3-throttling", "s3-slow-put", "s3-control",
-                                                                         "s3-connection-limit"}
+                                                                         "s3-connection-limit", "s3-hot-prefix",
+                                                                         "s3-hot-prefix-entropy"}
 
 
 @pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
@@ -133,3 +134,21 @@ def test_without_the_stores_log_a_throttled_checkpoint_asks_for_the_stores_log_n
         assert [(m["host"], m["role"]) for m in v["coverage"]["missing"]] == [("lab-checkpoints", "objectstore")]
         assert not any("DataNode" in step for step in v["remediation"]), v["remediation"]
         assert "access log of the object store (bucket lab-checkpoints)" in v["root_cause"]["explanation"]
+
+
+@pytest.mark.parametrize("line", ["s3-1.20.1", "s3-2.1.1"])
+def test_a_hot_prefix_is_named_and_an_entropy_marker_spreads_it(line: str) -> None:
+    """The same store rule in both runs (each key prefix takes 1.5 writes a second, beyond that `503 SlowDown`): ten
+    subtasks writing under one prefix fail checkpoints and are told it is one prefix and to add entropy; with
+    `s3.entropy.key` in the checkpoint path their files spread over prefixes, nothing is throttled, nothing fails."""
+    hot, spread = DATA / line / "s3-hot-prefix", DATA / line / "s3-hot-prefix-entropy"
+    rule = json.loads((hot / "truth.json").read_text())["fault"]["settings"]
+    assert json.loads((spread / "truth.json").read_text())["fault"]["settings"] == rule
+    verdicts = _verdicts(hot)
+    assert verdicts and all(v["root_cause"]["code"] == "OBJECT_STORE_THROTTLED" for v in verdicts)
+    for v in verdicts:
+        assert "start with the one prefix flink/" in v["root_cause"]["explanation"], v["root_cause"]["explanation"]
+        assert "s3.entropy.key" in v["remediation"][0], v["remediation"]
+    spread_log = (spread / "s3-access-lab-s3.log").read_text()
+    assert " 503 SlowDown " not in spread_log and "/checkpoints/" in spread_log
+    assert not json.loads((spread / "truth.json").read_text())["failed_checkpoints"] and not _verdicts(spread)
