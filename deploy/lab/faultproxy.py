@@ -9,7 +9,8 @@ The control file is JSON, read again whenever it changes: `{"put_503": 0.8, "put
 "prefix": "flink/"}` (a share of PUTs of objects and parts under `prefix` answered 503 SlowDown, a delay before every
 such PUT is forwarded, or every such PUT refused with `ExpiredToken` (400) or `AccessDenied` (403)); with
 `"prefix_rate": 1.5`, PUTs under `prefix` beyond that many a second per key prefix (the key's first
-`prefix_depth` segments, default 1) are answered 503 SlowDown, as S3 throttles one hot prefix while others are fine. No file, or `{}`: every request is forwarded as it came. The proxy listens on 127.0.0.1 only and exits
+`prefix_depth` segments, default 1) are answered 503 SlowDown, as S3 throttles one hot prefix while others are fine;
+`"ops": ["REST.PUT.PART"]` limits the fault to those operations (a multipart upload's parts). No file, or `{}`: every request is forwarded as it came. The proxy listens on 127.0.0.1 only and exits
 after --max-seconds whatever happens; the lab stops it by pid before that.
 """
 
@@ -104,7 +105,9 @@ class Handler(BaseHTTPRequestHandler):
         settings = self.server.control.get()
         rid = "".join(self.server.rng.choice("0123456789ABCDEF") for _ in range(16))
         hid = base64.b64encode(hashlib.sha256(rid.encode()).digest() + os.urandom(8)).decode()
-        faulted = self.command == "PUT" and key.startswith(str(settings.get("prefix", "")))
+        ops = settings.get("ops")
+        faulted = (self.command == "PUT" and key.startswith(str(settings.get("prefix", "")))
+                   and (not isinstance(ops, list) or op in ops))
         error = "-"
         first_byte = received
         refused = settings.get("put_error") if faulted else None

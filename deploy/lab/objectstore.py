@@ -65,6 +65,7 @@ SCENARIOS = {s.name: s for s in (
                (("s3.connection.maximum", "1"), ("s3.connection.acquisition.timeout", "1s"),
                 ("s3.connection.establish.timeout", "1000"), ("taskmanager.numberOfTaskSlots", "10"),
                 ("parallelism.default", "10"))),
+    S3Scenario("s3-slow-parts", {"put_delay_s": 12, "prefix": PREFIX, "ops": ["REST.PUT.PART"]}, "OBJECT_STORE_SLOW"),
     S3Scenario("s3-hot-prefix", {"prefix_rate": 1.5, "prefix": ""}, "OBJECT_STORE_THROTTLED", _WIDE),
     S3Scenario("s3-hot-prefix-entropy", {"prefix_rate": 1.5, "prefix": ""}, None,
                (*_WIDE, ("s3.entropy.key", "_entropy_"), ("s3.entropy.length", "4")), "_entropy_/checkpoints"),

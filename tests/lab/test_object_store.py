@@ -8,6 +8,7 @@ retries quietly at INFO): the store's log is the evidence, and the verdict must 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,9 @@ def _verdicts(run: Path) -> list[dict[str, Any]]:
 
 def test_the_lab_captured_every_object_store_scenario_on_both_flink_lines() -> None:
     for line in ("s3-1.20.1", "s3-2.1.1"):
-        assert {p.name for p in RUNS if p.parent.name == line} >= {"s3-throttling", "s3-slow-put", "s3-control",
-                                                                         "s3-connection-limit", "s3-hot-prefix",
-                                                                         "s3-hot-prefix-entropy"}
+        assert {p.name for p in RUNS if p.parent.name == line} >= {
+            "s3-throttling", "s3-slow-put", "s3-control", "s3-connection-limit", "s3-hot-prefix",
+            "s3-hot-prefix-entropy", "s3-slow-parts"}
 
 
 @pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
@@ -152,3 +153,18 @@ def test_a_hot_prefix_is_named_and_an_entropy_marker_spreads_it(line: str) -> No
     spread_log = (spread / "s3-access-lab-s3.log").read_text()
     assert " 503 SlowDown " not in spread_log and "/checkpoints/" in spread_log
     assert not json.loads((spread / "truth.json").read_text())["failed_checkpoints"] and not _verdicts(spread)
+
+
+@pytest.mark.parametrize("line", ["s3-1.20.1", "s3-2.1.1"])
+def test_slow_parts_of_the_metadata_delay_checkpoints_past_their_timeout_and_fail_none(line: str) -> None:
+    """What the lab found: the multipart parts are the JobManager's `_metadata`, uploaded after the tasks' last
+    acknowledgement, where the timeout no longer runs: checkpoints complete late, nothing fails, no verdict."""
+    run = DATA / line / "s3-slow-parts"
+    parts = [ln for ln in (run / "s3-access-lab-s3.log").read_text().splitlines() if " REST.PUT.PART " in ln]
+    held = [ln for ln in parts if int(ln.split('" ')[1].split()[4]) >= 12_000]
+    assert held and all("/_metadata " in ln for ln in parts)
+    jm = next(run.glob("flink-*-standalonesession-*.log")).read_text()
+    completed = re.findall(r"Completed checkpoint \d+ for job \w+ \(\d+ bytes, checkpointDuration=(\d+)", jm)
+    late = [int(d) for d in completed if int(d) > 10_000]
+    assert len(late) >= 2 and not json.loads((run / "truth.json").read_text())["failed_checkpoints"]
+    assert not _verdicts(run)

@@ -3,9 +3,10 @@
 A storage cause is found by ranking evidence intervals (``ranking.py``, weights from the cause registry). A cause the
 logs show only as a pattern — a TaskManager the JobManager lost, a cause chain that ends in user code, state that
 kept growing, an upload that never began — has a detector instead, registered here beside its code in the registry
-(``core/explain/causes.py`` or ``storage_causes.py``: its title, steps, timeline types). Each detector says what it needs (it reads a
-:class:`Scene`: the case, its stuck write, the ranked storage causes and what the detectors before it found), what
-it finds (a finding, and the candidate it makes of it) and how its finding reads in the verdict (a :class:`Reading`).
+(``core/explain/causes.py`` or ``storage_causes.py``: its title, steps, timeline types). Each detector says what it
+needs (it reads a :class:`Scene`: the case, its stuck write, the ranked storage causes and what the detectors before
+it found), what it finds (a finding, and the candidate it makes of it) and how its finding reads in the verdict (a
+:class:`Reading`).
 ``decide`` runs them in :data:`DETECTORS` order and says what they read; it names none of them.
 """
 
