@@ -10,7 +10,8 @@ The control file is JSON, read again whenever it changes: `{"put_503": 0.8, "put
 such PUT is forwarded, or every such PUT refused with `ExpiredToken` (400) or `AccessDenied` (403)); with
 `"prefix_rate": 1.5`, PUTs under `prefix` beyond that many a second per key prefix (the key's first
 `prefix_depth` segments, default 1) are answered 503 SlowDown, as S3 throttles one hot prefix while others are fine;
-`"ops": ["REST.PUT.PART"]` limits the fault to those operations (a multipart upload's parts). No file, or `{}`: every request is forwarded as it came. The proxy listens on 127.0.0.1 only and exits
+`"ops": ["REST.PUT.PART"]` limits the fault to those operations (a multipart upload's parts); `"burst_on_s": 3,
+"burst_off_s": 3` answers `put_503`'s share only in bursts of that many seconds, with quiet seconds between. No file, or `{}`: every request is forwarded as it came. The proxy listens on 127.0.0.1 only and exits
 after --max-seconds whatever happens; the lab stops it by pid before that.
 """
 
@@ -111,7 +112,7 @@ class Handler(BaseHTTPRequestHandler):
         error = "-"
         first_byte = received
         refused = settings.get("put_error") if faulted else None
-        if faulted and self.server.rng.random() < _number(settings, "put_503"):
+        if faulted and _in_burst(settings, received) and self.server.rng.random() < _number(settings, "put_503"):
             refused = "SlowDown"
         elif faulted and _number(settings, "prefix_rate") > 0 and not self.server.admit(key, received, settings):
             refused = "SlowDown"
@@ -165,6 +166,13 @@ class Handler(BaseHTTPRequestHandler):
         self.server.write(record)
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _serve
+
+
+def _in_burst(settings: dict[str, object], at: float) -> bool:
+    """Whether ``at`` falls in a burst: ``burst_on_s`` seconds of throttling, then ``burst_off_s`` of none, over and
+    over (no ``burst_on_s``: always)."""
+    on, off = _number(settings, "burst_on_s"), _number(settings, "burst_off_s")
+    return on <= 0 or at % (on + off) < on
 
 
 def _number(settings: dict[str, object], name: str) -> float:

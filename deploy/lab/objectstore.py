@@ -1,6 +1,7 @@
 """The lab's object-store runs: Flink checkpointing to `s3://` on a real S3 server, with our fault proxy in front.
 
-    python deploy/lab/objectstore.py run [--flink 1.20.1] [--scenario s3-throttling ...] [--fixtures DIR]
+    python deploy/lab/objectstore.py run [--flink 1.20.1] [--s3-fs hadoop|native] [--scenario s3-throttling ...]
+                                         [--fixtures DIR]
 
 Per scenario, on loopback only and without Docker: s3proxy (`org.gaul:s3proxy` from Maven Central, its in-memory
 blob store) serves S3; `faultproxy.py` stands in front of it, writes an S3 server access log record for every request
@@ -65,6 +66,8 @@ SCENARIOS = {s.name: s for s in (
                (("s3.connection.maximum", "1"), ("s3.connection.acquisition.timeout", "1s"),
                 ("s3.connection.establish.timeout", "1000"), ("taskmanager.numberOfTaskSlots", "10"),
                 ("parallelism.default", "10"))),
+    S3Scenario("s3-throttling-bursts", {"put_503": 1.0, "burst_on_s": 3, "burst_off_s": 3, "prefix": PREFIX},
+               "OBJECT_STORE_THROTTLED", _WIDE),
     S3Scenario("s3-slow-parts", {"put_delay_s": 12, "prefix": PREFIX, "ops": ["REST.PUT.PART"]}, "OBJECT_STORE_SLOW"),
     S3Scenario("s3-hot-prefix", {"prefix_rate": 1.5, "prefix": ""}, "OBJECT_STORE_THROTTLED", _WIDE),
     S3Scenario("s3-hot-prefix-entropy", {"prefix_rate": 1.5, "prefix": ""}, None,
@@ -73,18 +76,29 @@ SCENARIOS = {s.name: s for s in (
 )}
 
 
-def fetch_s3(flink: str) -> tuple[Path, Path]:
+FILESYSTEMS = ("hadoop", "native")
+"""Flink's S3 filesystems the lab runs: flink-s3-fs-hadoop (S3A, shaded), and since Flink 2.3 flink-s3-fs-native (the
+AWS SDK v2 without Hadoop)."""
+
+
+def line_name(flink: str, fs: str) -> str:
+    """The run's directory: `s3-<flink>`, `s3-<flink>-native` for the native filesystem."""
+    return f"s3-{flink}" + ("" if fs == "hadoop" else f"-{fs}")
+
+
+def fetch_s3(flink: str, fs: str = "hadoop") -> tuple[Path, Path]:
     """s3proxy and its dependencies, and Flink's S3 plugin, from Maven Central once (a `.complete` marker each)."""
     libs = CACHE / f"s3proxy-{S3PROXY}" / "libs"
-    plugins = CACHE / f"flink-{flink}-s3" / "plugins"
+    plugins = CACHE / f"flink-{flink}-s3{'' if fs == 'hadoop' else '-' + fs}" / "plugins"
     pom = HERE / "s3" / "pom.xml"
     if not (libs / ".complete").exists():
         _mvn(pom, {"s3proxy.version": S3PROXY}, ["dependency:copy-dependencies", "-DincludeScope=runtime",
                                                  f"-DoutputDirectory={libs}"], CACHE / "log" / "mvn-s3proxy.log")
         (libs / ".complete").touch()
     if not (plugins / ".complete").exists():
-        _mvn(pom, {"flink.version": flink, "lab.s3.plugin": str(plugins / "s3-fs-hadoop")},
-             ["dependency:copy@s3-plugin"], CACHE / "log" / f"mvn-s3-plugin-{flink}.log")
+        _mvn(pom, {"flink.version": flink, "lab.s3.plugin": str(plugins / f"s3-fs-{fs}"),
+                   "lab.s3.artifact": f"flink-s3-fs-{fs}"},
+             ["dependency:copy@s3-plugin"], CACHE / "log" / f"mvn-s3-plugin-{flink}-{fs}.log")
         (plugins / ".complete").touch()
     return libs, plugins
 
@@ -111,11 +125,11 @@ def _wait_http(port: int, timeout: float) -> None:
     raise LabError(f"nothing answered on 127.0.0.1:{port} within {timeout:.0f}s")
 
 
-def run_scenario(scenario: S3Scenario, flink: str) -> tuple[dict[str, object], Path]:
+def run_scenario(scenario: S3Scenario, flink: str, fs: str = "hadoop") -> tuple[dict[str, object], Path]:
     major = int(flink.split(".")[0])
     jars = fetch(HADOOP[major], flink)
-    s3libs, plugins = fetch_s3(flink)
-    run_dir = HOME / f"s3-{flink}" / scenario.name
+    s3libs, plugins = fetch_s3(flink, fs)
+    run_dir = HOME / line_name(flink, fs) / scenario.name
     shutil.rmtree(run_dir, ignore_errors=True)
     s3_port, proxy_port = free_ports(2)
     settings: dict[str, object] = {
@@ -124,6 +138,12 @@ def run_scenario(scenario: S3Scenario, flink: str) -> tuple[dict[str, object], P
         "s3.access-key": "lab", "s3.secret-key": "lab-secret", "s3.endpoint.region": "us-east-1",
         "s3.connection.ssl.enabled": "false", **dict(scenario.settings),
     }
+    if fs == "native":  # its own names: the region, and the pool's size as s3.connection.max
+        # s3proxy answers 501 to the SDK v2's chunked, checksummed uploads: plain ones, as S3A sends
+        settings |= {"s3.region": "us-east-1", "s3.chunked-encoding.enabled": "false",
+                     "s3.checksum-validation.enabled": "false"}
+        if "s3.connection.maximum" in settings:
+            settings["s3.connection.max"] = settings.pop("s3.connection.maximum")
     cluster = Cluster(jars, run_dir, major, settings, checkpoints=f"s3://{BUCKET}/{scenario.path}",
                       flink_plugins=plugins)
     control = run_dir / "control" / "faultproxy.json"
@@ -173,7 +193,7 @@ def run_scenario(scenario: S3Scenario, flink: str) -> tuple[dict[str, object], P
         jobs.wait(COMPLETED, 60)
         time.sleep(2)
         result: dict[str, object] = {
-            "scenario": scenario.name, "flink": flink, "s3_filesystem": f"flink-s3-fs-hadoop {flink}",
+            "scenario": scenario.name, "flink": flink, "s3_filesystem": f"flink-s3-fs-{fs} {flink}",
             "store": f"s3proxy {S3PROXY} behind the lab's fault proxy",
             "fault": {"kind": scenario.name.removeprefix("s3-") if scenario.fault else "none", "host": "lab-s3"
                       if scenario.fault else None, "addr": None, "bucket": BUCKET, "prefix": scenario.path,
@@ -223,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("command", choices=["run"])
     ap.add_argument("--flink", default="1.20.1")
+    ap.add_argument("--s3-fs", choices=FILESYSTEMS, default="hadoop", help="Flink's S3 filesystem (native: 2.3 on)")
     ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
     ap.add_argument("--fixtures", type=Path)
     args = ap.parse_args(argv)
@@ -231,13 +252,13 @@ def main(argv: list[str] | None = None) -> int:
     failures = 0
     for name in args.scenario or list(SCENARIOS):
         try:
-            result, logs = run_scenario(SCENARIOS[name], args.flink)
+            result, logs = run_scenario(SCENARIOS[name], args.flink, args.s3_fs)
         except LabError as e:
             say(f"{name}: FAILED: {e}")
             failures += 1
             continue
         if args.fixtures:
-            dest = args.fixtures / f"s3-{args.flink}" / name
+            dest = args.fixtures / line_name(args.flink, args.s3_fs) / name
             copy_fixture(logs, dest, result)
             say(f"{name}: fixtures in {dest}")
     return 1 if failures else 0

@@ -25,16 +25,20 @@ def _verdicts(run: Path) -> list[dict[str, Any]]:
     return [verdict_to_dict(v) for v in analyze([str(run)])]
 
 
-def test_the_lab_captured_every_object_store_scenario_on_both_flink_lines() -> None:
-    for line in ("s3-1.20.1", "s3-2.1.1"):
+def test_the_lab_captured_every_object_store_scenario_on_every_flink_line() -> None:
+    for line in ("s3-1.20.1", "s3-2.1.1", "s3-2.3.0-native"):
         assert {p.name for p in RUNS if p.parent.name == line} >= {
             "s3-throttling", "s3-slow-put", "s3-control", "s3-connection-limit", "s3-hot-prefix",
-            "s3-hot-prefix-entropy", "s3-slow-parts"}
+            "s3-hot-prefix-entropy", "s3-slow-parts", "s3-throttling-bursts"}
 
 
-@pytest.mark.parametrize("run", RUNS, ids=[f"{p.parent.name}/{p.name}" for p in RUNS])
+S3A_RUNS = [p for p in RUNS if not p.parent.name.endswith("-native")]
+
+
+@pytest.mark.parametrize("run", S3A_RUNS, ids=[f"{p.parent.name}/{p.name}" for p in S3A_RUNS])
 def test_the_flink_logs_say_nothing_of_the_store(run: Path) -> None:
-    """What the issue reported, true of the real run: no S3 error or retry line in any Flink log."""
+    """What the issue reported, true of the real runs with flink-s3-fs-hadoop: no S3 error or retry line in any Flink
+    log (S3A retries quietly)."""
     for log in run.glob("flink-*.log"):
         text = log.read_text()
         assert "SlowDown" not in text and "AWSServiceThrottledException" not in text and "Retried" not in text, log
@@ -91,19 +95,22 @@ def test_hdfs_and_object_store_checkpoints_in_one_input_are_each_judged_on_their
     assert {code for code, _ in alone.values()} >= {"HDFS_SLOW_DISK", "OBJECT_STORE_THROTTLED"}
 
 
-@pytest.mark.parametrize("line", ["s3-1.20.1", "s3-2.1.1"])
-def test_an_expired_token_is_stated_by_the_store_and_by_the_client(line: str) -> None:
-    """S3A does not retry a 400: the JobManager's cause chains carry the store's words too, and the verdict is the
-    store's refusal, not a failure inside Flink."""
+@pytest.mark.parametrize(("line", "said"), [
+    ("s3-1.20.1", "AWSBadRequestException"), ("s3-2.1.1", "AWSBadRequestException"),
+    ("s3-2.3.0-native", "S3Exception: The provided token has expired. (Service: S3, Status Code: 400,")])
+def test_an_expired_token_is_stated_by_the_store_and_by_the_client(line: str, said: str) -> None:
+    """The client does not retry a 400: the JobManager's cause chains carry the store's words too (S3A's SDK v1 its
+    error code, the native filesystem's SDK v2 only S3's message), and the verdict is the store's refusal, not a
+    failure inside Flink."""
     run = DATA / line / "s3-expired-token"
     chains = "".join(log.read_text() for log in run.glob("flink-*.log"))
-    assert "AWSBadRequestException" in chains and "Error Code: ExpiredToken" in chains
+    assert said in chains
     verdicts = _verdicts(run)
     assert verdicts and {v["root_cause"]["code"] for v in verdicts} == {"OBJECT_STORE_CREDENTIALS"}
     assert all("session token had expired" in v["root_cause"]["explanation"] for v in verdicts)
 
 
-@pytest.mark.parametrize("line", ["s3-1.20.1", "s3-2.1.1"])
+@pytest.mark.parametrize("line", ["s3-1.20.1", "s3-2.1.1", "s3-2.3.0-native"])
 def test_without_the_stores_log_the_clients_cause_chain_decides(tmp_path: Path, line: str) -> None:
     """The access log arrives late (hours): from the Flink logs alone, the refusal in the cause chain names the
     store's credentials, never user code or missing HDFS logs, and the verdict says the store's log is not in."""
@@ -168,3 +175,20 @@ def test_slow_parts_of_the_metadata_delay_checkpoints_past_their_timeout_and_fai
     late = [int(d) for d in completed if int(d) > 10_000]
     assert len(late) >= 2 and not json.loads((run / "truth.json").read_text())["failed_checkpoints"]
     assert not _verdicts(run)
+
+
+def test_the_native_filesystem_gives_up_on_a_throttle_and_its_chain_says_so(tmp_path: Path) -> None:
+    """flink-s3-fs-native 2.3.0 retries a `503 SlowDown` a few times and fails the checkpoint (not an expiry): its
+    cause chain states the throttle, so the Flink logs alone name it, saying the store's log is not in; with the
+    store's log the verdict says both."""
+    run = DATA / "s3-2.3.0-native" / "s3-throttling"
+    chains = "".join(log.read_text() for log in run.glob("flink-*.log"))
+    assert "Please reduce your request rate. (Service: S3, Status Code: 503," in chains and "SDK Attempt Count" in chains
+    for log in run.glob("flink-*.log"):
+        (tmp_path / log.name).write_bytes(log.read_bytes())
+    alone = _verdicts(tmp_path)
+    assert alone and all(v["root_cause"]["code"] == "OBJECT_STORE_THROTTLED" for v in alone)
+    assert all("access log is not in the input" in v["root_cause"]["explanation"] for v in alone)
+    both = _verdicts(run)
+    assert both and all(v["root_cause"]["code"] == "OBJECT_STORE_THROTTLED" for v in both)
+    assert all("cause chain carries the throttle too" in v["root_cause"]["explanation"] for v in both)

@@ -32,12 +32,14 @@ THROTTLE_STATUS = (429, 503)
 
 @dataclass(frozen=True, slots=True)
 class Throttled:
-    """The store's throttles of the job's requests while the checkpoint ran."""
+    """The store's throttles of the job's requests while the checkpoint ran: its own records, and the throttle the
+    client's cause chain states when it gave up on a request (flink-s3-fs-native does, after its few retries)."""
 
     bucket: str
     prefix: str
     """The job's checkpoint directory in the bucket (the keys' common part up to the job id)."""
     requests: tuple[ObjectStoreRequest, ...]
+    client: tuple[CheckpointFailed | CheckpointDeclined, ...] = ()
 
 
 def is_throttle(e: ObjectStoreRequest) -> bool:
@@ -80,13 +82,17 @@ def store_requests(evidence: tuple[Event, ...], window: Window, job_id: str | No
 
 
 def throttled_requests(evidence: tuple[Event, ...], window: Window, job_id: str | None,
-                       skew_ms: int) -> Throttled | None:
+                       skew_ms: int, refs: tuple[Event, ...] = ()) -> Throttled | None:
     found = sorted((e for e in store_requests(evidence, window, job_id, skew_ms) if is_throttle(e)),
                    key=lambda e: (e.ts_ms, e.ref))
-    if not found:
+    client = tuple(e for e in refs if isinstance(e, CheckpointFailed | CheckpointDeclined)
+                   and e.store_error is not None and e.store_error in STORE_THROTTLE_CODES)
+    if found:
+        first = found[0]
+        return Throttled(first.bucket, job_prefix(first.key, job_id) or "", tuple(found), client)
+    if not client:
         return None
-    first = found[0]
-    return Throttled(first.bucket, job_prefix(first.key, job_id) or "", tuple(found))
+    return Throttled(bucket_of(store_uri(refs)) or "", "", (), client)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +203,11 @@ def refused_sentence(r: Refused) -> str:
 
 
 def store_sentence(t: Throttled) -> str:
+    if not t.requests:
+        return ("The failure's cause chain carries the object store's throttle (503 SlowDown, \"Please reduce your "
+                "request rate.\"): the S3 client gave up on the request after its retries. The store's access log is "
+                "not in the input (it is delivered late, often hours after the requests); it would show how many "
+                "requests were throttled and under which prefix.")
     ops = sorted({e.operation for e in t.requests})
     codes = sorted({f"{e.status} {e.error_code}" if e.error_code else str(e.status) for e in t.requests})
     n = len(t.requests)
@@ -205,8 +216,10 @@ def store_sentence(t: Throttled) -> str:
             f"s3://{t.bucket}/{t.prefix}/ answered {' and '.join(codes)} ({', '.join(ops)}) between "
             f"{iso_ms(t.requests[0].ts_ms)} and {iso_ms(t.requests[-1].ts_ms)}, while the checkpoint ran"
             + (f" (the slowest took {seconds(slowest)})" if slowest >= 1000 else "")
-            + ". S3A does not log its retries of a throttled request at INFO (only at DEBUG): the retries and their "
-              "back-off took the checkpoint's time, and the Flink logs show only the expiry." + hot_prefix_sentence(t))
+            + (". The failure's cause chain carries the throttle too: the S3 client gave up on the request after its "
+               "retries." if t.client else
+               ". S3A does not log its retries of a throttled request at INFO (only at DEBUG): the retries and their "
+               "back-off took the checkpoint's time, and the Flink logs show only the expiry.") + hot_prefix_sentence(t))
 
 
 HOT_PREFIX_MIN = 3

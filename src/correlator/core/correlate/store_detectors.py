@@ -49,7 +49,7 @@ class ObjectStoreThrottledDetector:
 
     def find(self, scene: Scene, found: Mapping[Code, object]) -> Throttled | None:
         ctx = scene.ctx
-        return throttled_requests(ctx.evidence, scene.window, ctx.job_id, ctx.skew_ms)
+        return throttled_requests(ctx.evidence, scene.window, ctx.job_id, ctx.skew_ms, ctx.summary.refs)
 
     def candidate(self, finding: Throttled, scene: Scene, so_far: Sequence[Candidate]) -> Candidate | None:
         return None if scene.stalled else Candidate(self.code, THROTTLED_SCORE, (finding.bucket,), ())

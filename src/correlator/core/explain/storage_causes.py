@@ -261,9 +261,10 @@ STORAGE_CAUSES: tuple[Cause, ...] = (
                  "writes a second): put s3.entropy.key's marker in the checkpoint path right after the bucket (e.g. "
                  "s3://bucket/_entropy_/checkpoints) and set s3.entropy.length; a marker deep in the path keeps one "
                  "hot prefix", "s3.entropy.key", "_entropy_"),
-            Step("Let throttled requests back off longer before S3A gives up: fs.s3a.retry.throttle.limit and "
-                 "fs.s3a.retry.throttle.interval (s3.retry.throttle.limit in Flink's configuration); this keeps "
-                 "uploads from failing, it does not make them faster", "fs.s3a.retry.throttle.limit"),
+            Step("Let throttled requests back off longer before the S3 client gives up: fs.s3a.retry.throttle.limit "
+                 "and fs.s3a.retry.throttle.interval with flink-s3-fs-hadoop (s3.retry.throttle.limit in Flink's "
+                 "configuration), s3.retry.max-num-retries with flink-s3-fs-native, which gives up after a few; "
+                 "this keeps uploads from failing, it does not make them faster", "fs.s3a.retry.throttle.limit"),
             Step("Check fs.s3a.attempts.maximum, the AWS SDK's own retries under S3A's (its default changed between "
                  "Hadoop releases): both retry a throttled request before the checkpoint sees it",
                  "fs.s3a.attempts.maximum"),
@@ -313,9 +314,10 @@ STORAGE_CAUSES: tuple[Cause, ...] = (
         "connections (its pool, `fs.s3a.connection.maximum`), which logs no such wait",
         "The checkpoint's uploads to bucket {where} waited for the S3 client's connections: {chk} ran out of time",
         (
-            Step("Raise fs.s3a.connection.maximum (s3.connection.maximum in Flink's configuration) above the uploads "
-                 "a TaskManager runs at once: its slots times the files each subtask writes in parallel (Hadoop 3.3's "
-                 "default is 96, 3.4's 500)", "fs.s3a.connection.maximum"),
+            Step("Raise fs.s3a.connection.maximum (s3.connection.maximum in Flink's configuration; s3.connection.max "
+                 "with flink-s3-fs-native) above the uploads a TaskManager runs at once: its slots times the files "
+                 "each subtask writes in parallel (Hadoop 3.3's default is 96, 3.4's 500)",
+                 "fs.s3a.connection.maximum"),
             Step("Check what else holds the client's connections while a checkpoint uploads: reads of the same "
                  "bucket by the job, and other jobs' filesystems in the same TaskManager"),
         ),

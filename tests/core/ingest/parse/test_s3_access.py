@@ -118,3 +118,27 @@ def test_a_write_that_held_its_connection_is_kept_and_a_quick_one_or_a_read_is_n
              and int(line.split('" ')[1].split()[4]) < HELD_STORE_REQUEST_MS]
     reads = [line.replace(" REST.PUT.OBJECT ", " REST.GET.OBJECT ") for line in held]
     assert quick and not run(quick) and not run(reads)
+
+
+def _failure_records(log: Path) -> list[list[str]]:
+    """The records of a Flink log that hold a cause chain (a dated line, then its continuation lines)."""
+    lines = log.read_text().splitlines()
+    starts = [i for i, line in enumerate(lines) if line[:4].isdigit() and line[4:5] == "-"] + [len(lines)]
+    return [lines[a:b] for a, b in zip(starts, starts[1:]) if b - a > 1 and "S3Exception: " in "\n".join(lines[a:b])]
+
+
+def test_the_native_filesystems_sdk_v2_chains_carry_the_stores_error_by_its_message() -> None:
+    """flink-s3-fs-native 2.3.0 (AWS SDK v2) logs no error code, only S3's message and status (`S3Exception: The
+    provided token has expired. (Service: S3, Status Code: 400, …)`): the failure carries the code they stand for.
+    Real lines of the lab's native runs: `tests/data/lab/s3-2.3.0-native/`."""
+    from correlator.core.events import CheckpointDeclined, CheckpointFailed
+
+    native = RUN.parents[1] / "s3-2.3.0-native"
+    for scenario, code, said in (("s3-expired-token", "ExpiredToken", "The provided token has expired. (Service: S3, "
+                                  "Status Code: 400,"),
+                                 ("s3-throttling", "SlowDown", "Please reduce your request rate. (Service: S3, "
+                                  "Status Code: 503,")):
+        records = _failure_records(native / scenario / "flink-root-standalonesession-0-lab-jm.log")
+        assert records and all(any(said in line for line in r) for r in records if "(Service: S3," in "\n".join(r))
+        failures = [e for r in records for e in run(r) if isinstance(e, CheckpointFailed | CheckpointDeclined)]
+        assert failures and {e.store_error for e in failures} == {code}, scenario

@@ -128,6 +128,24 @@ _SERIALIZED = "org.apache.flink.util.SerializedThrowable: "
 _STORE_ERROR = re.compile(r"\(Service: Amazon S3; Status Code: \d{3}; Error Code: (\w+);")
 """The S3 error an AWS SDK v1 exception carries in a cause chain (``… (Service: Amazon S3; Status Code: 400; Error
 Code: ExpiredToken; Request ID: …)``, as flink-s3-fs-hadoop 1.20.1 and 2.1.1 log it)."""
+_STORE_MESSAGE = re.compile(r"S3Exception: ([^(\n]+?) \(Service: S3, Status Code: (\d{3}),")
+"""The S3 error an AWS SDK v2 exception carries: its message and status, no error code (``S3Exception: The provided
+token has expired. (Service: S3, Status Code: 400, Request ID: …)``, as flink-s3-fs-native 2.3.0 logs it)."""
+STORE_MESSAGES = {("Please reduce your request rate.", "503"): "SlowDown",
+                  ("The provided token has expired.", "400"): "ExpiredToken",
+                  ("Access Denied", "403"): "AccessDenied",
+                  ("The AWS Access Key Id you provided does not exist in our records.", "403"): "InvalidAccessKeyId"}
+"""S3's documented messages of the errors a verdict names, with their status: the error code they stand for."""
+
+
+def store_error(text: str) -> str | None:
+    """The S3 error code a cause chain carries, from an SDK v1 exception's code or an SDK v2 exception's message."""
+    if (m := _STORE_ERROR.search(text)) is not None:
+        return m[1]
+    for m in _STORE_MESSAGE.finditer(text):
+        if (code := STORE_MESSAGES.get((m[1], m[2]))) is not None:
+            return code
+    return None
 _AT = re.compile(r"\s*at (?:[\w.$]+/)?([\w.$<>]+)\(([^)]*)\)")
 
 
@@ -162,12 +180,12 @@ def parse_flink(h: Header, lines: Sequence[str], emit: Emit) -> None:
     _parse_flink(h, lines, emit)
     if len(lines) < 2 or not any(isinstance(e, CheckpointDeclined | CheckpointFailed) for e in emit.out[before:]):
         return  # only a failed or declined checkpoint carries the store's error and the user's frame
-    store = _STORE_ERROR.search("\n".join(lines))
+    store = store_error("\n".join(lines))
     if store is not None:
         for i in range(before, len(emit.out)):
             event = emit.out[i]
             if isinstance(event, CheckpointDeclined | CheckpointFailed):
-                emit.out[i] = dataclasses.replace(event, store_error=store[1])
+                emit.out[i] = dataclasses.replace(event, store_error=store)
     found = user_cause(lines)
     if found is None:
         return
