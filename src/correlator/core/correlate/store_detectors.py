@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from correlator.core.correlate.explanation import WriteLink, seconds
 from correlator.core.correlate.items import item
-from collections import Counter
-
 from correlator.core.correlate.objectstore import (
     Queued,
     Refused,
@@ -26,7 +25,9 @@ from correlator.core.correlate.objectstore import (
 )
 from correlator.core.correlate.ranking import Candidate
 from correlator.core.correlate.scene import Outcome, Reading, Scene
+from correlator.core.events import ObjectStoreRequest
 from correlator.core.explain.causes import Code
+from correlator.core.explain.verdict import EvidenceItem
 
 THROTTLED_SCORE = 0.9
 """The store's own log states that it throttled the job's checkpoint requests while the checkpoint ran."""
@@ -37,6 +38,12 @@ SLOW_STORE_SCORE = 0.85
 """The store's own log shows the checkpoint's requests taking long while it ran (below a throttle, which says why)."""
 QUEUED_SCORE = 0.75
 """Read from the pace of the uploads, not stated by any line: below what the store's log states outright."""
+
+
+def _took(e: ObjectStoreRequest) -> EvidenceItem:
+    """A request as evidence of time the store spent: its span is its time in the store."""
+    return item(e, f"the store took {seconds(e.total_ms or 0)} over {e.operation} of {e.key or 'the bucket'}",
+                (e.ts_ms, e.ts_ms + (e.total_ms or 0)))
 
 
 class ObjectStoreThrottledDetector:
@@ -85,9 +92,7 @@ class ObjectStoreSlowDetector:
             return Reading()
         shown = sorted(finding.requests, key=lambda e: -(e.total_ms or 0))[:3]
         return Reading(opening=(slow_sentence(finding),),
-                       evidence=tuple(item(e, f"the store took {seconds(e.total_ms or 0)} over {e.operation} of "
-                                              f"{e.key or 'the bucket'}", (e.ts_ms, e.ts_ms + (e.total_ms or 0)))
-                                      for e in shown))
+                       evidence=tuple(_took(e) for e in shown))
 
 
 class ObjectStoreCredentialsDetector:
@@ -144,6 +149,4 @@ class ObjectStoreConnectionLimitDetector:
             return Reading()
         shown = (*finding.requests[:2], *finding.requests[2:][-1:])
         return Reading(opening=(queued_sentence(finding),),
-                       evidence=tuple(item(e, f"the store took {seconds(e.total_ms or 0)} over {e.operation} of "
-                                              f"{e.key or 'the bucket'}", (e.ts_ms, e.ts_ms + (e.total_ms or 0)))
-                                      for e in shown))
+                       evidence=tuple(_took(e) for e in shown))

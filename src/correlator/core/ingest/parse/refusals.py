@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from correlator.core.events import HdfsRefusal, RefusalKind
 from correlator.core.ingest.parse.emit import Emit
-from correlator.core.ingest.parse.wording import Wording
+from correlator.core.ingest.parse.wording import Wording, triggers
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ REFUSALS: tuple[Wording[Refused], ...] = (
 )
 """Every refusal wording, in the order tried: a record states each kind once, in the first row of that kind that
 takes it (a client's chain repeats its causes)."""
-_PHRASES = tuple(dict.fromkeys(row.phrase for row in REFUSALS))
+_PHRASES = triggers(REFUSALS)
 """Each phrase once, for the quick test of whether a record states any refusal."""
 
 
