@@ -146,14 +146,18 @@ class BlockReader:
                 self._step(steps[step])
                 step += 1
             self.pos = start
+            if self._whole_line_record(hit):
+                continue
             self._feed_to(self._line_end(hit))
             while self.pos < n:
                 starts = RECORD_START_BYTES.match(block, self.pos) is not None
                 if not starts and self._open_is_candidate():
                     self._feed_continuation()
                     continue
-                if starts and ((plan is not None and self._is_write_line(self.pos)) or self._is_burst_line(self.pos)):
-                    # the write line itself was decided by the plan; a burst line is the next hit's, for its fast path
+                if starts and (self._no_hit_on_line(hits, i) or (plan is not None and self._is_write_line(self.pos))
+                               or self._is_burst_line(self.pos)):
+                    # a record start ends the hit's record without being read: a noise line is skipped like any other,
+                    # the plan decided a write line, a burst line is the next hit's, for its fast path
                     self.ingest.end_open_record(self.key, self.out, self._materialise)
                     break
                 self._feed_to(self._line_end(self.pos))
@@ -195,6 +199,30 @@ class BlockReader:
                            lines, self._materialise)
         if lines:
             self.ingest.parse_lines(lines, self.out)
+
+    def _whole_line_record(self, hit: int) -> bool:
+        """The hit's line, at ``pos``, is a record of its own (the next line of the block starts one): parsed at once,
+        as ``take_line`` would have it when the next start closes it. Not so at the block's end (the next block may
+        continue it), for a write line (the tracker's) or one too long (``take_line`` says so)."""
+        block, start = self.block, self.pos
+        end = block.find(b"\n", hit)
+        if (end < 0 or block.rfind(b"\n", 0, hit) + 1 != start or RECORD_START_BYTES.match(block, end + 1) is None
+                or self._is_write_line(start)):
+            return False
+        line = block[start:end].decode("utf-8", errors="replace").removesuffix("\r")
+        if not self.ingest.take_record(self.origin, line, self._ref(self._numbers.at(start)), self.out,
+                                       self._materialise):
+            return False
+        self.fed_newlines += 1
+        self.pos = end + 1
+        return True
+
+    def _no_hit_on_line(self, hits: list[tuple[int, int]], i: int) -> bool:
+        """Whether the line at ``pos`` holds no trigger hit (``hits[i:]``: those not walked yet, in offset order)."""
+        end = self._line_end(self.pos)
+        while i < len(hits) and hits[i][0] < self.pos:
+            i += 1
+        return i >= len(hits) or hits[i][0] >= end
 
     def _is_write_line(self, at: int) -> bool:
         end = self.block.find(b"\n", at)

@@ -245,6 +245,18 @@ class Ingest:
         if closed is not None:
             self._safe_record(closed, out, materialise)
 
+    def take_record(self, origin: Origin, line: str, ref: str, out: list[Output],
+                    materialise: Materialise | None = None) -> bool:
+        """A trigger line that is a whole record (a block's walk saw the next line start another): as ``take_line``
+        then the next start would close it, it ends the source's open record and is parsed now, without the stitcher.
+        False, nothing done, when the line is too long (``take_line`` says so)."""
+        if len(line) > self.config.max_line_bytes:
+            return False
+        self._stats.lines += 1
+        self.end_open_record(origin.key, out, materialise)
+        self._safe_record(Closed((line,), ref, origin, True), out, materialise)
+        return True
+
     def take_write_line(self, origin: Origin, line: str, ref: str, now_ms: int | None,
                         out: list[Output], materialise: Materialise | None = None) -> None:
         """A block-write line a block's walk could not decide from its bytes: counted, then as ``take_line`` takes it."""

@@ -61,8 +61,11 @@ EXAMPLES: dict[str, tuple[str, str]] = {
                                "java.io.IOException: Stream closed."),
     "(Version: ": ("org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
                    " Starting TaskManager (Version: 1.20.1, Scala: 2.12, Rev:9c2b3b5, Date:2025-02-03T13:18:41+01:00)"),
-    "Loading configuration property: ": ("org.apache.flink.configuration.GlobalConfiguration",
-                                         "Loading configuration property: execution.checkpointing.timeout, 10s"),
+    **{f"Loading configuration property: {key}, ": ("org.apache.flink.configuration.GlobalConfiguration",
+                                                    f"Loading configuration property: {key}, {value}")
+       for key, value in (("execution.checkpointing.timeout", "10s"), ("execution.checkpointing.interval", "5 s"),
+                          ("heartbeat.timeout", "15000"), ("state.checkpoints.dir", "hdfs://lab-nn:9000/flink/cp"),
+                          ("execution.checkpointing.dir", "s3://lab-checkpoints/flink/checkpoints"))},
     "Reported span: ": ("org.apache.flink.traces.slf4j.Slf4jTraceReporter",
                         "Reported span: SimpleSpan{scope=org.apache.flink.runtime.checkpoint.CheckpointStatsTracker, "
                         "name=Checkpoint, startTsMillis=1796337035474, endTsMillis=1796337035496, attributes={jobId="

@@ -18,6 +18,7 @@ from correlator.core.events import (
     CheckpointStorage,
     CheckpointTriggered,
     DaemonStart,
+    Event,
     FlinkSetting,
     JobStatus,
     TaskManagerLost,
@@ -68,7 +69,8 @@ STORAGE_SETTINGS = ("state.checkpoints.dir", "execution.checkpointing.dir")
 """Where checkpoints go (1.x, 2.x): which storage's logs a failed checkpoint is judged against."""
 SETTINGS = ("execution.checkpointing.timeout", "execution.checkpointing.interval", "heartbeat.timeout")
 """Configuration keys kept as events: what a checkpoint's duration is judged against (a session cluster's default;
-a job that sets its own in code logs nothing), and how long a lost TaskManager had been silent."""
+a job that sets its own in code logs nothing), and how long a lost TaskManager had been silent. Each key read is a
+row of its own below, so the prefilter passes only these of the hundreds of configuration lines a daemon's start logs."""
 _DURATION = re.compile(r"(\d+)\s*([a-zµ]*)", re.IGNORECASE)
 _UNIT_MS = {
     **dict.fromkeys(("", "ms", "milli", "millis", "millisecond", "milliseconds"), 1.0),
@@ -318,6 +320,15 @@ def _cause_chain(msg: str, lines: Sequence[str], text: str, emit: Emit) -> None:
     _stack_failure(emit, text, job_id=None, attempt_id=None, message=first_exception(lines) or msg)
 
 
+def _setting_row(key: str, emits: tuple[type[Event], ...]) -> Wording[Handler]:
+    return Wording(f"Loading configuration property: {key}, ", _setting, emits=emits)
+
+
+_SETTING_ROWS = tuple(_setting_row(key, emits) for keys, emits in ((SETTINGS, (FlinkSetting,)),
+                                                                  (STORAGE_SETTINGS, (CheckpointStorage,)))
+                      for key in keys)
+"""A row per configuration key read: the prefilter passes those lines alone."""
+
 RULES: tuple[Wording[Handler], ...] = (
     Wording("Triggering checkpoint ", _triggered, emits=(CheckpointTriggered,)),
     Wording("Completed checkpoint ", _completed, emits=(CheckpointCompleted,)),
@@ -333,7 +344,7 @@ RULES: tuple[Wording[Handler], ...] = (
     Wording(" switched from state ", _job_status, "message", prefix="Job ", emits=(JobStatus, TaskManagerLost)),
     Wording(") switched from ", _task_status, "message", emits=(TaskStatus, CheckpointFailed, TaskManagerLost)),
     Wording("(Version: ", _banner, "message", emits=(DaemonStart,)),
-    Wording("Loading configuration property: ", _setting, emits=(FlinkSetting, CheckpointStorage)),
+    *_SETTING_ROWS,
     *flink_spans.RULES,
     Wording("Could not materialize checkpoint ", _cause_chain, "record", emits=(CheckpointFailed,)),
     Wording("Could not perform checkpoint ", _cause_chain, "record", emits=(CheckpointFailed,)),
