@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from correlator.core.correlate.cases import CaseSummary
+from correlator.core.correlate.evidence import Interval, interval_of
 from correlator.core.correlate.facts import Placement
 from correlator.core.correlate.ranking import MIN_SCORE, Window
 from correlator.core.correlate.watermarks import SourceClock
@@ -43,6 +44,16 @@ class Context:
     """Where the cluster's checkpoints go, as its JobManager logged it at start (``s3://…``, ``hdfs://…``)."""
     placements: dict[tuple[str, int], Placement] = field(default_factory=dict)
     """(job vertex, subtask) → where it ran, from the JobManager's deployments: what a subtask span names."""
+    measured: tuple[Interval, ...] | None = None
+    """The intervals ``evidence`` measures (``interval_of`` of each that measures one), in order, as the engine keeps
+    them; ``None``: computed from ``evidence`` (see :func:`measured`)."""
+
+
+def measured(ctx: Context) -> tuple[Interval, ...]:
+    """The intervals the case's evidence measures."""
+    if ctx.measured is not None:
+        return ctx.measured
+    return tuple(iv for iv in map(interval_of, ctx.evidence) if iv is not None)
 
 
 def window_of(s: CaseSummary) -> Window:

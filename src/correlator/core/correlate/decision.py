@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from correlator.core.correlate.context import Context, datanode_version, window_of
+from correlator.core.correlate.context import Context, datanode_version, measured, window_of
 from correlator.core.correlate.detectors import Detected, detect, write_link
 from correlator.core.correlate.scene import Outcome, Reading, Scene
-from correlator.core.correlate.evidence import Interval, interval_of, reconcile_bursts, slow_runs
+from correlator.core.correlate.evidence import Interval, reconcile_bursts, slow_runs
 from correlator.core.correlate.explanation import explanation, title
 from correlator.core.correlate.items import evidence_items
 from correlator.core.correlate.objectstore import bucket_of, on_object_store, store_logged, store_uri
@@ -122,7 +122,7 @@ def _bad_links(pipe: Pipeline, addresses: dict[str, str], window: Window) -> lis
 def _storage(ctx: Context, window: Window, write: Write,
              traits_of: Callable[[str], DatanodeTraits | None]) -> tuple[list[Interval], list[Candidate]]:
     """The evidence intervals of the case and the storage causes they rank, best first."""
-    raw = [iv for iv in (interval_of(e) for e in ctx.evidence) if iv is not None]
+    raw = list(measured(ctx))
     held = {o.host for o in raw if o.kind == EvidenceKind.SCANNER_LOCK and o.magnitude_ms >= SUPPORTING_HOLD_MS}
     reporting = {o.host for o in raw if o.kind in LOCK_REPORT_KINDS}
     raw = [iv for iv in raw if _counts(iv, held, reporting, traits_of)]

@@ -16,6 +16,7 @@ from correlator.core.correlate.lost import aborted_after_loss
 from correlator.core.correlate.context import Context
 from correlator.core.correlate.decided import Decided, pack_decided, unpack_decided
 from correlator.core.correlate.decision import decide
+from correlator.core.correlate.evidence_store import EvidenceStore
 from correlator.core.correlate.facts import Facts
 from correlator.core.correlate.horizons import eviction_horizons
 from correlator.core.correlate.growth import Completions
@@ -96,7 +97,7 @@ class Engine:
         self._marks = Watermarks(config.out_of_orderness_ms, config.idle_timeout_ms)
         self._triggers: dict[CaseKey, CheckpointTriggered] = {}
         self._cases: dict[CaseKey, list[Event]] = {}
-        self._evidence: list[Event] = []
+        self._evidence = EvidenceStore()
         self._ip_hosts: dict[tuple[str, str], tuple[str, int]] = {}
         self._guessed: set[tuple[str, str, str]] = set()
         """Sources (cluster, host, role) whose host was guessed: the verdicts covering them say so."""
@@ -165,9 +166,9 @@ class Engine:
                 self._learn_address(event, own)
             if isinstance(event, LATE_COUNTED) and self._is_late(event):
                 self._counts["late_evidence"] += 1
-            self._evidence.append(event)
+            self._evidence.add(event)
             return
-        case = case_key_of(event, after_loss=aborted_after_loss(event, self._evidence))
+        case = case_key_of(event, after_loss=aborted_after_loss(event, self._evidence.events))
         if case is None:
             return
         if case in self._decided:
@@ -287,7 +288,7 @@ class Engine:
                deadline: int, recurrence: Recurrence | None = None) -> Verdict:
         """The verdict on one case from what is known now; ``recurrence`` given when revising (counted once)."""
         summary = summarize(events, trigger, [])
-        evidence = tuple(e for e in self._evidence if e.cluster == cluster and e.ts_ms <= deadline)
+        evidence, measured = self._evidence.up_to(cluster, deadline)
         client = [
             e for e in evidence if isinstance(e, HdfsClientSlow) and e.path and f"/chk-{chk}/" in e.path
             and (not job or job in e.path)
@@ -300,6 +301,7 @@ class Engine:
             checkpoint_id=chk,
             summary=summary,
             evidence=evidence,
+            measured=measured,
             ip_hosts={ip: host for (c, ip), (host, ts) in self._ip_hosts.items() if c == cluster and ts <= deadline},
             sources={(h, r): clock for (c, h, r) in self._marks.sources(cluster)
                      if (clock := self._marks.clock((c, h, r))) is not None and clock.first_ts_ms <= deadline},
@@ -331,13 +333,9 @@ class Engine:
         retention = self.config.retention_ms
         held = self._awaiting.waiting() | {k for k, d in self._decided.items() if d.late}
         horizons = eviction_horizons(self._marks, self._cases, self._decided, held, retention)
-        before = len(self._evidence)
         link_gap = self.config.retention_ms - self.config.link_retention_ms
-        self._evidence = [
-            e for e in self._evidence
-            if e.ts_ms >= horizons.get(e.cluster, e.ts_ms) + (link_gap if isinstance(e, LINK_TYPES) else 0)
-        ]
-        self._counts["evicted"] += before - len(self._evidence)
+        self._counts["evicted"] += self._evidence.keep(
+            lambda e: e.ts_ms >= horizons.get(e.cluster, e.ts_ms) + (link_gap if isinstance(e, LINK_TYPES) else 0))
         self._triggers = {k: t for k, t in self._triggers.items() if t.ts_ms >= horizons.get(k[0], t.ts_ms)}
         self._decided = {k: d for k, d in self._decided.items() if d.deadline_ms >= horizons.get(k[0], d.deadline_ms)}
         self._awaiting.keep_only(self._decided)
@@ -348,7 +346,7 @@ class Engine:
         return {
             **self._counts,
             "open_cases": len(self._cases),
-            "evidence_held": len(self._evidence),
+            "evidence_held": len(self._evidence.events),
             "triggers_held": len(self._triggers),
             "sources": self._marks.count(),
         }
@@ -359,7 +357,7 @@ class Engine:
             "watermarks": self._marks.snapshot(),
             "triggers": [pack(t) for _, t in sorted(self._triggers.items())],
             "cases": [[list(k), [pack(e) for e in evs]] for k, evs in sorted(self._cases.items())],
-            "evidence": [pack(e) for e in self._evidence],
+            "evidence": [pack(e) for e in self._evidence.events],
             "ip_hosts": [[c, ip, h, ts] for (c, ip), (h, ts) in sorted(self._ip_hosts.items())],
             **self._facts.snapshot(),
             "decided": [[list(k), pack_decided(d)] for k, d in sorted(self._decided.items())],
@@ -382,7 +380,7 @@ class Engine:
             engine._triggers[(t.cluster, t.job_id, t.checkpoint_id)] = t
         for key, evs in data["cases"]:
             engine._cases[(key[0], key[1], key[2])] = [unpack(e) for e in evs]
-        engine._evidence = [unpack(e) for e in data["evidence"]]
+        engine._evidence = EvidenceStore.of(unpack(e) for e in data["evidence"])
         engine._ip_hosts = {(c, ip): (h, ts) for c, ip, h, ts in data["ip_hosts"]}
         engine._facts = Facts.restore(data)
         engine._decided = {(k[0], k[1], k[2]): unpack_decided(d) for k, d in data["decided"]}
