@@ -18,10 +18,21 @@ EVENT_TYPES: dict[str, type[Event]] = event_classes()
 def event_to_dict(event: Event) -> dict[str, Any]:
     """Plain-data form with ``type`` and ``at`` first, as `correlator parse` prints it."""
     out: dict[str, Any] = {"type": event.type, "at": event.at}
-    for f in dataclasses.fields(event):
-        value = getattr(event, f.name)
-        out[f.name] = list(value) if isinstance(value, tuple) else value
+    for name in _field_names(type(event)):
+        value = getattr(event, name)
+        out[name] = list(value) if isinstance(value, tuple) else value
     return out
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A class's field names, looked up once: ``dataclasses.fields`` builds them anew on every call."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
 
 
 class UnknownEventType(ValueError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import ClassVar, Literal
 
 CLIENT_ROLE = "client"
@@ -49,7 +50,13 @@ def clip_text(event: object, *names: str) -> None:
 
 def iso_ms(ts_ms: int) -> str:
     """Render epoch milliseconds as ISO-8601 UTC with millisecond precision and a ``Z`` suffix."""
-    return datetime.fromtimestamp(ts_ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts_ms % 1000:03d}Z"
+    return _iso_second(ts_ms // 1000) + f"{ts_ms % 1000:03d}Z"
+
+
+@lru_cache(maxsize=4096)
+def _iso_second(second: int) -> str:
+    """The second's part, remembered: every printed event renders its time, and a log's events share their seconds."""
+    return datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
