@@ -136,11 +136,32 @@ class TestSourceProgress:
         lines = self._noise(600, 250)  # 150 s of noise
         out = _feed_all(ingest, [line.encode() for line in lines], progress=True, hint=hint)
         progress = [o for o in out if isinstance(o, Event) and o.type == "source_progress"]
-        assert 15 <= len(progress) <= 2 * 16
+        assert 15 <= len(progress) <= 16  # one per 10 s bucket, and the last line at the end
         assert {(p.host, p.role) for p in progress} == {("nn", "namenode")}
         assert progress[0].ts_ms % 86_400_000 == (9 * 3600) * 1000
         assert progress[-1].ts_ms % 86_400_000 == (9 * 3600 + 149) * 1000 + 750
         assert [p.ts_ms for p in progress] == sorted(p.ts_ms for p in progress)
+
+    @pytest.mark.parametrize("blocks", [True, False], ids=["blocks", "lines"])
+    def test_a_clock_stepped_back_reports_the_latest_time_before_the_step(self, blocks: bool) -> None:
+        """A bucket change reports the previous bucket's last line only when the clock went back: else the new line
+        is later and already extends the source's span."""
+        ingest = Ingest(IngestConfig())
+        hint = SourceHint(host="nn", role="namenode", family="hdfs", file="hadoop-u-namenode-nn.log")
+        seconds = [1, 9, 12, 19, -10, 25]  # from 09:00:00; 09:00:19 then 08:59:50 (an NTP step back)
+        lines = [self.NOISE.format(m=0, s=s, ms=0) if s >= 0 else
+                 self.NOISE.replace("09:", "08:").format(m=59, s=60 + s, ms=0) for s in seconds]
+        if blocks:
+            out = [o for line in lines for o in ingest.feed_block(f"{line}\n".encode(), file_ref="f", first_line=1,
+                                                                  hint=hint).outputs]
+        else:
+            out = [o for line in lines for o in ingest.feed_line(line, ref="f", hint=hint)]
+        out += ingest.flush_all()
+        times = [datetime.fromtimestamp(o.ts_ms / 1000, UTC).strftime("%H:%M:%S")
+                 for o in out if isinstance(o, SourceProgress)]
+        assert times[0] == "09:00:01" and times[-1] == "09:00:25" and {"09:00:19", "08:59:50"} <= set(times)
+        if not blocks:  # a block's last record closes only when the next block comes: its time is reported late
+            assert times == ["09:00:01", "09:00:12", "09:00:19", "08:59:50", "09:00:25"]
 
     def test_block_path_reports_first_and_last_line(self) -> None:
         ingest = Ingest(IngestConfig())

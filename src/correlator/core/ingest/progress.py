@@ -2,10 +2,11 @@
 
 Coverage ("does this log span the stuck write?") and watermarks must follow a log's lines, not only the few lines
 that parse into findings. Per record this costs one slice and one compare: the stamp is parsed only when it enters
-a new ``PROGRESS_EVERY_MS`` bucket (its first 18 characters change). A bucket change reports the last line of the
-previous bucket and the first of the new one, so a source yields at most two events per 10 s of its log time; the
-last line seen is reported again when the input ends (``flush``). A source whose role is not known yet keeps its
-earliest time pending until a parsed record tells the role.
+a new ``PROGRESS_EVERY_MS`` bucket (its first 18 characters change). A bucket change reports the first line of the
+new bucket, and the last line of the previous one only when the new stamp is earlier (a clock stepped back): a
+source's span is its earliest and latest time, which the later line already extends. So a source yields one event per
+10 s of its log time; the last line seen is reported when the input ends (``flush``). A source whose role is not known
+yet keeps its earliest time pending until a parsed record tells the role.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ class Progress:
         if stamp[:_BUCKET] == state.progress_bucket:
             state.progress_last = stamp
             return
-        if state.progress_last is not None and state.progress_last != state.progress_sent:
-            self._report(state.progress_last, origin, state, ref, out)
+        last = state.progress_last
+        if last is not None and last != state.progress_sent and stamp < last:
+            self._report(last, origin, state, ref, out)
         state.progress_bucket = stamp[:_BUCKET]
         state.progress_last = stamp
         self._report(stamp, origin, state, ref, out)
