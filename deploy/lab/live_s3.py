@@ -174,7 +174,8 @@ def run_one(name: str, flink: str, stack: Stack, reader: Verdicts) -> dict[str, 
         client.stop()
         store.stop()
     got = reader.of(cluster)
-    offline = [verdict_to_dict(v) for v in analyze([str(logs)], cluster=cluster)]
+    read = [str(logs / n) for n in (*FLINK_FILES, *ACCESS_FILES) if (logs / n).exists()]
+    offline = [verdict_to_dict(v) for v in analyze(read, cluster=cluster)]
     problems = judge_s3(truth, [v for _, v in first], got, offline)
     row = {"truth": truth, "first": [v for _, v in first], "verdicts": [v for _, v in got],
            "checkpoints": checkpoint_rows(truth, first, got, datetime_of(str(truth["fault"]["end"])), shipped),

@@ -42,8 +42,10 @@ def rsyslog_conf(logs: Path, work: Path, broker: str, cluster: str, topics: dict
                  hosts: Callable[[str], bool] = lambda _host: True,
                  files: dict[str, tuple[str, str]] | None = None) -> str:
     """imfile per log of ``files`` (default: every daemon's), one JSON envelope per record; only the logs of the
-    ``hosts`` it accepts. A daemon's record starts with a timestamp and its stack lines join it; an access log
-    (``logs.s3``) is one record per line, as deploy/shippers/rsyslog-s3.conf ships it."""
+    ``hosts`` it accepts. A daemon's record starts with a timestamp and its stack lines join it with their real
+    newlines (imfile's default writes a joined record's line breaks as the two characters ``\\n``, and the cause
+    chain under its first line would be lost to the parser); an access log (``logs.s3``) is one record per line, as
+    deploy/shippers/rsyslog-s3.conf ships it."""
     out = [
         f'global(workDirectory="{work}" maxMessageSize="4m" parser.escapeControlCharactersOnReceive="off")',
         'module(load="imfile" mode="inotify")',
@@ -68,7 +70,8 @@ def rsyslog_conf(logs: Path, work: Path, broker: str, cluster: str, topics: dict
             '}',
             f'input(type="imfile" file="{logs / name}" tag="{host}" ruleset="f{i}" addMetadata="on"',
             *(() if topic == ACCESS_TOPIC else (
-                '      startmsg.regex="^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}" readTimeout="1"',)),
+                '      startmsg.regex="^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}" readTimeout="1"',
+                '      escapeLF="off"',)),
             '      freshStartTail="off")',
         ]
     return "\n".join(out) + "\n"

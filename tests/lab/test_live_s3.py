@@ -30,6 +30,7 @@ def test_the_access_log_goes_to_logs_s3_one_record_per_line_and_the_flink_logs_t
     assert "startmsg.regex" not in access and "logs.flink" not in access
     flink = rsyslog_conf(Path("/logs"), Path("/work"), "127.0.0.1:9", "lab-s3-x", TOPICS, files=live_s3.FLINK_FILES)
     assert "startmsg.regex" in flink and 'topic="logs.flink.t"' in flink
+    assert flink.count('escapeLF="off"') == len(live_s3.FLINK_FILES)  # a cause chain keeps its line breaks
     assert "s3-access" not in flink and "logs.hdfs" not in flink and "hadoop-" not in flink
 
 
