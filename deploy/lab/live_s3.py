@@ -162,7 +162,8 @@ def run_one(name: str, flink: str, stack: Stack, reader: Verdicts) -> dict[str, 
         result, logs = run_scenario(SCENARIOS[name], flink, on_logs=ship)
         truth: dict[str, Any] = dict(result)
         want = {(f["job_id"], int(f["checkpoint_id"])) for f in truth["failed_checkpoints"]}
-        _wait(reader, cluster, lambda got: want <= {key(v) for _, v in got}, VERDICT_WAIT if want else QUIET)
+        decided: Callable[[Timed], bool] = lambda got: bool(want) and want <= {key(v) for _, v in got}
+        _wait(reader, cluster, decided, VERDICT_WAIT if want else QUIET)
         reader.poll(3)
         first = reader.of(cluster)
         shipped = time.time()
