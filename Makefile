@@ -89,8 +89,12 @@ LAB_SILENT_SHIPPER ?=
 LAB_ARGS = --hadoop $(LAB_HADOOP) --flink $(LAB_FLINK) $(foreach s,$(LAB_SCENARIOS),--scenario $(s))
 # `make lab LAB_SILENT_SHIPPER=1`: the faulted daemon's shipper stops while its fault lasts (see deploy/lab/live.py)
 LIVE_ARGS = $(LAB_ARGS) $(if $(LAB_SILENT_SHIPPER),--silent-shipper)
+# `make lab LAB_STORAGE=s3 [LAB_FLINK=2.1.1]`: the object-store scenarios (s3-*), Flink checkpointing to s3://, its
+# logs streamed live and the store's access log shipped once the first verdicts are out (see deploy/lab/live_s3.py)
+LAB_STORAGE ?= hdfs
+LIVE_S3_ARGS = --storage s3 --flink $(LAB_FLINK) $(foreach s,$(LAB_SCENARIOS),--scenario $(s))
 lab: setup lab-shipper
-	$(PY) deploy/lab/live.py $(LIVE_ARGS)
+	$(PY) deploy/lab/live.py $(if $(filter s3,$(LAB_STORAGE)),$(LIVE_S3_ARGS),$(LIVE_ARGS))
 
 lab-shipper:
 	@bash deploy/local/install-shippers.sh

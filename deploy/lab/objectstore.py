@@ -21,6 +21,7 @@ import json
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,7 +126,9 @@ def _wait_http(port: int, timeout: float) -> None:
     raise LabError(f"nothing answered on 127.0.0.1:{port} within {timeout:.0f}s")
 
 
-def run_scenario(scenario: S3Scenario, flink: str, fs: str = "hadoop") -> tuple[dict[str, object], Path]:
+def run_scenario(scenario: S3Scenario, flink: str, fs: str = "hadoop",
+                 on_logs: Callable[[Path], None] | None = None) -> tuple[dict[str, object], Path]:
+    """One scenario's run; ``on_logs`` is called with the log directory before anything starts (a shipper tails it)."""
     major = int(flink.split(".")[0])
     jars = fetch(HADOOP[major], flink)
     s3libs, plugins = fetch_s3(flink, fs)
@@ -159,6 +162,8 @@ def run_scenario(scenario: S3Scenario, flink: str, fs: str = "hadoop") -> tuple[
                        '<pattern>%d{ISO8601} %-5level %logger - %msg%n</pattern></encoder></appender>'
                        '<root level="WARN"><appender-ref ref="out"/></root></configuration>\n')
     access_log = cluster.logs / ACCESS_LOG
+    if on_logs is not None:
+        on_logs(cluster.logs)
     t0 = time.monotonic()
     try:
         s3 = cluster._spawn("s3proxy", "lab-s3", cluster.logs / "s3proxy.out", [
