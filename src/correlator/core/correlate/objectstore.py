@@ -7,6 +7,7 @@ received the request: a record counts for a checkpoint from the second of its tr
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -261,14 +262,17 @@ class Queued:
 
 
 def most_in_flight(requests: Sequence[ObjectStoreRequest]) -> int:
-    """The most requests whose time in the store overlaps at once (each from its record's second for its total time:
-    the record's stamp is cut to the second, so two back-to-back requests of less than a second never overlap)."""
-    edges = sorted(p for e in requests for p in ((e.ts_ms, 1), (e.ts_ms + (e.total_ms or 0), -1)))
-    most = now = 0
-    for _, step in edges:  # at one instant an end sorts before a start: touching requests do not overlap
-        now += step
-        most = max(most, now)
-    return most
+    """The fewest connections that could have carried the requests. The store stamps a request when it received it,
+    cut to the second (``STAMP_MS``): one received in the same second as an earlier one may have followed it on its
+    connection. Each request, in the log's order, takes the connection free first if it is free before the request's
+    second ends (an end and a start at one instant do not overlap), else one more."""
+    free: list[int] = []
+    for e in sorted(requests, key=lambda e: e.ts_ms):
+        start = e.ts_ms
+        if free and free[0] < e.ts_ms + STAMP_MS:
+            start = max(start, heapq.heappop(free))
+        heapq.heappush(free, start + (e.total_ms or 0))
+    return len(free)
 
 
 def queued_requests(evidence: tuple[Event, ...], window: Window, job_id: str | None, checkpoint_id: int | None,
