@@ -72,3 +72,12 @@ def test_back_to_back_uploads_stamped_in_one_second_may_share_a_connection() -> 
     assert seconds[0] == seconds[1]
     found = queued_requests(tuple(put(at, 920, n=i) for i, at in enumerate(seconds)), WINDOW, JOB, 3, 0, uploaders=10)
     assert found is not None and found.in_flight == 1
+
+
+def test_uploads_received_after_the_checkpoint_ended_do_not_count() -> None:
+    """As the live lab's run on Flink 1.20.1 logged it: the expired checkpoint's clean-up writes (S3A's directory
+    markers) land right after the end, one of them beside the next checkpoint's first upload; they delayed nothing."""
+    serial = tuple(put(i, 920, n=i) for i in range(10))
+    after = tuple(put(11, 920, n=n) for n in (10, 11, 12))  # within the clock skew allowed, after the end
+    found = queued_requests(serial + after, WINDOW, JOB, 3, 2_000, uploaders=10)
+    assert found is not None and found.in_flight == 1 and len(found.requests) == 10

@@ -279,11 +279,12 @@ def queued_requests(evidence: tuple[Event, ...], window: Window, job_id: str | N
                     skew_ms: int, uploaders: int | None) -> Queued | None:
     """The checkpoint's writes the store held a while (``HELD_STORE_REQUEST_MS``) but not long, none refused, when
     at most ``in_flight`` of them were in the store at once and they kept that many connections busy for most of
-    the window, fewer than the subtasks one TaskManager had to upload (``uploaders``; unknown: no finding)."""
+    the window, fewer than the subtasks one TaskManager had to upload (``uploaders``; unknown: no finding). Only
+    writes received by the window's end count: those after it (the expired checkpoint's clean-up) delayed nothing."""
     found = sorted((e for e in evidence if isinstance(e, ObjectStoreRequest) and e.operation.startswith(STORE_WRITES)
                     and (e.status or 200) < 400 and HELD_STORE_REQUEST_MS <= (e.total_ms or 0)
                     < SLOW_STORE_REQUEST_MS and of_checkpoint(e.key, job_id, checkpoint_id)
-                    and window.start_ms - STAMP_MS - skew_ms <= e.ts_ms <= window.end_ms + skew_ms),
+                    and window.start_ms - STAMP_MS - skew_ms <= e.ts_ms <= window.end_ms),
                    key=lambda e: (e.ts_ms, e.ref))
     if uploaders is None or len(found) < QUEUED_MIN_REQUESTS:
         return None
