@@ -92,10 +92,10 @@ class Rsyslog:
         check = subprocess.run([RSYSLOGD, "-N1", "-f", str(cfg)], capture_output=True, text=True)
         if check.returncode != 0:
             raise LabError(f"rsyslogd rejects {cfg}: {check.stderr.strip() or check.stdout.strip()}")
-        out = (self.dir / "rsyslogd.out").open("ab")
-        self.popen = subprocess.Popen([RSYSLOGD, "-n", "-f", str(cfg), "-i", str(self.dir / "rsyslogd.pid")],
-                                      stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True)
+        with (self.dir / "rsyslogd.out").open("ab") as out:  # the child keeps its own descriptor
+            self.popen = subprocess.Popen([RSYSLOGD, "-n", "-f", str(cfg), "-i", str(self.dir / "rsyslogd.pid")],
+                                          stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          start_new_session=True)
 
     def stop(self) -> None:
         if self.popen:
@@ -125,7 +125,8 @@ class Stack:
         return {**os.environ, "CORRELATOR_BOOTSTRAP_SERVERS": self.broker,
                 "CORRELATOR_TOPIC_LOGS_FLINK": t["logs.flink"], "CORRELATOR_TOPIC_LOGS_HDFS": t["logs.hdfs"],
                 "CORRELATOR_TOPIC_LOGS_S3": t["logs.s3"],
-                "CORRELATOR_TOPIC_EVENTS": t["correlator.events"], "CORRELATOR_TOPIC_VERDICTS": t["correlator.verdicts"],
+                "CORRELATOR_TOPIC_EVENTS": t["correlator.events"],
+                "CORRELATOR_TOPIC_VERDICTS": t["correlator.verdicts"],
                 "CORRELATOR_TOPIC_RISKS": t["correlator.risks"],
                 "CORRELATOR_TOPIC_DEADLETTER": t["correlator.deadletter"],
                 "CORRELATOR_WORKER_ID": f"correlator-{self.suffix}", "CORRELATOR_LOOKAHEAD_MS": str(LOOKAHEAD_MS),
@@ -232,7 +233,8 @@ def latest(got: list[tuple[float, dict[str, Any]]]) -> list[tuple[float, dict[st
     """The highest revision of each verdict, as a consumer keeps them."""
     best: dict[str, tuple[float, dict[str, Any]]] = {}
     for t, v in got:
-        if v["verdict_id"] not in best or int(v.get("revision") or 0) > int(best[v["verdict_id"]][1].get("revision") or 0):
+        known = best.get(v["verdict_id"])
+        if known is None or int(v.get("revision") or 0) > int(known[1].get("revision") or 0):
             best[v["verdict_id"]] = (t, v)
     return list(best.values())
 

@@ -24,11 +24,13 @@ TOPICS = {n: f"{n}.t" for n in ("logs.flink", "logs.hdfs", "logs.s3")}
 
 
 def test_the_access_log_goes_to_logs_s3_one_record_per_line_and_the_flink_logs_to_logs_flink() -> None:
-    access = rsyslog_conf(Path("/logs"), Path("/var/lib/shipper"), "127.0.0.1:9", "lab-s3-x", TOPICS, files=live_s3.ACCESS_FILES)
+    access = rsyslog_conf(Path("/logs"), Path("/var/lib/shipper"), "127.0.0.1:9", "lab-s3-x", TOPICS,
+                          files=live_s3.ACCESS_FILES)
     assert 'file="/logs/s3-access-lab-s3.log"' in access and 'topic="logs.s3.t"' in access
     assert 'set $!host = "lab-s3";' in access and 'set $!cluster = "lab-s3-x";' in access
     assert "startmsg.regex" not in access and "logs.flink" not in access
-    flink = rsyslog_conf(Path("/logs"), Path("/var/lib/shipper"), "127.0.0.1:9", "lab-s3-x", TOPICS, files=live_s3.FLINK_FILES)
+    flink = rsyslog_conf(Path("/logs"), Path("/var/lib/shipper"), "127.0.0.1:9", "lab-s3-x", TOPICS,
+                         files=live_s3.FLINK_FILES)
     assert "startmsg.regex" in flink and 'topic="logs.flink.t"' in flink
     assert flink.count('escapeLF="off"') == len(live_s3.FLINK_FILES)  # a cause chain keeps its line breaks
     assert "s3-access" not in flink and "logs.hdfs" not in flink and "hadoop-" not in flink

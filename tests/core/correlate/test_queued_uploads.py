@@ -3,7 +3,9 @@ had state to upload, is a client out of connections; uploads in parallel, or wit
 
 from __future__ import annotations
 
-from correlator.core.correlate.objectstore import QUEUED_BUSY, most_in_flight, queued_requests
+from dataclasses import replace
+
+from correlator.core.correlate.objectstore import QUEUED_BUSY, fewest_connections, most_in_flight, queued_requests
 from correlator.core.correlate.ranking import Window
 from correlator.core.events import ObjectStoreRequest
 
@@ -39,10 +41,12 @@ def test_without_knowing_how_many_subtasks_upload_nothing_is_concluded() -> None
 def test_uploads_in_parallel_are_not_queued() -> None:
     """Ten uploads received in one second, 0.92 s each: at best two of them one after the other on a connection."""
     parallel = tuple(put(0, 920, n=i) for i in range(10))
-    assert most_in_flight(parallel) == 5
+    assert (most_in_flight(parallel), fewest_connections(parallel)) == (10, 5)
     assert queued_requests(parallel, WINDOW, JOB, 3, 0, uploaders=10) is None
+    short = Window(T0, T0 + 3_000, 3_000)  # five connections would be busy 61 % of it: the stamps allow ten
+    assert queued_requests(parallel, short, JOB, 3, 0, uploaders=10) is None
     staggered = tuple(put(i // 2, 920, n=i) for i in range(10))
-    assert most_in_flight(staggered) == 2
+    assert fewest_connections(staggered) == 2
     assert queued_requests(staggered, WINDOW, JOB, 3, 0, uploaders=10) is None
 
 
@@ -61,8 +65,9 @@ def test_another_checkpoints_refused_or_slow_uploads_do_not_count() -> None:
 
 def test_touching_requests_do_not_overlap() -> None:
     assert most_in_flight((put(0, 1000, n=0), put(1, 1000, n=1))) == 1
-    assert most_in_flight((put(0, 1001, n=0), put(1, 1000, n=1))) == 1  # the second may be received at 1.001 s
-    assert most_in_flight((put(0, 2000, n=0), put(1, 1000, n=1))) == 2
+    assert most_in_flight((put(0, 1001, n=0), put(1, 1000, n=1))) == 2
+    assert fewest_connections((put(0, 1001, n=0), put(1, 1000, n=1))) == 1  # the second may be received at 1.001 s
+    assert fewest_connections((put(0, 2000, n=0), put(1, 1000, n=1))) == 2
 
 
 def test_back_to_back_uploads_stamped_in_one_second_may_share_a_connection() -> None:
@@ -81,3 +86,13 @@ def test_uploads_received_after_the_checkpoint_ended_do_not_count() -> None:
     after = tuple(put(11, 920, n=n) for n in (10, 11, 12))  # within the clock skew allowed, after the end
     found = queued_requests(serial + after, WINDOW, JOB, 3, 2_000, uploaders=10)
     assert found is not None and found.in_flight == 1 and len(found.requests) == 10
+
+
+def test_directory_markers_are_no_uploads() -> None:
+    """S3A's ``chk-N/`` markers (the JobManager's at the trigger, the clean-up's after an expiry, possibly in the
+    second the checkpoint ended) are bookkeeping, not a TaskManager's uploads."""
+    def marker(at_s: float, n: int) -> ObjectStoreRequest:
+        return replace(put(at_s, 920, n=n), key=f"flink/checkpoints/{JOB}/chk-3/")
+    markers = (marker(0, 100), marker(9, 101), marker(9, 102), marker(9, 103))
+    found = queued_requests(SERIAL + markers, WINDOW, JOB, 3, 0, uploaders=10)
+    assert found is not None and found.in_flight == 1 and len(found.requests) == len(SERIAL)

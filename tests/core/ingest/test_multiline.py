@@ -156,3 +156,26 @@ def test_kafka_key_separates_unnamed_sources() -> None:
     out += ingest.feed(LOCK[2].encode(), ref="l/0@3", key=b"dn1|dn.log")
     [held] = _events(out + ingest.flush_all())
     assert isinstance(held, DatasetLockHeld) and held.holder == "DirectoryScanner.scan"
+
+
+def test_a_record_start_too_long_to_read_closes_nothing_on_either_path() -> None:
+    """A trigger line, then a record start longer than ``max_line_bytes`` (refused), then the stack of the trigger's
+    record: fed line by line the refused line closes nothing and the stack joins the trigger's record; the block path
+    must read it so too, not take the trigger line for a record of its own."""
+    long_start = NEXT[:24] + " INFO x - " + "y" * 400
+    lines = [INCIDENT[0], long_start, *INCIDENT[1:], NEXT]
+    hint = SourceHint(host="jm", role="jobmanager", family="flink")
+
+    def outputs(blocks: bool) -> list[str]:
+        ingest = Ingest(IngestConfig(max_line_bytes=300))
+        if blocks:
+            out = ingest.feed_block(("\n".join(lines) + "\n").encode(), file_ref="jm.log", first_line=1,
+                                    hint=hint).outputs
+        else:
+            out = [o for i, line in enumerate(lines) for o in ingest.feed_line(line, ref=f"jm.log:{i + 1}", hint=hint)]
+        out += ingest.flush_all()
+        return sorted(repr(o) for o in out if not (isinstance(o, Event) and o.type == "source_progress"))
+
+    by_lines = outputs(blocks=False)
+    assert any("CheckpointFailed" in o for o in by_lines) and any("line_too_long" in o for o in by_lines)
+    assert outputs(blocks=True) == by_lines

@@ -262,10 +262,21 @@ class Queued:
 
 
 def most_in_flight(requests: Sequence[ObjectStoreRequest]) -> int:
-    """The fewest connections that could have carried the requests. The store stamps a request when it received it,
-    cut to the second (``STAMP_MS``): one received in the same second as an earlier one may have followed it on its
-    connection. Each request, in the log's order, takes the connection free first if it is free before the request's
-    second ends (an end and a start at one instant do not overlap), else one more."""
+    """The most requests in the store at once if each was received at its stamp (an upper bound: the stamp is cut to
+    the second). An end and a start at one instant do not overlap."""
+    edges = sorted(p for e in requests for p in ((e.ts_ms, 1), (e.ts_ms + (e.total_ms or 0), -1)))
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
+
+
+def fewest_connections(requests: Sequence[ObjectStoreRequest]) -> int:
+    """The fewest connections that could have carried the requests (a lower bound). The store stamps a request when
+    it received it, cut to the second (``STAMP_MS``): one received in the same second as an earlier one may have
+    followed it on its connection. Each request, in the log's order, takes the connection free first if it is free
+    before the request's second ends, else one more."""
     free: list[int] = []
     for e in sorted(requests, key=lambda e: e.ts_ms):
         start = e.ts_ms
@@ -280,17 +291,21 @@ def queued_requests(evidence: tuple[Event, ...], window: Window, job_id: str | N
     """The checkpoint's writes the store held a while (``HELD_STORE_REQUEST_MS``) but not long, none refused, when
     at most ``in_flight`` of them were in the store at once and they kept that many connections busy for most of
     the window, fewer than the subtasks one TaskManager had to upload (``uploaders``; unknown: no finding). Only
-    writes received by the window's end count: those after it (the expired checkpoint's clean-up) delayed nothing."""
+    the uploads of files count: a directory marker (``chk-N/``) is S3A's bookkeeping, the JobManager's at the trigger
+    and an expired checkpoint's clean-up after it; and only those received by the window's end, which the ones
+    after it cannot have delayed. Fewer in flight than uploaders is judged on the most the stamps allow (the
+    uploads might have gone in parallel), the connections' busy share on the fewest they allow."""
     found = sorted((e for e in evidence if isinstance(e, ObjectStoreRequest) and e.operation.startswith(STORE_WRITES)
+                    and not (e.key or "").endswith("/")
                     and (e.status or 200) < 400 and HELD_STORE_REQUEST_MS <= (e.total_ms or 0)
                     < SLOW_STORE_REQUEST_MS and of_checkpoint(e.key, job_id, checkpoint_id)
                     and window.start_ms - STAMP_MS - skew_ms <= e.ts_ms <= window.end_ms),
                    key=lambda e: (e.ts_ms, e.ref))
     if uploaders is None or len(found) < QUEUED_MIN_REQUESTS:
         return None
-    in_flight = most_in_flight(found)
-    if in_flight >= uploaders:
+    if most_in_flight(found) >= uploaders:
         return None
+    in_flight = fewest_connections(found)
     spent = sum(max(0, min(e.ts_ms + (e.total_ms or 0), window.end_ms) - max(e.ts_ms, window.start_ms))
                 for e in found)
     busy = spent / (in_flight * window.duration_ms)

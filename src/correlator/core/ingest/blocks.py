@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from correlator.core.events import Event
+from correlator.core.ingest.block_lines import is_burst_line, is_write_line, line_end, line_fits, no_hit_on_line
 from correlator.core.ingest.block_port import BlockIngest
 from correlator.core.ingest.burst_lines import BurstRun, HeldBursts
 from correlator.core.ingest.bursts import FAST_PHRASES
@@ -22,13 +23,10 @@ from correlator.core.ingest.prefilter import (OPEN_INDEX, PHRASES, WRITE, WRITE_
 from correlator.core.ingest.progress import local_stamp
 from correlator.core.ingest.records import Origin
 from correlator.core.ingest.write_batch import OBSERVE, OPEN, Step, WritePlan, plan_writes
-from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
 from correlator.core.ingest.writes import Line, block_at, duration_at
 
 
 FAST_BURSTS = {PHRASES.index(p): kind for p, kind in FAST_PHRASES.items()}
-BURST_BYTES = tuple(p.encode() for p in FAST_PHRASES)
-_BURST_LINE = re.compile(b"|".join(re.escape(p) for p in BURST_BYTES))
 WRITE_BYTES = tuple(p.encode() for p in WRITE_PHRASES)
 KIND_INDEXES = {kind: [i for i, its in FAST_BURSTS.items() if its == kind] for kind in set(FAST_BURSTS.values())}
 """Per burst kind, the phrase indexes of its lines."""
@@ -89,7 +87,7 @@ class BlockReader:
         block, n = self.block, len(self.block)
         if self.ingest.open_record(self.key) is not None:
             while self.pos < n and not RECORD_START_BYTES.match(block, self.pos):
-                self._feed_to(self._line_end(self.pos))
+                self._feed_to(line_end(self.block, self.pos))
         found = with_received(self.ingest.scanner.hits(block), block)
         addressed = self.ingest.writes.addressed(self.key) is not None
         plan = self._plan(found)
@@ -100,7 +98,7 @@ class BlockReader:
             self._walk(found.triggers, plan)
         if self.pos < n:
             self.pos = self._record_start(n - 1)
-            if plan is not None and self._is_write_line(self.pos):
+            if plan is not None and is_write_line(self.block, self.pos):
                 self.decided_until = n
             if self.pos < self.decided_until:  # the last line was a write decided without being read
                 self.pos = n
@@ -146,23 +144,8 @@ class BlockReader:
                 self._step(steps[step])
                 step += 1
             self.pos = start
-            if self._whole_line_record(hit):
-                continue
-            self._feed_to(self._line_end(hit))
-            while self.pos < n:
-                starts = RECORD_START_BYTES.match(block, self.pos) is not None
-                if not starts and self._open_is_candidate():
-                    self._feed_continuation()
-                    continue
-                if starts and (self._no_hit_on_line(hits, i) or (plan is not None and self._is_write_line(self.pos))
-                               or self._is_burst_line(self.pos)):
-                    # a record start ends the hit's record without being read: a noise line is skipped like any other,
-                    # the plan decided a write line, a burst line is the next hit's, for its fast path
-                    self.ingest.end_open_record(self.key, self.out, self._materialise)
-                    break
-                self._feed_to(self._line_end(self.pos))
-                if starts and not self._open_is_candidate():
-                    break
+            if not self._whole_line_record(hit):
+                self._feed_record(hit, hits, i, plan)
         for rest in steps[step:]:
             self._step(rest)
         if plan is not None and plan.opened:
@@ -177,7 +160,7 @@ class BlockReader:
         source = tracker.addressed(self.key)
         if source is None or found.received:
             return None
-        pos = self.pos if self.decided_until <= self.pos else self._line_end(self.decided_until)  # never twice
+        pos = self.pos if self.decided_until <= self.pos else line_end(self.block, self.decided_until)  # never twice
         plan = plan_writes(self.block, pos, found.writes.since(pos), self.ingest.scanner.write_reader,
                            tracker.open_starts(source), tracker.rules, self.stamps.stamp_at)
         if plan is not None:
@@ -200,14 +183,36 @@ class BlockReader:
         if lines:
             self.ingest.parse_lines(lines, self.out)
 
+    def _feed_record(self, hit: int, hits: list[tuple[int, int]], i: int, plan: WritePlan | None) -> None:
+        """Feed the hit's record from ``pos``: its lines to the hit's, the lines that continue it, and the line that
+        closes it where that line must be read (``hits[i:]``: the hits not walked yet)."""
+        block, n = self.block, len(self.block)
+        self._feed_to(line_end(block, hit))
+        while self.pos < n:
+            starts = RECORD_START_BYTES.match(block, self.pos) is not None
+            if not starts and self._open_is_candidate():
+                self._feed_continuation()
+                continue
+            if starts and line_fits(block, self.pos, self.ingest.max_line_bytes) and (
+                    no_hit_on_line(block, hits, i, self.pos) or (plan is not None and is_write_line(block, self.pos))
+                    or is_burst_line(block, self.pos)):
+                # a record start ends the hit's record without being read: a noise line is skipped like any other,
+                # the plan decided a write line, a burst line is the next hit's, for its fast path
+                self.ingest.end_open_record(self.key, self.out, self._materialise)
+                return
+            self._feed_to(line_end(block, self.pos))
+            if starts and not self._open_is_candidate():
+                return
+
     def _whole_line_record(self, hit: int) -> bool:
         """The hit's line, at ``pos``, is a record of its own (the next line of the block starts one): parsed at once,
         as ``take_line`` would have it when the next start closes it. Not so at the block's end (the next block may
-        continue it), for a write line (the tracker's) or one too long (``take_line`` says so)."""
+        continue it), for a write line (the tracker's), or where this line or the next is too long (``take_line``
+        refuses it: a refused next line closes nothing)."""
         block, start = self.block, self.pos
         end = block.find(b"\n", hit)
         if (end < 0 or block.rfind(b"\n", 0, hit) + 1 != start or RECORD_START_BYTES.match(block, end + 1) is None
-                or self._is_write_line(start)):
+                or is_write_line(block, start) or not line_fits(block, end + 1, self.ingest.max_line_bytes)):
             return False
         line = block[start:end].decode("utf-8", errors="replace").removesuffix("\r")
         if not self.ingest.take_record(self.origin, line, self._ref(self._numbers.at(start)), self.out,
@@ -217,32 +222,12 @@ class BlockReader:
         self.pos = end + 1
         return True
 
-    def _no_hit_on_line(self, hits: list[tuple[int, int]], i: int) -> bool:
-        """Whether the line at ``pos`` holds no trigger hit (``hits[i:]``: those not walked yet, in offset order)."""
-        end = self._line_end(self.pos)
-        while i < len(hits) and hits[i][0] < self.pos:
-            i += 1
-        return i >= len(hits) or hits[i][0] >= end
-
-    def _is_write_line(self, at: int) -> bool:
-        end = self.block.find(b"\n", at)
-        end = len(self.block) if end < 0 else end
-        return self.block.find(OPEN_BYTES, at, end) >= 0 or self.block.find(CLOSE_BYTES, at, end) >= 0
-
-
-    def _is_burst_line(self, at: int) -> bool:
-        """Whether the line at ``at`` holds a phrase of a burst kind: during a reconcile burst every line does, and
-        feeding them on from a parsed one would keep the whole burst off the fast path."""
-        end = self.block.find(b"\n", at)
-        end = len(self.block) if end < 0 else end
-        return _BURST_LINE.search(self.block, at, end) is not None
-
     def _burst_fast(self, hit: int, index: int, start: int) -> bool:
         """A slow-IO or reconcile warning that extends its source's held burst: its stamp and duration read from
         its bytes, nothing decoded (like a routine write, ``pos`` does not move). Anything else — a line with
         continuation lines, a source mid-record, a new longest warning — takes the parsers' path."""
         block = self.block
-        end = self._line_end(hit)
+        end = line_end(self.block, hit)
         if start < self.pos or (end < len(block) and RECORD_START_BYTES.match(block, end) is None):
             return False
         pending = self.ingest.open_record(self.key)
@@ -330,7 +315,7 @@ class BlockReader:
         if start < self.pos or RECORD_START_BYTES.match(self.block, start) is None:
             return
         self.pos = start
-        end = self._line_end(hit)
+        end = line_end(self.block, hit)
         line = self.block[start:end].rstrip(b"\n").decode("utf-8", errors="replace").removesuffix("\r")
         self.fed_newlines += self.block.count(b"\n", start, end)
         self.ingest.take_write_line(self.origin, line, self._ref(self._numbers.at(start)), self.now_ms,
@@ -369,10 +354,6 @@ class BlockReader:
         pending = self.ingest.open_record(self.key)
         return pending is not None and pending.candidate
 
-    def _line_end(self, at: int) -> int:
-        end = self.block.find(b"\n", at)
-        return len(self.block) if end < 0 else end + 1
-
     def _record_start(self, at: int) -> int:
         """Start of the record holding offset ``at``: back over continuation lines, never before ``pos``. A write line
         heads no record (``take_line`` hands it to the tracker), so the continuation lines after one are a record of
@@ -382,12 +363,12 @@ class BlockReader:
         while start > self.pos and RECORD_START_BYTES.match(self.block, start) is None:
             start = self.block.rfind(b"\n", 0, start - 1) + 1
         if start < line and RECORD_START_BYTES.match(self.block, start) is not None and self._takes_as_write(start):
-            return self._line_end(start)
+            return line_end(self.block, start)
         return max(start, self.pos)
 
     def _takes_as_write(self, at: int) -> bool:
         """Whether ``take_line`` takes the record-start line at ``at`` as a write line (a write phrase, no trigger)."""
-        end = self._line_end(at)
+        end = line_end(self.block, at)
         raw = self.block[at:end].rstrip(b"\n")
         if not any(phrase in raw for phrase in WRITE_BYTES):
             return False

@@ -263,6 +263,11 @@ class Ingest:
         self._stats.lines += 1
         self._write_line(origin, line, ref, now_ms, out, materialise)
 
+    @property
+    def max_line_bytes(self) -> int:
+        """The longest line read (``IngestConfig.max_line_bytes``): a longer one is a dead letter."""
+        return self.config.max_line_bytes
+
     def open_record(self, key: str) -> Pending | None:
         """The record of source ``key`` still open (its next line may continue it)."""
         return self._stitcher.open.get(key)
