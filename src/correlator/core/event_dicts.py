@@ -16,23 +16,14 @@ EVENT_TYPES: dict[str, type[Event]] = event_classes()
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
-    """Plain-data form with ``type`` and ``at`` first, as `correlator parse` prints it."""
+    """Plain-data form with ``type`` and ``at`` first, as `correlator parse` prints it. The field names come from
+    ``_FIELDS`` (read once per registered class); a class defined after the registry is read field by field."""
     out: dict[str, Any] = {"type": event.type, "at": event.at}
-    for name in _field_names(type(event)):
+    known = _FIELDS.get(type(event))
+    for name in (n for n, _ in known) if known is not None else (f.name for f in dataclasses.fields(event)):
         value = getattr(event, name)
         out[name] = list(value) if isinstance(value, tuple) else value
     return out
-
-
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _field_names(cls: type) -> tuple[str, ...]:
-    """A class's field names, looked up once: ``dataclasses.fields`` builds them anew on every call."""
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    return names
 
 
 class UnknownEventType(ValueError):
