@@ -98,6 +98,10 @@ class JobStatus(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskStatus(Event):
+    """A subtask attempt switched to FAILED. Flink logs every subtask's every transition; the routine ones
+    (deploying, initializing, running, cancelling) are most of a job start's or restart's lines and nothing a verdict
+    reads, so only failures are parsed."""
+
     type: ClassVar[str] = "task_status"
     job_id: str | None = None
     task: str | None = None

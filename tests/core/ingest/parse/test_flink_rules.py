@@ -57,7 +57,7 @@ EXAMPLES: dict[str, tuple[str, str]] = {
                                          "Heartbeat of TaskManager with id 10.20.30.41:39217-7a1b2c timed out."),
     " switched from state ": ("org.apache.flink.runtime.executiongraph.ExecutionGraph",
                               f"Job wordcount ({JOB}) switched from state RUNNING to RESTARTING."),
-    ") switched from ": (TASK, f"Map (1/4)#0 ({ATTEMPT}) switched from RUNNING to FAILED with failure cause: "
+    " to FAILED": (TASK, f"Map (1/4)#0 ({ATTEMPT}) switched from RUNNING to FAILED with failure cause: "
                                "java.io.IOException: Stream closed."),
     "(Version: ": ("org.apache.flink.runtime.taskexecutor.TaskManagerRunner",
                    " Starting TaskManager (Version: 1.20.1, Scala: 2.12, Rev:9c2b3b5, Date:2025-02-03T13:18:41+01:00)"),
