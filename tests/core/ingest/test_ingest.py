@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from correlator.core.events import Event, SourceProgress
 from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
+from correlator.core.ingest.progress import thin as thin_progress
 from correlator.core.ingest.records import ParseError
 
 EXPIRED = ("{ts} INFO  org.apache.flink.runtime.checkpoint.CheckpointCoordinator     - Checkpoint 60 of job "
@@ -170,6 +171,30 @@ class TestSourceProgress:
         out = ingest.feed_block(block, file_ref="f", first_line=1, hint=hint).outputs + ingest.flush_all()
         times = [o.ts_ms % 86_400_000 for o in out if isinstance(o, Event) and o.type == "source_progress"]
         assert times[0] == 9 * 3600 * 1000 and times[-1] == (9 * 3600 + 199) * 1000 + 500
+
+    def test_a_block_reports_a_sources_span_not_each_bucket(self) -> None:
+        """A block with a parsed record every 10 s of its 200 s reports the source's earliest and latest time."""
+        ingest = Ingest(IngestConfig())
+        hint = SourceHint(host="dn1", role="datanode", family="hdfs", file="hadoop-u-datanode-dn1.log")
+        lines = self._noise(400, 500)
+        for i in range(0, 400, 20):
+            lines[i] = lines[i][:23] + PAUSE[23:]
+        block = ("\n".join(lines) + "\n").encode()
+        out = ingest.feed_block(block, file_ref="f", first_line=1, hint=hint).outputs
+        assert sum(isinstance(o, Event) and o.type == "jvm_pause" for o in out) == 20
+        times = [o.ts_ms % 86_400_000 for o in out if isinstance(o, SourceProgress)]
+        assert times == [9 * 3600 * 1000, (9 * 3600 + 190) * 1000]
+
+    def test_a_blocks_progress_keeps_each_sources_earliest_and_latest(self) -> None:
+        """Only the reports between a source's earliest and latest are cut; other outputs keep their order."""
+        def at(host: str, s: int) -> SourceProgress:
+            return SourceProgress(ts_ms=s * 1000, cluster="c", host=host, role="datanode", ref=f"{host}:{s}")
+
+        other = ParseError(reason="unknown_layout", detail="x", ref="r", excerpt="y")
+        out: list[object] = [at("a", 10), at("b", 5), other, at("a", 20), at("a", 3), at("b", 5), at("a", 30),
+                             at("a", 30)]
+        assert thin_progress(out) == [at("b", 5), other, at("a", 3), at("b", 5), at("a", 30)]
+        assert thin_progress(out[:3]) == out[:3]
 
     def test_unknown_role_waits_for_a_parsed_record(self) -> None:
         """A source that tells its role only later still reports its first line's time."""

@@ -22,6 +22,7 @@ from correlator.core.ingest.multiline import Closed, Pending, Stitcher, is_recor
 from correlator.core.ingest.parse import Rejected, SourceState, parse_record
 from correlator.core.ingest.prefilter import TRIGGER, WRITE, ReScanner, Scanner
 from correlator.core.ingest.progress import Progress
+from correlator.core.ingest.progress import thin as thin_progress
 from correlator.core.ingest.records import Origin, ParseError, parse_error, safe_excerpt
 from correlator.core.ingest.ingest_stats import IngestStats
 from correlator.core.ingest.origins import origin_of
@@ -94,7 +95,7 @@ class Ingest:
             origin = self._origin(Decoded(text=""), hint)
             reader = BlockReader(self, block, file_ref, first_line, origin, out)
             reader.run()
-            return BlockRead(out, reader.newlines)
+            return BlockRead(thin_progress(out), reader.newlines)
         except Exception as exc:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{file_ref}:{first_line}", block))
             return BlockRead(out, block.count(b"\n"))
@@ -134,6 +135,7 @@ class Ingest:
             decoded = decode(values[0], headers, key, self.clock.zone)
             origin = self._origin(decoded, SourceHint(), key)
             BlockReader(self, joined, stream_ref, 0, origin, out, offsets=offsets, now_ms=now_ms).run()
+            out = thin_progress(out)
         except EnvelopeError as exc:
             out.append(self._error(exc.reason, exc.detail, f"{stream_ref}@{offsets[0]}", values[0]))
         except Exception as exc:
