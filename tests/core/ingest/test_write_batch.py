@@ -10,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from correlator.core.events import BlockWrite, JvmPause
+from correlator.core.ingest.block_lines import replica_pieces
 from correlator.core.ingest.ingest import Ingest, IngestConfig
 from correlator.core.ingest.prefilter import Scanner
 from correlator.core.ingest.write_batch import CLOSE, plan_writes
 from correlator.core.ingest.writes import WriteRules
-from tests.core.ingest.test_writes import HINT, finished, receiving, responder
+from tests.core.ingest.test_writes import BP, HINT, REPLICA_DONE, finished, receiving, responder
 
 NOISE = ("2020-01-02 {ts} INFO org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace: src: /10.20.30.42:9866, "
          "dest: /10.20.31.9:47499, bytes: 5557, op: HDFS_READ, cliID: DFSClient_NONMAPREDUCE_686406189_88, offset: 0, "
@@ -157,6 +158,44 @@ def test_blocks_decide_writes_as_lines_do_when_a_block_id_comes_again(
     ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
     blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
     assert _decided(lines, blocks, seconds_per_pair=seconds_per_pair) == _decided(lines, None)
+
+
+@PAIRING
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WRITE, min_size=1, max_size=60), st.integers(0, 7), st.lists(st.integers(1, 200), max_size=6),
+       st.sets(st.integers(1, 60), max_size=8))
+def test_blocks_decide_writes_as_lines_do_when_replicas_are_copied_in(
+        seconds_per_pair: float, writes: list[Write], noise_every: int, cuts: list[int], copied: set[int]) -> None:
+    """A replica copied in ends with ``Received … of size`` instead of a clienttrace, and nearly every block of a real
+    DataNode's file holds one: a block is read in pieces around each (``replica_pieces``), whose writes are decided
+    as line by line."""
+    lines = []
+    for line in _log(writes, noise_every):
+        n = int(line.split("blk_", 1)[1].split("_", 1)[0]) if "op: HDFS_WRITE" in line else 0
+        lines.append(REPLICA_DONE.format(ts=line[11:23], blk=n, size=8761).replace(
+            "BP-2071334356-127.0.0.1-1796118856804", BP) if n in copied else line)
+    lines.append(receiving(_stamp(sum(w[0] for w in writes) + 5000), len(writes) + 1))
+    ends = [i + 1 for i, line in enumerate(lines)
+            if "Receiving BP-" in line or "op: HDFS_WRITE" in line or "Received BP-" in line]
+    blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
+    assert _decided(lines, blocks, seconds_per_pair=seconds_per_pair) == _decided(lines, None)
+
+
+def test_a_block_with_a_replica_copied_in_leaves_its_other_writes_to_the_plan() -> None:
+    """Only the piece that ends with the ``Received`` line goes line by line: the writes around it are planned."""
+    lines = [receiving(_stamp(10 * k), k) for k in range(1, 40)] + [finished(_stamp(10 * k + 5), k) for k in range(1, 40)]
+    lines.insert(40, REPLICA_DONE.format(ts=_stamp(400), blk=7, size=2503))
+    data = ("\n".join(lines[1:]) + "\n").encode()
+    received = data.find(b"Received BP-")
+    assert [end for _, end in replica_pieces(data)] == [data.rfind(b"\n", 0, received) + 1,
+                                                        data.find(b"\n", received) + 1, len(data)]
+    ingest = Ingest(IngestConfig(slow_write_ms=SLOW_MS))
+    ingest.feed_line(lines[0], ref="dn1.log:1", hint=HINT)  # the address known
+    steps: list[int] = []
+    decide = ingest.writes.decide
+    ingest.writes.decide = lambda *a, **k: (steps.append(1), decide(*a, **k))[1]  # type: ignore[method-assign]
+    ingest.feed_block(data, file_ref="dn1.log", first_line=2, hint=HINT)
+    assert len(steps) <= 3  # the Received line and its block id's other lines; the other writes were planned
 
 
 def test_a_block_id_written_twice_leaves_the_blocks_other_writes_to_the_plan() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from correlator.core.events import BlockWrite, SourceProgress
+from correlator.core.events import BlockWrite, Event, SourceProgress
 from correlator.core.ingest.ingest import Ingest, IngestConfig, SourceHint
 
 DN = "org.apache.hadoop.hdfs.server.datanode.DataNode"
@@ -194,3 +194,23 @@ def test_a_replica_copied_in_slowly_is_still_evidence(blocks: bool) -> None:
              REPLICA_IN.format(ts="08:00:01,000", blk=2), REPLICA_DONE.format(ts="08:00:03,500", blk=2, size=2503)]
     found = [(w.phase, w.ts_ms % 60_000) for w in writes(lines, blocks=blocks) if "blk_2_" in w.block]
     assert found == [("receiving", 1000)]
+
+
+def test_a_batch_read_in_pieces_around_a_replica_names_each_records_offset() -> None:
+    """A batch of records is read in pieces around its ``Received`` lines: each event still names its own offset."""
+    lines = [receiving("08:00:00,000", 1), finished("08:00:00,010", 1), REPLICA_IN.format(ts="08:00:01,000", blk=2),
+             REPLICA_DONE.format(ts="08:00:09,500", blk=2, size=5), receiving("08:00:10,000", 3),
+             finished("08:00:15,000", 3), "2020-01-02 08:00:16,000 WARN org.apache.hadoop.util.JvmPauseMonitor: "
+             "Detected pause in JVM or host machine (eg GC): pause of approximately 1520ms"]
+    values, offsets = [line.encode() for line in lines], [100 + 7 * i for i in range(len(lines))]
+    batch, single = Ingest(IngestConfig()), Ingest(IngestConfig())
+    got = batch.feed_records(values, offsets, stream_ref="logs/0", key=b"dn1") + batch.flush_all()
+    one = [e for v, o in zip(values, offsets) for e in single.feed(v, ref=f"logs/0@{o}", key=b"dn1")]
+    one += single.flush_all()
+
+    def found(out: list[object]) -> list[tuple[str, str]]:
+        return [(e.type, e.ref) for e in out if isinstance(e, Event) and e.type != "source_progress"]
+
+    assert found(got) == found(one)
+    assert [ref for _, ref in found(got)] == ["logs/0@100", "logs/0@107", "logs/0@114", "logs/0@128", "logs/0@135",
+                                              "logs/0@142"]

@@ -10,9 +10,11 @@ import re
 
 from correlator.core.ingest.bursts import FAST_PHRASES
 from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
+from correlator.core.ingest.writes import RECEIVED_PHRASE
 
 BURST_BYTES = tuple(p.encode() for p in FAST_PHRASES)
 _BURST_LINE = re.compile(b"|".join(re.escape(p) for p in BURST_BYTES))
+RECEIVED_BYTES = RECEIVED_PHRASE.encode()
 
 
 def line_end(block: bytes, at: int) -> int:
@@ -49,3 +51,31 @@ def line_fits(block: bytes, at: int, limit: int) -> bool:
     refuses does not end the record before it."""
     end = block.find(b"\n", at)
     return (len(block) if end < 0 else end) - at <= limit
+
+
+def replica_pieces(block: bytes) -> list[tuple[int, int]]:
+    """``block`` as byte ranges read one after the other, so that a replica's ``Received`` line costs the plan of its
+    own piece only: a block holding one has its writes decided line by line (the write readers do not read it), and
+    on a real DataNode nearly every block of a file holds one. Each ``Received`` line ends a piece that begins after
+    the last write line before it, and the write lines before that are a piece of their own. Every piece but the last
+    ends on a write line, as the property tests cut blocks (the block path reads a source's clock off a block's last
+    line, where the line-by-line path reads it off write lines only)."""
+    at = block.find(RECEIVED_BYTES)
+    if at < 0:
+        return [(0, len(block))]
+    pieces: list[tuple[int, int]] = []
+    start = 0
+    while at >= 0:
+        line = block.rfind(b"\n", 0, at) + 1
+        last_write = max(block.rfind(OPEN_BYTES, start, line), block.rfind(CLOSE_BYTES, start, line))
+        if last_write >= 0:
+            cut = line_end(block, last_write)
+            pieces.append((start, cut))
+            start = cut
+        end = line_end(block, at)
+        pieces.append((start, end))
+        start = end
+        at = block.find(RECEIVED_BYTES, end)
+    if start < len(block):
+        pieces.append((start, len(block)))
+    return pieces

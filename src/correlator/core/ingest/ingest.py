@@ -11,6 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from correlator.core.events import Event
+from correlator.core.ingest.block_lines import replica_pieces
 from correlator.core.ingest.blocks import BlockReader
 from correlator.core.ingest.config import BlockRead, IngestConfig, Output, SourceHint
 from correlator.core.ingest.bursts import Bursts
@@ -93,9 +94,8 @@ class Ingest:
             block = self.text_layout.block(block)
         try:
             origin = self._origin(Decoded(text=""), hint)
-            reader = BlockReader(self, block, file_ref, first_line, origin, out)
-            reader.run()
-            return BlockRead(thin_progress(out), reader.newlines)
+            newlines = self._read(block, file_ref, first_line, origin, out, None, None)
+            return BlockRead(thin_progress(out), newlines)
         except Exception as exc:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{file_ref}:{first_line}", block))
             return BlockRead(out, block.count(b"\n"))
@@ -134,7 +134,7 @@ class Ingest:
         try:
             decoded = decode(values[0], headers, key, self.clock.zone)
             origin = self._origin(decoded, SourceHint(), key)
-            BlockReader(self, joined, stream_ref, 0, origin, out, offsets=offsets, now_ms=now_ms).run()
+            self._read(joined, stream_ref, 0, origin, out, offsets, now_ms)
             out = thin_progress(out)
         except EnvelopeError as exc:
             out.append(self._error(exc.reason, exc.detail, f"{stream_ref}@{offsets[0]}", values[0]))
@@ -142,6 +142,18 @@ class Ingest:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{stream_ref}@{offsets[0]}",
                                    values[0]))
         return out
+
+    def _read(self, block: bytes, ref: str, first_line: int, origin: Origin, out: list[Output],
+              offsets: Sequence[int] | None, now_ms: int | None) -> int:
+        """A block's walk, piece by piece around its replicas' ``Received`` lines (``replica_pieces``); its newlines."""
+        newlines = 0
+        for start, end in replica_pieces(block):
+            line = first_line + newlines
+            reader = BlockReader(self, block[start:end] if end - start < len(block) else block, ref, line, origin, out,
+                                 offsets=None if offsets is None else offsets[line - first_line:], now_ms=now_ms)
+            reader.run()
+            newlines += reader.newlines
+        return newlines
 
     def flush_idle(self, now_ms: int) -> list[Output]:
         out: list[Output] = []
