@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from correlator.core.correlate.engine import Engine, EngineConfig
-from correlator.core.events import BlockWrite, DatasetLockHeld, JvmPause, SlowIo, SourceProgress
+from correlator.core.events import BlockWrite, DatasetLockHeld, Event, JvmPause, SlowIo, SourceProgress
 from correlator.core.explain.verdict import CoverageReason, Verdict, verdict_to_dict
 from tests.core.correlate.factory import T0, ev, failure, noise, read_too, scanner, seed, with_event
 
@@ -16,6 +16,25 @@ def run(events, config: EngineConfig = EngineConfig()) -> list[Verdict]:
     for e in events:
         out += engine.feed(e)
     return out + engine.finish()
+
+
+def test_a_case_reads_its_own_horizon_of_evidence_whatever_else_is_held(monkeypatch) -> None:
+    """Offline every case is decided at the end with all evidence still held; a judge reads only what streaming is
+    sure to keep for its case (``retention_ms`` before its first event on), so both read the same and a day of logs
+    is not read again by each of its failures."""
+    import correlator.core.correlate.engine as engine_module
+
+    seen: list[tuple[Event, ...]] = []
+    real = engine_module.decide
+    monkeypatch.setattr(engine_module, "decide", lambda ctx, rec=None: (seen.append(ctx.evidence), real(ctx, rec))[1])
+    config = EngineConfig()
+    old = ev(SlowIo, T0 - 3 * config.retention_ms, "dn02.example.com", "datanode", kind="disk_write",
+             duration_ms=900)
+    recent = ev(SlowIo, T0 - config.retention_ms // 3, "dn02.example.com", "datanode", kind="disk_write",
+                duration_ms=900)
+    [v] = run([old, recent, *seed()], config)
+    assert v.root_cause.code == "HDFS_DIRECTORY_SCAN"
+    assert seen and [(old in evidence, recent in evidence) for evidence in seen] == [(False, True)] * len(seen)
 
 
 class TestSeedIncident:

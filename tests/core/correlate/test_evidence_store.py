@@ -44,3 +44,16 @@ def test_the_intervals_kept_are_those_of_the_evidence_read(events: list[Event], 
     assert evidence == tuple(e for e in events if e.cluster == cluster and horizon <= e.ts_ms <= deadline)
     assert measured == _measured(evidence)
     assert EvidenceStore.of(store.events).intervals == store.intervals
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_EVENT, max_size=40), _CLUSTER, _AT, _AT, _AT)
+def test_a_case_reads_the_evidence_from_its_own_horizon(events: list[Event], cluster: str, deadline: int,
+                                                        since: int, links_since: int) -> None:
+    """A judged case reads what streaming is sure to hold for it (its own horizon on), whatever older evidence
+    other cases kept; link-only kinds from their shorter horizon."""
+    store = EvidenceStore.of(events)
+    evidence, measured = store.up_to(cluster, deadline, since, (HdfsClientSlow,), links_since)
+    assert evidence == tuple(e for e in events if e.cluster == cluster and e.ts_ms <= deadline and e.ts_ms >= (
+        links_since if isinstance(e, HdfsClientSlow) else since))
+    assert measured == _measured(evidence)

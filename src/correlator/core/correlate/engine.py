@@ -288,7 +288,9 @@ class Engine:
                deadline: int, recurrence: Recurrence | None = None) -> Verdict:
         """The verdict on one case from what is known now; ``recurrence`` given when revising (counted once)."""
         summary = summarize(events, trigger, [])
-        evidence, measured = self._evidence.up_to(cluster, deadline)
+        since = min(e.ts_ms for e in [*events, *([trigger] if trigger is not None else [])]) - self.config.retention_ms
+        evidence, measured = self._evidence.up_to(cluster, deadline, since, LINK_TYPES,
+                                                  since + self.config.retention_ms - self.config.link_retention_ms)
         client = [
             e for e in evidence if isinstance(e, HdfsClientSlow) and e.path and f"/chk-{chk}/" in e.path
             and (not job or job in e.path)

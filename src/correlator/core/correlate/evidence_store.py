@@ -1,7 +1,9 @@
 """The engine's evidence events, each kept with the interval it measures (``interval_of``), computed as it arrives.
 
-Every case decided within the retention reads all evidence up to its deadline: computed per decision, the intervals
-of a busy cluster's store would be built again by each of its cases.
+Every case decided within the retention reads the evidence from its own horizon (the retention before its first
+event, as the engine's eviction keeps it) to its deadline: computed per decision, the intervals of a busy cluster's
+store would be built again by each of its cases. The horizon makes a case read the same offline, where every case is
+decided at the end of the input with all evidence held, as streamed.
 """
 
 from __future__ import annotations
@@ -31,9 +33,14 @@ class EvidenceStore:
         self.events.append(event)
         self.intervals.append(interval_of(event))
 
-    def up_to(self, cluster: str, deadline_ms: int) -> tuple[tuple[Event, ...], tuple[Interval, ...]]:
-        """The cluster's evidence stamped by ``deadline_ms``, and the intervals of those that measure one, in order."""
-        kept = [(e, iv) for e, iv in zip(self.events, self.intervals) if e.cluster == cluster and e.ts_ms <= deadline_ms]
+    def up_to(self, cluster: str, deadline_ms: int, since_ms: int | None = None, links: tuple[type, ...] = (),
+              links_since_ms: int | None = None) -> tuple[tuple[Event, ...], tuple[Interval, ...]]:
+        """The cluster's evidence stamped by ``deadline_ms`` and from ``since_ms`` on (instances of ``links`` from
+        ``links_since_ms``), and the intervals of those that measure one, in order."""
+        low = -(1 << 62) if since_ms is None else since_ms
+        link_low = low if links_since_ms is None else links_since_ms
+        kept = [(e, iv) for e, iv in zip(self.events, self.intervals) if e.cluster == cluster
+                and (link_low if links and isinstance(e, links) else low) <= e.ts_ms <= deadline_ms]
         return tuple(e for e, _ in kept), tuple(iv for _, iv in kept if iv is not None)
 
     def keep(self, wanted: Callable[[Event], bool]) -> int:
