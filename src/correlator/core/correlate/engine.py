@@ -18,7 +18,7 @@ from correlator.core.correlate.decided import Decided, pack_decided, unpack_deci
 from correlator.core.correlate.decision import decide
 from correlator.core.correlate.evidence_store import EvidenceStore
 from correlator.core.correlate.facts import Facts
-from correlator.core.correlate.horizons import eviction_horizons
+from correlator.core.correlate.horizons import case_horizon, eviction_horizons
 from correlator.core.correlate.growth import Completions
 from correlator.core.correlate.packing import pack, unpack
 from correlator.core.correlate.watermarks import Watermarks
@@ -89,6 +89,11 @@ class EngineConfig:
     """Block-write lines (only used to link a write to DataNodes) are kept for a shorter time."""
     min_confidence: float = 0.35
     evict_every: int = 1024
+
+    @property
+    def link_gap_ms(self) -> int:
+        """How much sooner than other evidence a link-only line goes."""
+        return self.retention_ms - self.link_retention_ms
 
 
 class Engine:
@@ -288,9 +293,8 @@ class Engine:
                deadline: int, recurrence: Recurrence | None = None) -> Verdict:
         """The verdict on one case from what is known now; ``recurrence`` given when revising (counted once)."""
         summary = summarize(events, trigger, [])
-        since = min(e.ts_ms for e in [*events, *([trigger] if trigger is not None else [])]) - self.config.retention_ms
-        evidence, measured = self._evidence.up_to(cluster, deadline, since, LINK_TYPES,
-                                                  since + self.config.retention_ms - self.config.link_retention_ms)
+        since = case_horizon([*events, *([trigger] if trigger is not None else [])], self.config.retention_ms)
+        evidence, measured = self._evidence.up_to(cluster, deadline, since, LINK_TYPES, since + self.config.link_gap_ms)
         client = [
             e for e in evidence if isinstance(e, HdfsClientSlow) and e.path and f"/chk-{chk}/" in e.path
             and (not job or job in e.path)
@@ -335,7 +339,7 @@ class Engine:
         retention = self.config.retention_ms
         held = self._awaiting.waiting() | {k for k, d in self._decided.items() if d.late}
         horizons = eviction_horizons(self._marks, self._cases, self._decided, held, retention)
-        link_gap = self.config.retention_ms - self.config.link_retention_ms
+        link_gap = self.config.link_gap_ms
         self._counts["evicted"] += self._evidence.keep(
             lambda e: e.ts_ms >= horizons.get(e.cluster, e.ts_ms) + (link_gap if isinstance(e, LINK_TYPES) else 0))
         self._triggers = {k: t for k, t in self._triggers.items() if t.ts_ms >= horizons.get(k[0], t.ts_ms)}

@@ -15,6 +15,12 @@ HOLD_LIMIT = 4
 """Nothing is held longer than this many retentions behind a cluster's newest event, which keeps the state bounded."""
 
 
+def case_horizon(events: Iterable[Event], retention_ms: int) -> int:
+    """How far back an open case's evidence is kept, and so what its judge reads from: the retention before its
+    first event."""
+    return min(e.ts_ms for e in events) - retention_ms
+
+
 def eviction_horizons(marks: Watermarks, cases: Mapping[CaseKey, list[Event]], decided: Mapping[CaseKey, Decided],
                       held: Iterable[CaseKey], retention_ms: int) -> dict[str, int]:
     """The event time before which each cluster's evidence, triggers and decided marks may go.
@@ -35,7 +41,7 @@ def eviction_horizons(marks: Watermarks, cases: Mapping[CaseKey, list[Event]], d
         floor = newest - HOLD_LIMIT * retention_ms
         horizons[cluster] = max(floor, min(flink) - retention_ms) if flink else floor
     for key, events in cases.items():
-        start = min(e.ts_ms for e in events) - retention_ms
+        start = case_horizon(events, retention_ms)
         horizons[key[0]] = min(horizons.get(key[0], start), start)
     for key in held:
         if (d := decided.get(key)) is not None and (newest := marks.max_event_ms(key[0])) is not None:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import re
 
 from correlator.core.ingest.bursts import FAST_PHRASES
+from correlator.core.ingest.prefilter import RECEIVED_BYTES
 from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
-from correlator.core.ingest.writes import RECEIVED_PHRASE
 
 BURST_BYTES = tuple(p.encode() for p in FAST_PHRASES)
 _BURST_LINE = re.compile(b"|".join(re.escape(p) for p in BURST_BYTES))
-RECEIVED_BYTES = RECEIVED_PHRASE.encode()
 
 
 def line_end(block: bytes, at: int) -> int:

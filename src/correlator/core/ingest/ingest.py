@@ -94,8 +94,7 @@ class Ingest:
             block = self.text_layout.block(block)
         try:
             origin = self._origin(Decoded(text=""), hint)
-            newlines = self._read(block, file_ref, first_line, origin, out, None, None)
-            return BlockRead(thin_progress(out), newlines)
+            return BlockRead(out, self._read(block, file_ref, first_line, origin, out, None, None))
         except Exception as exc:
             out.append(self._error("internal_error", f"{type(exc).__name__}: {exc}", f"{file_ref}:{first_line}", block))
             return BlockRead(out, block.count(b"\n"))
@@ -135,7 +134,6 @@ class Ingest:
             decoded = decode(values[0], headers, key, self.clock.zone)
             origin = self._origin(decoded, SourceHint(), key)
             self._read(joined, stream_ref, 0, origin, out, offsets, now_ms)
-            out = thin_progress(out)
         except EnvelopeError as exc:
             out.append(self._error(exc.reason, exc.detail, f"{stream_ref}@{offsets[0]}", values[0]))
         except Exception as exc:
@@ -145,14 +143,17 @@ class Ingest:
 
     def _read(self, block: bytes, ref: str, first_line: int, origin: Origin, out: list[Output],
               offsets: Sequence[int] | None, now_ms: int | None) -> int:
-        """A block's walk, piece by piece around its replicas' ``Received`` lines (``replica_pieces``); its newlines."""
+        """A block's walk, piece by piece around its replicas' ``Received`` lines (``replica_pieces``), its outputs
+        in ``out`` with each source's progress thinned (``progress.thin``); its newlines."""
         newlines = 0
         for start, end in replica_pieces(block):
-            line = first_line + newlines
-            reader = BlockReader(self, block[start:end] if end - start < len(block) else block, ref, line, origin, out,
-                                 offsets=None if offsets is None else offsets[line - first_line:], now_ms=now_ms)
+            at = newlines
+            piece = block[start:end] if end - start < len(block) else block
+            reader = BlockReader(self, piece, ref, first_line + at, origin, out, now_ms=now_ms,
+                                 offsets=None if offsets is None else offsets[at:at + piece.count(b"\n") + 1])
             reader.run()
             newlines += reader.newlines
+        out[:] = thin_progress(out)
         return newlines
 
     def flush_idle(self, now_ms: int) -> list[Output]:

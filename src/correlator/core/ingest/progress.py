@@ -88,7 +88,7 @@ def thin(out: list[T]) -> list[T]:
     What a source's progress tells the engine is its span (the earliest and the latest time: coverage) and its latest
     time (the watermark); the reports between say nothing beyond those two once the block is read, and a block's
     outputs reach the engine together. A quiet log (a lab DataNode, a TaskManager) writes a few lines per 10 s, so
-    these reports were a third of the events a real DataNode's log made.
+    a report per 10 s would be a large share of the events its log makes.
     """
     first: dict[tuple[str, str, str], tuple[int, int]] = {}
     last: dict[tuple[str, str, str], tuple[int, int]] = {}
