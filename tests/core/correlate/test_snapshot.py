@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from correlator.core.correlate.engine import Engine, EngineConfig
+from correlator.core.correlate.packing import Packer, pack
 from correlator.core.events import JvmPause, SlowIo
 from correlator.core.explain.verdict import verdict_to_dict
 from correlator.offline.analyze import collect_events
@@ -103,3 +104,31 @@ def test_snapshot_from_before_the_user_error_fields_still_restores() -> None:
     e = CheckpointDeclined(ts_ms=1, cluster="c", host="h", role="jobmanager", checkpoint_id=3, reason="r")
     old = pack(e)[:-2]
     assert unpack(old) == e
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(sorted(STREAMS)), st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=8))
+def test_snapshots_taken_again_and_again_are_those_packed_afresh(name: str, cuts: list[int]) -> None:
+    """The engine packs a held event once while it is held (a worker snapshots after every batch): each snapshot of
+    a series equals the one an engine packing every event anew writes, as JSON, at every point of the stream."""
+    stream = STREAMS[name]
+    engine = warm_engine()
+    at = 0
+    for cut in sorted(min(c, len(stream)) for c in cuts):
+        for e in stream[at:cut]:
+            engine.feed(e)
+        at = cut
+        again = engine.snapshot()
+        engine._packer = Packer()  # a fresh packer knows no event: it packs every one anew
+        assert json.dumps(again) == json.dumps(engine.snapshot())
+        engine.snapshot()  # and the next round's packer knows the events held now
+
+
+def test_a_packed_form_is_not_reused_for_another_event_of_the_same_id() -> None:
+    packer = Packer()
+    first = JvmPause(ts_ms=T0, cluster="c", host="h", role="datanode", ref="f:1", pause_ms=9_000, gc=False)
+    assert packer.many([first]) == [pack(first)]
+    packer.round_done()
+    second = JvmPause(ts_ms=T0 + 1, cluster="c", host="h", role="datanode", ref="f:2", pause_ms=7_000, gc=False)
+    packer._last[id(second)] = (first, pack(first))  # as if ``first`` were gone and its id reused
+    assert packer.many([second]) == [pack(second)]

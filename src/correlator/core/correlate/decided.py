@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from correlator.core.correlate.packing import pack, unpack
+from correlator.core.correlate.packing import Pack, pack, unpack
 from correlator.core.events import CheckpointTriggered, Event
 from correlator.core.explain.verdict import Verdict, verdict_from_dict, verdict_to_dict
 
@@ -23,9 +23,9 @@ class Decided:
     """Evidence of its window that arrived after it was decided, not yet judged."""
 
 
-def pack_decided(d: Decided) -> dict[str, Any]:
+def pack_decided(d: Decided, packed: Pack = pack) -> dict[str, Any]:
     return {"window_start_ms": d.window_start_ms, "deadline_ms": d.deadline_ms, "late": d.late,
-            "events": [pack(e) for e in d.events], "trigger": pack(d.trigger) if d.trigger else None,
+            "events": [packed(e) for e in d.events], "trigger": packed(d.trigger) if d.trigger else None,
             "verdict": verdict_to_dict(d.verdict) if d.verdict else None}
 
 

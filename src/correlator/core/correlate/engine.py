@@ -20,7 +20,7 @@ from correlator.core.correlate.evidence_store import EvidenceStore
 from correlator.core.correlate.facts import Facts
 from correlator.core.correlate.horizons import case_horizon, eviction_horizons
 from correlator.core.correlate.growth import Completions
-from correlator.core.correlate.packing import pack, unpack
+from correlator.core.correlate.packing import Packer, unpack
 from correlator.core.correlate.watermarks import Watermarks
 from correlator.core.events import (
     KAFKA_ROLE,
@@ -115,6 +115,8 @@ class Engine:
         self._completions = Completions()
         self._counts = {"events": 0, "late_evidence": 0, "late_case_events": 0, "decided": 0, "revised": 0,
                         "evicted": 0}
+        self._packer = Packer()
+        """The snapshots' packed events, each packed once while held (not state: a restored engine packs anew)."""
 
     # --- input ----------------------------------------------------------------------------------------------
 
@@ -358,15 +360,21 @@ class Engine:
         }
 
     def snapshot(self) -> dict[str, Any]:
+        try:
+            return self._snapshot(self._packer)
+        finally:
+            self._packer.round_done()
+
+    def _snapshot(self, pack: Packer) -> dict[str, Any]:
         return {
             "version": SNAPSHOT_VERSION,
             "watermarks": self._marks.snapshot(),
             "triggers": [pack(t) for _, t in sorted(self._triggers.items())],
-            "cases": [[list(k), [pack(e) for e in evs]] for k, evs in sorted(self._cases.items())],
-            "evidence": [pack(e) for e in self._evidence.events],
+            "cases": [[list(k), pack.many(evs)] for k, evs in sorted(self._cases.items())],
+            "evidence": pack.many(self._evidence.events),
             "ip_hosts": [[c, ip, h, ts] for (c, ip), (h, ts) in sorted(self._ip_hosts.items())],
             **self._facts.snapshot(),
-            "decided": [[list(k), pack_decided(d)] for k, d in sorted(self._decided.items())],
+            "decided": [[list(k), pack_decided(d, pack)] for k, d in sorted(self._decided.items())],
             "history": self._history.snapshot(),
             "completions": self._completions.snapshot(),
             "counts": dict(self._counts),
