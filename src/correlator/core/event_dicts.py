@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from functools import lru_cache
 from typing import Any
 
 from correlator.core import events
@@ -37,8 +38,15 @@ class InvalidEvent(ValueError):
 _SCALARS: dict[str, tuple[type, ...]] = {"int": (int,), "str": (str,), "bool": (bool,), "float": (int, float)}
 
 
-def _accepts(annotation: str, value: Any) -> bool:
-    for option in (part.strip() for part in annotation.split("|")):
+@lru_cache(maxsize=None)
+def _options(annotation: str) -> tuple[str, ...]:
+    """An annotation's alternatives, split once: every field of every event on the wire is checked."""
+    return tuple(part.strip() for part in annotation.split("|"))
+
+
+def _accepts_any(options: tuple[str, ...], value: Any) -> bool:
+    """Whether ``value`` is of one of a field's alternatives, as the wire reads it (a list for a tuple)."""
+    for option in options:
         if option == "None" and value is None:
             return True
         if option.startswith("tuple[tuple[str, int]") and isinstance(value, (list, tuple)):
@@ -63,6 +71,11 @@ _FIELDS: dict[type[Event], tuple[tuple[str, str], ...]] = {
     cls: tuple((f.name, _plain(str(f.type))) for f in dataclasses.fields(cls)) for cls in EVENT_TYPES.values()
 }
 """Each event class's fields with the annotation the wire checks, worked out once."""
+_CHECKS: dict[type[Event], tuple[tuple[str, str, tuple[str, ...]], ...]] = {
+    cls: tuple((name, annotation, _options(annotation)) for name, annotation in fields)
+    for cls, fields in _FIELDS.items()
+}
+"""The same with each annotation's alternatives split."""
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
@@ -74,10 +87,10 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     if cls is None:
         raise UnknownEventType(f"unknown event type {data.get('type')!r}")
     kwargs: dict[str, Any] = {}
-    for name, annotation in _FIELDS[cls]:
+    for name, annotation, options in _CHECKS[cls]:
         if name in data:
             value = data[name]
-            if not _accepts(annotation, value):
+            if not _accepts_any(options, value):
                 raise InvalidEvent(f"{cls.type}.{name} has a {type(value).__name__}, expected {annotation}")
             kwargs[name] = tuple(value) if isinstance(value, list) else value
     try:

@@ -70,12 +70,12 @@ class CorrelateProcessor:
     def feed(self, msg: Any, cluster: str, decided: list[tuple[Verdict, float | None]]) -> ClusterState | None:
         """One record into its cluster's state (its verdicts appended to ``decided``); ``None`` when it was not an
         event and went to the dead letters."""
-        ref = f"{msg.topic}/{msg.partition}@{msg.offset}"
         try:
             parsed, position = wire.decode_event(msg.value)
             if (why := out_of_range(parsed)) is not None:
                 raise ValueError(why)
         except Exception as exc:  # a foreign or corrupt record on our topic must not stop the worker
+            ref = f"{msg.topic}/{msg.partition}@{msg.offset}"
             error = parse_error("bad_event", f"{type(exc).__name__}: {exc}"[:200], ref, msg.value or b"")
             self.publisher.dead_letter(error, wire.Position(msg.topic, msg.partition, msg.offset, 0), msg)
             return None
