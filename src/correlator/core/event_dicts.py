@@ -78,6 +78,14 @@ _CHECKS: dict[type[Event], tuple[tuple[str, str, tuple[str, ...]], ...]] = {
 """The same with each annotation's alternatives split."""
 
 
+def number_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields of a registered event class that may hold a number (an int or a float); None for another class."""
+    checks = _CHECKS.get(cls)
+    if checks is None:
+        return None
+    return tuple(name for name, _, options in checks if "int" in options or "float" in options)
+
+
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Inverse of :func:`event_to_dict`; ignores ``at`` (derived) and unknown keys (forward compatibility).
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import typing
+
 import pytest
 
+from correlator.core.event_dicts import EVENT_TYPES
 from correlator.core.events import SourceProgress
 from correlator.core.ingest.envelopes import EnvelopeError, decode
 from correlator.core.ingest.ingest import Ingest, IngestConfig
-from correlator.core.ingest.limits import EPOCH_MS_MAX, OutOfRange, epoch_ms, valid_text
+from correlator.core.ingest.limits import EPOCH_MS_MAX, OutOfRange, _names, epoch_ms, out_of_range, valid_text
 from correlator.core.ingest.records import ParseError
 
 
@@ -44,3 +48,20 @@ def test_a_thirty_digit_checkpoint_id_is_one_out_of_range_dead_letter() -> None:
     [error] = [e for e in out if isinstance(e, ParseError)]
     assert not [e for e in out if not isinstance(e, (ParseError, SourceProgress))], "the line's time still counts"
     assert "checkpoint_id" in error.detail and "exceeds 64 bits" in error.detail
+
+
+
+def test_every_field_of_every_event_that_may_hold_an_int_is_checked() -> None:
+    """``out_of_range`` looks only at the fields an event's annotation lets hold an int: each such field of each
+    registered event is one of them, and set beyond 64 bits (a time: beyond 2200) it is the one reported."""
+    for cls in EVENT_TYPES.values():
+        hints = typing.get_type_hints(cls)
+        fields = [f.name for f in dataclasses.fields(cls)]
+        may_be_int = {n for n in fields if int in (typing.get_args(hints[n]) or (hints[n],))}
+        assert {name for name, _ in _names(cls)} == may_be_int, cls.type
+        for name, is_time in _names(cls):
+            event = object.__new__(cls)  # no event's own checks: the values alone
+            for other in fields:
+                object.__setattr__(event, other, None)
+            object.__setattr__(event, name, EPOCH_MS_MAX + 1 if is_time else 2**64)
+            assert (out_of_range(event) or "").startswith(f"{name}="), (cls.type, name)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from correlator.core.event_dicts import number_fields
+
 EPOCH_MS_MIN = 0
 EPOCH_MS_MAX = 7_258_118_400_000
 """2200-01-01T00:00:00Z: an epoch-millisecond stamp outside 1970..2200 is a corrupt clock or a unit mix-up."""
@@ -65,8 +67,11 @@ _FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
 def _names(cls: type) -> tuple[tuple[str, bool], ...]:
-    """A dataclass's field names, each with whether it is a time (looked up once per class: events are many)."""
+    """The fields of a dataclass that may hold an int, each with whether it is a time (looked up once per class:
+    events are many). An event's are those its annotation lets hold a number; another class's are all of them."""
     names = _FIELDS.get(cls)
     if names is None:
-        names = _FIELDS[cls] = tuple((f.name, f.name.endswith("ts_ms")) for f in dataclasses.fields(cls))
+        numbers = number_fields(cls)
+        every = numbers if numbers is not None else tuple(f.name for f in dataclasses.fields(cls))
+        names = _FIELDS[cls] = tuple((name, name.endswith("ts_ms")) for name in every)
     return names
