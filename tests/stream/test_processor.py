@@ -65,6 +65,9 @@ def test_a_batch_decides_as_its_state_does_and_is_persisted_after_the_flush() ->
     assert parts.app.producer.log == ["flush"] and [(p, k) for p, k, _ in parts.table.changelog] == [(0, b"default")]
     assert ClusterState.load("default", CONFIG, parts.table.data[b"default"]).offset == len(events) - 1
     assert parts.progress.processed == {(TOPIC, 0): len(events) - 1}
+    spent = {step: parts.metrics.registry.get_sample_value("correlator_correlate_seconds_total", {"step": step})
+             for step in ("feed", "publish", "snapshot")}
+    assert all(seconds is not None and seconds > 0 for seconds in spent.values()), spent  # where the batch's time went
 
 
 def test_a_redelivered_batch_decides_nothing_again() -> None:

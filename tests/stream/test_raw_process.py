@@ -104,8 +104,8 @@ def test_a_worker_names_each_raw_process_apart_and_keeps_the_first_name() -> Non
 
 
 def test_a_batchs_time_is_charged_to_its_steps_in_order() -> None:
-    from correlator.bench.stream import step_line
-    from correlator.stream.raw_ingest import Steps
+    from correlator.bench.stream import correlate_line, step_line
+    from correlator.stream.steps import Steps
 
     steps = Steps()
     steps.lap("consume")
@@ -115,3 +115,5 @@ def test_a_batchs_time_is_charged_to_its_steps_in_order() -> None:
     line = step_line({"consume": 1.0, "parse": 2.0, "commit": 1.0}, 400_000, 4_000)
     assert line.startswith("consume 1.00 s (25%), group 0.00 s (0%), parse 2.00 s (50%) = 200,000 records/s, "
                            "2,000 events/s")
+    assert correlate_line({"feed": 1.5, "snapshot": 0.5}, 4_000, 8.0) == (
+        "feed 1.50 s, publish 0.00 s, snapshot 0.50 s = 2,000 events/s of its own time; 25% of the run's 8.0 s")

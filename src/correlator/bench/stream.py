@@ -201,6 +201,7 @@ def run_bench(settings: Settings, scale: int, topics_dir: Path | None, echo: Ech
              f"  {run.rate * size / shipped / 1e6:6.1f} MB/s  peak RSS {run.peak_rss_kib / 1024:.0f} MB (both processes)"
              f"  (tuned bare loop just before and after: {before:,.0f} and {run.bare_after:,.0f} records/s)")
         echo(f"  its raw-ingest loop, by step        : {step_line(run.steps, shipped, run.events)}")
+        echo(f"  its correlate stage, by step        : {correlate_line(run.correlate, run.events, run.elapsed)}")
         processes, processes_bare = _beside(tuned, lambda: _scale_out_rate(contenders["processes"], shipped, workdir, 1))
         echo(f"  one worker, {RAW_PROCESSES} raw-ingest processes  : {processes:>10,.0f} records/s"
              f"  ({processes / run.rate:.2f} x one process; CORRELATOR_RAW_PROCESSES={RAW_PROCESSES};"
@@ -245,6 +246,10 @@ class WorkerRun:
     """The baseline's rate, run while the worker idled after the corpus."""
     steps: dict[str, float]
     """Seconds the raw-ingest loop spent per step until the corpus was through (``correlator_ingest_seconds``)."""
+    correlate: dict[str, float]
+    """Seconds the correlate stage spent per step until then (``correlator_correlate_seconds``)."""
+    elapsed: float
+    """Seconds from the first raw record read to the corpus through."""
 
 
 STEP_ORDER = ("consume", "group", "parse", "produce", "snapshot", "commit")
@@ -261,6 +266,27 @@ def step_line(steps: dict[str, float], records: int, events: float) -> str:
             part += f" = {records / seconds:,.0f} records/s, {events / seconds:,.0f} events/s"
         parts.append(part)
     return ", ".join(parts)
+
+
+CORRELATE_ORDER = ("feed", "publish", "snapshot")
+
+
+def correlate_line(steps: dict[str, float], events: float, elapsed: float) -> str:
+    """The correlate stage's seconds per step and its rate in events per second of its own time; the rest of the
+    run's time its process spent in Faust's transport or waiting for events."""
+    total = sum(steps.values())
+    said = ", ".join(f"{step} {steps.get(step, 0.0):.2f} s" for step in CORRELATE_ORDER)
+    if total:
+        said += f" = {events / total:,.0f} events/s of its own time"
+    if elapsed:
+        said += f"; {total / elapsed:.0%} of the run's {elapsed:.1f} s"
+    return said
+
+
+def _metric_steps(metrics: dict[str, float], name: str) -> dict[str, float]:
+    """A by-step counter's values (``name``: the counter's sample name) by step."""
+    prefix = name + "{"
+    return {k.split('step="', 1)[1].split('"', 1)[0]: v for k, v in metrics.items() if k.startswith(prefix)}
 
 
 def _free_port() -> int:
@@ -314,6 +340,7 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
     try:
         first = end = cpu0 = cpu1 = forwarded = 0.0
         steps: dict[str, float] = {}
+        correlate: dict[str, float] = {}
         peak = 0
         deadline = time.monotonic() + 900
         while time.monotonic() < deadline:
@@ -331,8 +358,8 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
                 first, cpu0 = time.monotonic(), tree_usage(process.pid)[0]
             if raw >= expected and events_in >= forwarded:
                 end = time.monotonic()
-                steps = {k.split('step="', 1)[1].split('"', 1)[0]: v for k, v in metrics.items()
-                         if k.startswith("correlator_ingest_seconds_total{")}
+                steps = _metric_steps(metrics, "correlator_ingest_seconds_total")
+                correlate = _metric_steps(metrics, "correlator_correlate_seconds_total")
                 cpu1, peak = tree_usage(process.pid)
                 break
             time.sleep(SCRAPE_EVERY_S)
@@ -343,6 +370,7 @@ def _run_worker(settings: Settings, expected: int, workdir: Path, live_logs: Pat
         bare_after = then()
 
         latency, snapshots = live_latency(port, settings, live_logs)
-        return WorkerRun(rate, (cpu1 - cpu0) * 1e6 / expected, peak, events, latency, snapshots, bare_after, steps)
+        return WorkerRun(rate, (cpu1 - cpu0) * 1e6 / expected, peak, events, latency, snapshots, bare_after, steps,
+                         correlate, end - first)
     finally:
         terminate(process, 60)

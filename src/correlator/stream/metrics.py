@@ -32,6 +32,10 @@ class WorkerMetrics:
             "correlator_ingest_seconds", "Time the raw-ingest loop spent on non-empty batches, by step (consume: "
             "taking records; group: by source; parse; produce: events; snapshot; commit: the transaction)", ["step"],
             registry=r)
+        self.correlate_seconds = Counter(
+            "correlator_correlate_seconds", "Time the correlate stage spent on batches of events, by step (feed: "
+            "decoding them and deciding; publish: verdicts, risks and the flush; snapshot: the cluster states)",
+            ["step"], registry=r)
         self.duplicates = Counter("correlator_duplicate_events", "Redelivered events skipped", registry=r)
         self.topics_recreated = Counter(
             "correlator_raw_topic_recreated", "Raw partitions found belonging to a topic deleted and created again under "

@@ -21,6 +21,7 @@ from correlator.stream.liveness import Progress
 from correlator.stream.metrics import WorkerMetrics
 from correlator.stream.publisher import Publisher
 from correlator.stream.state import ClusterState
+from correlator.stream.steps import Steps
 
 
 class CorrelateProcessor:
@@ -49,6 +50,7 @@ class CorrelateProcessor:
 
     async def process(self, batch: Sequence[Any]) -> None:
         async with self.clusters.lock:
+            steps = Steps()
             decided: list[tuple[Verdict, float | None]] = []
             touched: set[str] = set()
             for event in batch:
@@ -58,14 +60,19 @@ class CorrelateProcessor:
                 if state is not None:
                     touched.add(cluster)
             await self.progress.observe(self.app.consumer, batch)
+            steps.lap("feed")
             self.publisher.verdicts(decided)
             for cluster in touched:
                 self.publisher.risks(self.clusters[cluster])
             await self.publisher.flush()
+            steps.lap("publish")
             for cluster in touched:
                 self.metrics.late_evidence.labels(cluster).set(
                     self.clusters[cluster].engine.stats.get("late_evidence", 0))
                 self.clusters.persist(cluster)
+            steps.lap("snapshot")
+        for step, seconds in steps.spent.items():
+            self.metrics.correlate_seconds.labels(step).inc(seconds)
 
     def feed(self, msg: Any, cluster: str, decided: list[tuple[Verdict, float | None]]) -> ClusterState | None:
         """One record into its cluster's state (its verdicts appended to ``decided``); ``None`` when it was not an

@@ -21,7 +21,7 @@ import logging
 import socket
 import threading
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +45,7 @@ from correlator.stream.raw_clients import (
     topic_ids,
 )
 from correlator.stream.state import RawPartitionState
+from correlator.stream.steps import Steps
 from correlator.stream.raw_commit import Transactions
 from correlator.stream.stuck_calls import TransactionStuck, abandon
 
@@ -364,22 +365,6 @@ def _offset(msg: Message) -> int:
     offset = msg.offset()
     assert offset is not None  # a consumed record without an error always has its offset
     return offset
-
-
-class Steps:
-    """Where one batch's time goes (``correlator_ingest_seconds_total``): each ``lap`` charges the time since the last
-    one to a step. Added once per batch, so the loop pays a few clock reads, not a metric update per record."""
-
-    __slots__ = ("spent", "_at")
-
-    def __init__(self) -> None:
-        self.spent: defaultdict[str, float] = defaultdict(float)
-        self._at = time.perf_counter()
-
-    def lap(self, step: str) -> None:
-        now = time.perf_counter()
-        self.spent[step] += now - self._at
-        self._at = now
 
 
 def instance_name(settings: Settings, index: int = 0) -> str:
