@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from correlator.core.events import Event
+from correlator.core.events import Event, SourceProgress
 from correlator.core.ingest.block_lines import replica_pieces
 from correlator.core.ingest.blocks import BlockReader
 from correlator.core.ingest.config import BlockRead, IngestConfig, Output, SourceHint
@@ -153,7 +153,10 @@ class Ingest:
                                  offsets=None if offsets is None else offsets[at:at + piece.count(b"\n") + 1])
             reader.run()
             newlines += reader.newlines
-        out[:] = thin_progress(out)
+        thinned = thin_progress(out)
+        if len(thinned) < len(out):  # the reports thinning dropped were counted as they were made: uncount them
+            self._stats.events[SourceProgress.type] -= len(out) - len(thinned)
+            out[:] = thinned
         return newlines
 
     def flush_idle(self, now_ms: int) -> list[Output]:
