@@ -21,7 +21,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     ``_FIELDS`` (read once per registered class); a class defined after the registry is read field by field."""
     out: dict[str, Any] = {"type": event.type, "at": event.at}
     known = _FIELDS.get(type(event))
-    for name in (n for n, _ in known) if known is not None else (f.name for f in dataclasses.fields(event)):
+    for name in (n for n, _, _ in known) if known is not None else (f.name for f in dataclasses.fields(event)):
         value = getattr(event, name)
         out[name] = list(value) if isinstance(value, tuple) else value
     return out
@@ -67,20 +67,17 @@ def _plain(annotation: str) -> str:
     return " | ".join("str" if typing.get_origin(getattr(events, o, None)) is typing.Literal else o for o in options)
 
 
-_FIELDS: dict[type[Event], tuple[tuple[str, str], ...]] = {
-    cls: tuple((f.name, _plain(str(f.type))) for f in dataclasses.fields(cls)) for cls in EVENT_TYPES.values()
+_FIELDS: dict[type[Event], tuple[tuple[str, str, tuple[str, ...]], ...]] = {
+    cls: tuple((f.name, annotation, _options(annotation))
+               for f in dataclasses.fields(cls) for annotation in (_plain(str(f.type)),))
+    for cls in EVENT_TYPES.values()
 }
-"""Each event class's fields with the annotation the wire checks, worked out once."""
-_CHECKS: dict[type[Event], tuple[tuple[str, str, tuple[str, ...]], ...]] = {
-    cls: tuple((name, annotation, _options(annotation)) for name, annotation in fields)
-    for cls, fields in _FIELDS.items()
-}
-"""The same with each annotation's alternatives split."""
+"""Each event class's fields, with the annotation the wire checks and its alternatives, worked out once."""
 
 
 def number_fields(cls: type) -> tuple[str, ...] | None:
     """The fields of a registered event class that may hold a number (an int or a float); None for another class."""
-    checks = _CHECKS.get(cls)
+    checks = _FIELDS.get(cls)
     if checks is None:
         return None
     return tuple(name for name, _, options in checks if "int" in options or "float" in options)
@@ -95,7 +92,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     if cls is None:
         raise UnknownEventType(f"unknown event type {data.get('type')!r}")
     kwargs: dict[str, Any] = {}
-    for name, annotation, options in _CHECKS[cls]:
+    for name, annotation, options in _FIELDS[cls]:
         if name in data:
             value = data[name]
             if not _accepts_any(options, value):
