@@ -71,6 +71,35 @@ def test_native_reader_times_and_sizes_pairs_as_the_stdlib_reader_does(case: tup
     assert NATIVE.spans(block, opens, closes) == STDLIB.spans(block, opens, closes)
 
 
+_STAMPED = [
+    b"2020-01-02 08:00:01,100 INFO x\n", b"2020-01-02 07:59:00,000 INFO x\n", b"2020-01-02 08:00:31,101 INFO x\n",
+    b"2019-12-31 23:59:59,999 x\n", b"2020-02-30 08:00:00,000 x\n", b"2020-02-29 08:00:00,000 x\n",
+    b"1900-02-29 08:00:00,000 x\n", b"0000-01-01 00:00:00,000 x\n", b"2020-01-02 24:00:00,000 x\n",
+    b"2020-01-02 08:60:00,000 x\n", b"2020-01-02 08:00:99,999 x\n", b"2020-01-02T08:00:01,100 x\n",
+    b"2020-01-02 08:00:01.100 x\n", b"2020-13-02 08:00:01,100 x\n", b"2020-01-02 08:00:01,1\n",
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_STAMPED), st.binary(max_size=6)), max_size=20)
+       .map(b"".join).flatmap(lambda block: st.tuples(st.just(block), st.lists(st.integers(0, len(block)), max_size=12)
+                                                      .map(sorted), st.sampled_from([0, 1000, 30_000, 10**12]))))
+def test_native_reader_finds_a_step_back_where_the_stdlib_reader_does(case: tuple[bytes, list[int], int]) -> None:
+    block, offsets, back_ms = case
+    assert NATIVE.step_back(block, offsets, back_ms) == STDLIB.step_back(block, offsets, back_ms)
+
+
+def test_a_step_back_is_counted_from_the_newest_line_before_it_in_wall_time() -> None:
+    lines = [b"2020-01-01 00:00:10,000 a\n", b"2019-12-31 23:59:59,000 b\n", b"2020-01-01 00:00:40,001 c\n",
+             b"2020-01-01 00:00:10,000 d\n"]
+    block = b"".join(lines)
+    starts = [block.find(line) for line in lines]
+    for reader in (NATIVE, STDLIB):
+        assert reader.step_back(block, starts, 30_000) == 3  # 30.001 s back from the newest; 11 s back is no step
+        assert reader.step_back(block, starts[:3], 30_000) == -1
+        assert reader.step_back(block, starts, 10_000) == 1
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.binary(max_size=300).flatmap(lambda block: st.tuples(st.just(block), st.integers(-400, 400),
                                                                st.integers(-400, 400))))

@@ -436,6 +436,70 @@ static PyObject *newlines(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(count);
 }
 
+/* ``write_lines.wall_ms``: the 23 bytes at ``s`` as ms of wall time (days counted from 0001-01-01, as Python's
+ * ``date.toordinal``), or -1 where they are not a ``yyyy-MM-dd HH:mm:ss,SSS`` stamp of a real minute. */
+static long long wall_ms(const char *s) {
+    static const char shape[] = "dddd-dd-dd dd:dd:dd?ddd";
+    for (int k = 0; k < 23; k++) {
+        const char c = s[k], want = shape[k];
+        if (want == 'd' ? !is_digit(c) : want == '?' ? (c != ',' && c != '.') : c != want) return -1;
+    }
+#define NUM2(i) ((s[i] - '0') * 10 + (s[(i) + 1] - '0'))
+    const long long y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + NUM2(2);
+    const int mo = NUM2(5), d = NUM2(8), h = NUM2(11), mi = NUM2(14), sec = NUM2(17);
+    const int milli = (s[20] - '0') * 100 + NUM2(21);
+#undef NUM2
+    static const int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > month_days[mo - 1] + (mo == 2 && leap) || h > 23 || mi > 59) {
+        return -1;
+    }
+    static const int before_month[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+    const long long prior = y - 1;
+    const long long days = prior * 365 + prior / 4 - prior / 100 + prior / 400 + before_month[mo - 1]
+                           + (mo > 2 && leap) + d;
+    return ((days * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL + milli;
+}
+
+/* ``step_back`` of the stdlib reader: the index of the first of ``offsets`` whose line is stamped more than
+ * ``back_ms`` before the newest line before it (lines without a stamp's shape are passed over), or -1. */
+static PyObject *step_back(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    PyObject *offsets;
+    long long back;
+    if (!PyArg_ParseTuple(args, "y*O!L", &view, &PyList_Type, &offsets, &back)) return NULL;
+    const char *data = view.buf;
+    const Py_ssize_t n = view.len, count = PyList_GET_SIZE(offsets);
+    Py_ssize_t found = -1;
+    long long newest = 0;
+    int seen = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const Py_ssize_t at = PyLong_AsSsize_t(PyList_GET_ITEM(offsets, i));
+        if (at == -1 && PyErr_Occurred()) {
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        if (at < 0 || at > n) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_IndexError, "offset outside the block");
+            return NULL;
+        }
+        const char *line = line_start(data, at);
+        if (data + n - line < 23) continue;
+        const long long ts = wall_ms(line);
+        if (ts < 0) continue;
+        if (seen && ts < newest - back) {
+            found = i;
+            break;
+        }
+        if (!seen || ts > newest) newest = ts;
+        seen = 1;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(found);
+}
+
 static PyMethodDef methods[] = {
     {"find_write_lines", find_write_lines, METH_O,
      "find_write_lines(block) -> (opens, open_ids, closes, close_ids, durations)"},
@@ -448,6 +512,8 @@ static PyMethodDef methods[] = {
      "spans(block, opens, closes) -> (gaps, sizes): per pair, ms between its lines' stamps within a minute, or None; "
      "the second line's bytes"},
     {"newlines", newlines, METH_VARARGS, "newlines(block, start, end) -> the newlines of block[start:end]"},
+    {"step_back", step_back, METH_VARARGS,
+     "step_back(block, offsets, back_ms) -> index of the first offset whose line steps back further, or -1"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,6 +24,7 @@ class NativeWriteReader:
         self._in_second = _write_lines.in_second
         self._burst_run = _write_lines.burst_run
         self._spans = _write_lines.spans
+        self._step_back = _write_lines.step_back
         self.newlines = _write_lines.newlines  # asked for every line number a block's refs need: no wrapper
 
     def find(self, block: bytes) -> WriteLines:
@@ -41,6 +42,9 @@ class NativeWriteReader:
     def spans(self, block: bytes, opens: list[int], closes: list[int]) -> tuple[list[int | None], list[int]]:
         gaps, sizes = self._spans(block, opens, closes)
         return gaps, sizes
+
+    def step_back(self, block: bytes, offsets: list[int], back_ms: int) -> int:
+        return int(self._step_back(block, offsets, back_ms))
 
 
 def fastest_write_reader() -> WriteReader:

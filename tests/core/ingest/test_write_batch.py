@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from correlator.core.events import BlockWrite, JvmPause
+from correlator.core.ingest import block_lines
 from correlator.core.ingest.block_lines import replica_pieces
 from correlator.core.ingest.ingest import Ingest, IngestConfig
 from correlator.core.ingest.prefilter import Scanner
@@ -34,6 +36,13 @@ def _stamp(ms: int) -> str:
     m, s = divmod(s, 60)
     h, m = divmod(m, 60)
     return f"{9 + h:02d}:{m:02d}:{s:02d},{milli:03d}"
+
+
+def _ms(stamp: str) -> int:
+    """``_stamp``'s inverse."""
+    h, m, rest = stamp.split(":")
+    s, milli = rest.split(",")
+    return ((int(h) - 9) * 3600 + int(m) * 60 + int(s)) * 1000 + int(milli)
 
 
 _SIZE = st.sampled_from([8761, 64 << 20, 128 << 20])
@@ -63,14 +72,15 @@ Write = tuple[int, int | None, int, int]
 
 
 def _log(writes: list[Write], noise_every: int, lags: list[int] | None = None,
-         ids: list[int] | None = None) -> list[str]:
+         ids: list[int] | None = None, start_ms: int = 0) -> list[str]:
     """Lines in the order they are written. With ``lags``, each line is written that many ms (taken in turn) after
     it was stamped, as log4j does when threads wait for the appender: lines of different threads then leave stamp
     order, while one write's own lines keep theirs (its thread goes on only once it has logged the line before).
-    With ``ids``, write n names block ``ids[n - 1]``: a replica written again (a recovery, a re-replication)."""
+    With ``ids``, write n names block ``ids[n - 1]``: a replica written again (a recovery, a re-replication).
+    ``start_ms``: where the log's time begins (after 09:00)."""
     timed: list[tuple[int, int, str]] = []
     lag = itertools.cycle(lags or [0])
-    at = 0
+    at = start_ms
     for k, (gap, length, duration, size) in enumerate(writes, start=1):
         n = ids[k - 1] if ids is not None else k
         at += gap
@@ -181,6 +191,61 @@ def test_blocks_decide_writes_as_lines_do_when_replicas_are_copied_in(
     assert _decided(lines, blocks, seconds_per_pair=seconds_per_pair) == _decided(lines, None)
 
 
+@PAIRING
+@pytest.mark.parametrize("probed_from", [block_lines.STEP_MIN_BYTES, 0], ids=["big blocks probed", "all probed"])
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WRITE, min_size=1, max_size=40), st.lists(_WRITE, min_size=1, max_size=40), st.integers(31_000, 90_000),
+       st.integers(0, 7), st.lists(st.integers(1, 200), max_size=6))
+def test_blocks_decide_writes_as_lines_do_when_the_clock_steps_back(
+        seconds_per_pair: float, probed_from: int, before: list[Write], after: list[Write], back_ms: int,
+        noise_every: int, cuts: list[int]) -> None:
+    """An NTP step or a DST fall-back sets a DataNode's stamps back: the source's time runs on from the jump, and a
+    plan, which needs its write lines' stamps in order, must not see the step. A block holding one is read in pieces
+    around its first stepped-back write line (``step_pieces``, which probes big blocks only), and decides as line by
+    line wherever the blocks are cut."""
+    first = _log(before, noise_every, start_ms=200_000)
+    last_ms = max(_ms(line[11:23]) for line in first)
+    lines = first + _log(after, noise_every, ids=list(range(len(before) + 1, len(before) + len(after) + 1)),
+                         start_ms=last_ms - back_ms)
+    lines.append(receiving(_stamp(last_ms - back_ms + sum(w[0] for w in after) + 5000), 999))
+    ends = [i + 1 for i, line in enumerate(lines) if "Receiving BP-" in line or "op: HDFS_WRITE" in line]
+    blocks = [min((e for e in ends if e >= c), default=len(lines)) for c in [3, *cuts]]
+    with mock.patch.object(block_lines, "STEP_MIN_BYTES", probed_from):
+        assert _decided(lines, blocks, seconds_per_pair=seconds_per_pair) == _decided(lines, None)
+
+
+def _line_steps(first: str, data: bytes) -> tuple[int, Ingest]:
+    """The tracker's one-by-one decisions while ``data`` is fed as a block after the line ``first`` (which tells
+    the source's address, so the block's writes may be planned)."""
+    ingest = Ingest(IngestConfig(slow_write_ms=SLOW_MS))
+    ingest.feed_line(first, ref="dn1.log:1", hint=HINT)
+    steps: list[int] = []
+    decide = ingest.writes.decide
+    ingest.writes.decide = lambda *a, **k: (steps.append(1), decide(*a, **k))[1]  # type: ignore[method-assign]
+    ingest.feed_block(data, file_ref="dn1.log", first_line=2, hint=HINT)
+    return len(steps), ingest
+
+
+def test_a_block_whose_clock_steps_back_leaves_its_other_writes_to_the_plan() -> None:
+    """Only the piece that ends with the first stepped-back write line goes line by line: the writes before and after
+    it are planned, and every write is decided as line by line."""
+    before = [line for k in range(1, 400) for line in (receiving(_stamp(600_000 + 100 * k), k),
+                                                       finished(_stamp(600_000 + 100 * k + 5), k))]
+    after = [line for k in range(400, 800) for line in (receiving(_stamp(500_000 + 100 * k), k),
+                                                        finished(_stamp(500_000 + 100 * k + 5), k))]
+    lines = [*before, *after, receiving(_stamp(600_000), 999)]
+    data = ("\n".join(lines[1:]) + "\n").encode()
+    stepped = data.find(after[0].encode())
+    assert len(data) >= block_lines.STEP_MIN_BYTES
+    assert block_lines.step_pieces(data, 0, len(data)) == [(0, stepped, True), (stepped, data.find(b"\n", stepped) + 1,
+                                                                                 False),
+                                                           (data.find(b"\n", stepped) + 1, len(data), True)]
+    steps, ingest = _line_steps(lines[0], data)
+    assert steps <= 3  # the stepped-back line, where the source's time starts anew; the others were planned
+    assert ingest.stats["clock_steps_back"] == 1
+    assert _decided(lines, [1]) == _decided(lines, None)
+
+
 def test_a_block_with_a_replica_copied_in_leaves_its_other_writes_to_the_plan() -> None:
     """Only the piece that ends with the ``Received`` line goes line by line: the writes around it are planned."""
     lines = [receiving(_stamp(10 * k), k) for k in range(1, 40)] + [finished(_stamp(10 * k + 5), k) for k in range(1, 40)]
@@ -189,13 +254,8 @@ def test_a_block_with_a_replica_copied_in_leaves_its_other_writes_to_the_plan() 
     received = data.find(b"Received BP-")
     assert [end for _, end in replica_pieces(data)] == [data.rfind(b"\n", 0, received) + 1,
                                                         data.find(b"\n", received) + 1, len(data)]
-    ingest = Ingest(IngestConfig(slow_write_ms=SLOW_MS))
-    ingest.feed_line(lines[0], ref="dn1.log:1", hint=HINT)  # the address known
-    steps: list[int] = []
-    decide = ingest.writes.decide
-    ingest.writes.decide = lambda *a, **k: (steps.append(1), decide(*a, **k))[1]  # type: ignore[method-assign]
-    ingest.feed_block(data, file_ref="dn1.log", first_line=2, hint=HINT)
-    assert len(steps) <= 3  # the Received line and its block id's other lines; the other writes were planned
+    steps, _ = _line_steps(lines[0], data)
+    assert steps <= 3  # the Received line and its block id's other lines; the other writes were planned
 
 
 def test_a_block_id_written_twice_leaves_the_blocks_other_writes_to_the_plan() -> None:

@@ -7,10 +7,13 @@ steps, not as byte arithmetic.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 
 from correlator.core.ingest.bursts import FAST_PHRASES
 from correlator.core.ingest.prefilter import RECEIVED_BYTES
 from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
+from correlator.core.ingest.writes import CLOCK_STEP_BACK_MS
 
 BURST_BYTES = tuple(p.encode() for p in FAST_PHRASES)
 _BURST_LINE = re.compile(b"|".join(re.escape(p) for p in BURST_BYTES))
@@ -78,3 +81,129 @@ def replica_pieces(block: bytes) -> list[tuple[int, int]]:
     if start < len(block):
         pieces.append((start, len(block)))
     return pieces
+
+
+def block_pieces(block: bytes, clock_ms: Callable[[], int | None],
+                 stamp_at: Callable[[bytes, int], int | None]) -> Iterator[tuple[int, int, bool]]:
+    """``block`` as the byte ranges to walk one after the other, each with whether its writes may be planned: around
+    its replicas' ``Received`` lines (``replica_pieces``), its clock's steps back (``step_pieces``), and a first write
+    line stamped far before the source's clock (``clock_ms``: asked as each piece comes, after the one before was
+    read; see ``first_write_steps_back``)."""
+    for a, b in replica_pieces(block):
+        for start, end, planned in step_pieces(block, a, b):
+            if planned and (cut := first_write_steps_back(block, start, end, clock_ms(), stamp_at)) is not None:
+                yield start, cut, False
+                start = cut
+            if start < end:
+                yield start, end, planned
+
+
+STEP_SAMPLES = 16
+"""Lines probed per piece for a clock stepping back; a step they miss leaves the piece to its plan's own check."""
+STEP_MIN_BYTES = 1 << 16
+"""A smaller piece is not probed: going line by line costs it little more than the probes."""
+MAX_STEPS = 8
+
+
+def step_pieces(block: bytes, start: int, end: int) -> list[tuple[int, int, bool]]:
+    """``block[start:end]`` as pieces read one after the other, each with whether its writes may be planned, so that
+    a clock stepping back (an NTP step, a DST fall-back) costs its own line only: a plan needs its write lines'
+    stamps in order, and a piece holding a step has all its writes decided line by line. The piece before the step
+    ends on the last write line before it, the next one ends on the first stepped-back write line and goes line by
+    line (there the source's time runs on from the jump, as on the line path), and the rest is probed again.
+
+    The probes read stamps as wall times, by no clock: reading a source's stamps moves its clock's notion of the
+    newest time, which must follow the lines' order. A DST fall-back is then a step too: its piece is cut the same
+    way, which costs a plan, never a decision."""
+    walls = _WallTimes()
+    pieces: list[tuple[int, int, bool]] = []
+    for _ in range(MAX_STEPS):
+        found = None if end - start < STEP_MIN_BYTES else _step_back(block, start, end, walls)
+        if found is None:
+            break
+        last_write = max(block.rfind(OPEN_BYTES, start, found), block.rfind(CLOSE_BYTES, start, found))
+        cut = line_end(block, last_write) if last_write >= 0 else start
+        after = [at for at in (block.find(OPEN_BYTES, found, end), block.find(CLOSE_BYTES, found, end)) if at >= 0]
+        if not after:
+            break
+        stepped = min(line_end(block, min(after)), end)
+        if cut > start:
+            pieces.append((start, cut, True))
+        pieces.append((cut, stepped, False))
+        start = stepped
+    if start < end:
+        pieces.append((start, end, True))
+    return pieces
+
+
+def _step_back(block: bytes, start: int, end: int, stamp_at: _WallTimes) -> int | None:
+    """The start of the first line of ``block[start:end]`` stamped more than ``CLOCK_STEP_BACK_MS`` before a line
+    above it, found between the probes that show it; ``None`` when the probes show none."""
+    newest: int | None = None
+    before = start
+    for k in range(STEP_SAMPLES + 1):
+        at = block.rfind(b"\n", start, start + (end - start - 1) * k // STEP_SAMPLES) + 1 if k else start
+        at = max(at, start)
+        ts = stamp_at.at(block, at)
+        if ts is None:
+            continue
+        if newest is not None and ts < newest - CLOCK_STEP_BACK_MS:
+            return _first_step_back(block, before, at + 1, stamp_at)
+        newest, before = (ts, at) if newest is None or ts >= newest else (newest, before)
+    return None
+
+
+def _first_step_back(block: bytes, start: int, end: int, stamp_at: _WallTimes) -> int | None:
+    """Line by line from ``start`` (a probe at the newest stamp yet): the first line that steps back."""
+    newest: int | None = None
+    at = start
+    while at < end:
+        ts = stamp_at.at(block, at)
+        if ts is not None:
+            if newest is not None and ts < newest - CLOCK_STEP_BACK_MS:
+                return at
+            newest = ts if newest is None else max(newest, ts)
+        at = block.find(b"\n", at, end) + 1
+        if at <= 0:
+            break
+    return None
+
+
+def first_write_steps_back(block: bytes, start: int, end: int, clock_ms: int | None,
+                           stamp_at: Callable[[bytes, int], int | None]) -> int | None:
+    """Where the first write line of ``block[start:end]`` ends, when it is stamped more than ``CLOCK_STEP_BACK_MS``
+    before the source's clock (``clock_ms``, by ``stamp_at``): the clock stepped back between blocks, and the line
+    path starts the source's time anew at that line, which a plan (blind to the clock) would not; else ``None``."""
+    if clock_ms is None:
+        return None
+    found = [at for at in (block.find(OPEN_BYTES, start, end), block.find(CLOSE_BYTES, start, end)) if at >= 0]
+    if not found:
+        return None
+    ts = stamp_at(block, max(start, block.rfind(b"\n", start, min(found)) + 1))
+    return min(line_end(block, min(found)), end) if ts is not None and ts < clock_ms - CLOCK_STEP_BACK_MS else None
+
+
+class _WallTimes:
+    """``yyyy-MM-dd HH:mm:ss,SSS`` stamps as ms of naive wall time, minutes remembered."""
+
+    __slots__ = ("_minutes",)
+
+    def __init__(self) -> None:
+        self._minutes: dict[bytes, int | None] = {}
+
+    def at(self, block: bytes, at: int) -> int | None:
+        if len(block) < at + 23 or block[at + 10] != 32 or block[at + 19] not in (44, 46):  # " ", "," or "."
+            return None
+        minute = block[at:at + 16]
+        base = self._minutes.get(minute, -1)
+        if base == -1:
+            try:
+                wall = datetime.strptime(minute.decode("ascii"), "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+                base = int(wall.timestamp()) * 1000
+            except (ValueError, UnicodeDecodeError):
+                base = None
+            self._minutes[minute] = base
+        seconds, millis = block[at + 17:at + 19], block[at + 20:at + 23]
+        if base is None or not (seconds.isdigit() and millis.isdigit()):
+            return None
+        return base + int(seconds) * 1000 + int(millis)

@@ -53,7 +53,8 @@ class BlockReader:
     """
 
     def __init__(self, ingest: BlockIngest, block: bytes, file_ref: str, first_line: int, origin: Origin,
-                 out: list[Output], *, offsets: Sequence[int] | None = None, now_ms: int | None = None):
+                 out: list[Output], *, offsets: Sequence[int] | None = None, now_ms: int | None = None,
+                 planned: bool = True):
         self.ingest = ingest
         self.block = block
         self.file_ref = file_ref
@@ -61,6 +62,8 @@ class BlockReader:
         self.offsets = offsets
         self.now_ms = now_ms
         self.origin = origin
+        self.planned = planned
+        """Whether the block's writes may be planned (a piece holding a clock's step back is read line by line)."""
         self.key = origin.key
         self.stamps = ingest.writes.stamps(self.key)
         self.out = out
@@ -158,7 +161,7 @@ class BlockReader:
         """The block's writes decided together, once the source's address is known (see ``write_batch``)."""
         tracker = self.ingest.writes
         source = tracker.addressed(self.key)
-        if source is None or found.received:
+        if source is None or found.received or not self.planned:
             return None
         pos = self.pos if self.decided_until <= self.pos else line_end(self.block, self.decided_until)  # never twice
         plan = plan_writes(self.block, pos, found.writes.since(pos), self.ingest.scanner.write_reader,

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from correlator.core.events import Event, SourceProgress
-from correlator.core.ingest.block_lines import replica_pieces
+from correlator.core.ingest.block_lines import block_pieces
 from correlator.core.ingest.blocks import BlockReader
 from correlator.core.ingest.config import BlockRead, IngestConfig, Output, SourceHint
 from correlator.core.ingest.bursts import Bursts
@@ -143,13 +143,16 @@ class Ingest:
 
     def _read(self, block: bytes, ref: str, first_line: int, origin: Origin, out: list[Output],
               offsets: Sequence[int] | None, now_ms: int | None) -> int:
-        """A block's walk, piece by piece around its replicas' ``Received`` lines (``replica_pieces``), its outputs
+        """A block's walk, piece by piece (``block_pieces``: around its replicas' ``Received`` lines and its clock's
+        steps back), its outputs
         in ``out`` with each source's progress thinned (``progress.thin``); its newlines."""
         newlines = 0
-        for start, end in replica_pieces(block):
+        key = origin.key
+        stamp_at = self.writes.stamps(key).stamp_at
+        for start, end, planned in block_pieces(block, lambda: self.writes.clock_ms(key), stamp_at):
             at = newlines
             piece = block[start:end] if end - start < len(block) else block
-            reader = BlockReader(self, piece, ref, first_line + at, origin, out, now_ms=now_ms,
+            reader = BlockReader(self, piece, ref, first_line + at, origin, out, now_ms=now_ms, planned=planned,
                                  offsets=None if offsets is None else offsets[at:at + piece.count(b"\n") + 1])
             reader.run()
             newlines += reader.newlines

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from calendar import monthrange
+from datetime import date
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -85,6 +87,11 @@ class WriteReader(Protocol):
         the second line's ``bytes`` (``writes.bytes_at``). What a slow write's size is judged on, in one call."""
         ...
 
+    def step_back(self, block: bytes, offsets: list[int], back_ms: int) -> int:
+        """The index of the first of ``offsets`` (ascending) whose line is stamped more than ``back_ms`` before the
+        newest line before it, read as wall times (``wall_ms``; lines without a stamp are passed over); -1 if none."""
+        ...
+
 
 class StdlibWriteReader:
     """The reference: the two patterns with ``re``, the phrases with ``bytes.find``, each line's stamp compared."""
@@ -122,6 +129,35 @@ class StdlibWriteReader:
             gaps.append(_gap(block[o:o + 23], block[c:c + 23]))
             sizes.append(bytes_at(block, c))
         return gaps, sizes
+
+    def step_back(self, block: bytes, offsets: list[int], back_ms: int) -> int:
+        newest: int | None = None
+        for i, at in enumerate(offsets):
+            if not 0 <= at <= len(block):
+                raise IndexError("offset outside the block")
+            line = block.rfind(b"\n", 0, at) + 1
+            ts = wall_ms(block[line:line + 23])
+            if ts is None:
+                continue
+            if newest is not None and ts < newest - back_ms:
+                return i
+            newest = ts if newest is None else max(newest, ts)
+        return -1
+
+
+_STAMP_SHAPE = re.compile(rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3}")
+
+
+def wall_ms(stamp: bytes) -> int | None:
+    """A ``yyyy-MM-dd HH:mm:ss,SSS`` stamp (the 23 bytes a line starts with) as ms of wall time, by no clock: how far
+    apart two lines were stamped, whatever the zone (a DST fall-back is a step back in it). ``None`` where the bytes
+    are not a stamp of a real minute."""
+    if len(stamp) < 23 or _STAMP_SHAPE.match(stamp) is None:
+        return None
+    y, mo, d, h, mi = int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]), int(stamp[11:13]), int(stamp[14:16])
+    if y < 1 or not 1 <= mo <= 12 or not 1 <= d <= monthrange(y, mo)[1] or h > 23 or mi > 59:
+        return None
+    return ((date(y, mo, d).toordinal() * 24 + h) * 60 + mi) * 60_000 + int(stamp[17:19]) * 1000 + int(stamp[20:23])
 
 
 def _gap(one: bytes, two: bytes) -> int | None:

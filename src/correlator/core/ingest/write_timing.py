@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from correlator.core.ingest.write_lines import WriteLines, WriteReader
-from correlator.core.ingest.writes import WriteRules
+from correlator.core.ingest.writes import CLOCK_STEP_BACK_MS, WriteRules
 
 StampAt = Callable[[bytes, int], "int | None"]
 
@@ -54,7 +54,7 @@ def slow_writes(block: bytes, start: int, lines: WriteLines, pairs: Pairs, every
             unsure -= within_one_second(block, start, lines.open_ids, lines.opens,  # type: ignore[arg-type]
                                          lines.close_ids, lines.closes, reader)  # type: ignore[arg-type]
         slow |= late_ends(block, unsure, pairs.opened_at, pairs.ended_at, slow_ms, stamp_at)
-    if steps_back(block, every_line, stamp_at):
+    if reader.step_back(block, every_line, CLOCK_STEP_BACK_MS) >= 0:  # the deadlines' bisection needs them in order
         return None
     if rules.floor is not None:
         slow -= big_blocks(block, pairs.paired & slow, pairs.opened_at, pairs.ended_at, pairs.durations, stamp_at,
@@ -192,24 +192,3 @@ def big_blocks(block: bytes, pairs: set[bytes], opened_at: Mapping[bytes, int], 
             big.add(raw)
     return big
 
-
-STEP_SAMPLES = 16
-STEP_BACK_MS = 30_000
-"""As ``writes.CLOCK_STEP_BACK_MS``: further back than this, a source's clock stepped back."""
-
-
-def steps_back(block: bytes, positions: Sequence[int], stamp_at: StampAt) -> bool:
-    """Whether the block's write lines' stamps (``positions``, ascending) step back (sampled at ``STEP_SAMPLES``
-    points): the deadlines' binary search needs them in order, so such a block — one in a great many — takes the
-    line-by-line path."""
-    if not positions:
-        return False
-    newest = None
-    for at in [*positions[::max(1, len(positions) // STEP_SAMPLES)], positions[-1]]:
-        ts = stamp_at(block, block.rfind(b"\n", 0, at) + 1)
-        if ts is None:
-            continue
-        if newest is not None and ts < newest - STEP_BACK_MS:
-            return True
-        newest = ts if newest is None else max(newest, ts)
-    return False
