@@ -177,7 +177,7 @@ class Settings(BaseModel):
     # --- Raw ingest (confluent-kafka batches) --------------------------------------------------------------------
     raw_processes: int = Field(1, ge=1, le=64, description="raw-ingest processes per worker (one core each; more than "
                                "the raw topics' partitions is of no use)")
-    raw_batch: int = Field(10_000, ge=1, description="raw records per consume() batch of the ingest loop")
+    raw_batch: int = Field(40_000, ge=1, description="raw records per consume() batch of the ingest loop")
     recreated_topics: Literal["read", "refuse"] = Field(
         "read", description="a raw topic deleted and created again under its name: read it from its first record "
         "(read), or stop the worker and say how to go on (refuse)")
