@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 
 from correlator.core.ingest.bursts import FAST_PHRASES
 from correlator.core.ingest.prefilter import RECEIVED_BYTES
-from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES
+from correlator.core.ingest.write_lines import CLOSE_BYTES, OPEN_BYTES, wall_ms
 from correlator.core.ingest.writes import CLOCK_STEP_BACK_MS
 
 BURST_BYTES = tuple(p.encode() for p in FAST_PHRASES)
@@ -55,6 +54,17 @@ def line_fits(block: bytes, at: int, limit: int) -> bool:
     return (len(block) if end < 0 else end) - at <= limit
 
 
+def first_write(block: bytes, start: int, end: int) -> int:
+    """Where the first write phrase of ``block[start:end]`` is, or -1."""
+    found = [at for at in (block.find(OPEN_BYTES, start, end), block.find(CLOSE_BYTES, start, end)) if at >= 0]
+    return min(found, default=-1)
+
+
+def last_write(block: bytes, start: int, end: int) -> int:
+    """Where the last write phrase wholly inside ``block[start:end]`` is, or -1."""
+    return max(block.rfind(OPEN_BYTES, start, end), block.rfind(CLOSE_BYTES, start, end))
+
+
 def replica_pieces(block: bytes) -> list[tuple[int, int]]:
     """``block`` as byte ranges read one after the other, so that a replica's ``Received`` line costs the plan of its
     own piece only: a block holding one has its writes decided line by line (the write readers do not read it), and
@@ -69,9 +79,9 @@ def replica_pieces(block: bytes) -> list[tuple[int, int]]:
     start = 0
     while at >= 0:
         line = block.rfind(b"\n", 0, at) + 1
-        last_write = max(block.rfind(OPEN_BYTES, start, line), block.rfind(CLOSE_BYTES, start, line))
-        if last_write >= 0:
-            cut = line_end(block, last_write)
+        write = last_write(block, start, line)
+        if write >= 0:
+            cut = line_end(block, write)
             pieces.append((start, cut))
             start = cut
         end = line_end(block, at)
@@ -103,6 +113,7 @@ STEP_SAMPLES = 16
 STEP_MIN_BYTES = 1 << 16
 """A smaller piece is not probed: going line by line costs it little more than the probes."""
 MAX_STEPS = 8
+"""Steps cut out of one piece at most; a piece with more leaves its rest to its plan's own check."""
 
 
 def step_pieces(block: bytes, start: int, end: int) -> list[tuple[int, int, bool]]:
@@ -112,21 +123,19 @@ def step_pieces(block: bytes, start: int, end: int) -> list[tuple[int, int, bool
     ends on the last write line before it, the next one ends on the first stepped-back write line and goes line by
     line (there the source's time runs on from the jump, as on the line path), and the rest is probed again.
 
-    The probes read stamps as wall times, by no clock: reading a source's stamps moves its clock's notion of the
+    The probes read stamps as wall times (``write_lines.wall_ms``), by no clock: reading a source's stamps moves its clock's notion of the
     newest time, which must follow the lines' order. A DST fall-back is then a step too: its piece is cut the same
     way, which costs a plan, never a decision."""
-    walls = _WallTimes()
     pieces: list[tuple[int, int, bool]] = []
     for _ in range(MAX_STEPS):
-        found = None if end - start < STEP_MIN_BYTES else _step_back(block, start, end, walls)
+        found = None if end - start < STEP_MIN_BYTES else _step_back(block, start, end)
         if found is None:
             break
-        last_write = max(block.rfind(OPEN_BYTES, start, found), block.rfind(CLOSE_BYTES, start, found))
-        cut = line_end(block, last_write) if last_write >= 0 else start
-        after = [at for at in (block.find(OPEN_BYTES, found, end), block.find(CLOSE_BYTES, found, end)) if at >= 0]
-        if not after:
+        before, after = last_write(block, start, found), first_write(block, found, end)
+        if after < 0:
             break
-        stepped = min(line_end(block, min(after)), end)
+        cut = line_end(block, before) if before >= 0 else start
+        stepped = min(line_end(block, after), end)
         if cut > start:
             pieces.append((start, cut, True))
         pieces.append((cut, stepped, False))
@@ -136,7 +145,7 @@ def step_pieces(block: bytes, start: int, end: int) -> list[tuple[int, int, bool
     return pieces
 
 
-def _step_back(block: bytes, start: int, end: int, stamp_at: _WallTimes) -> int | None:
+def _step_back(block: bytes, start: int, end: int) -> int | None:
     """The start of the first line of ``block[start:end]`` stamped more than ``CLOCK_STEP_BACK_MS`` before a line
     above it, found between the probes that show it; ``None`` when the probes show none."""
     newest: int | None = None
@@ -144,21 +153,21 @@ def _step_back(block: bytes, start: int, end: int, stamp_at: _WallTimes) -> int 
     for k in range(STEP_SAMPLES + 1):
         at = block.rfind(b"\n", start, start + (end - start - 1) * k // STEP_SAMPLES) + 1 if k else start
         at = max(at, start)
-        ts = stamp_at.at(block, at)
+        ts = wall_ms(block[at:at + 23])
         if ts is None:
             continue
         if newest is not None and ts < newest - CLOCK_STEP_BACK_MS:
-            return _first_step_back(block, before, at + 1, stamp_at)
+            return _first_step_back(block, before, at + 1)
         newest, before = (ts, at) if newest is None or ts >= newest else (newest, before)
     return None
 
 
-def _first_step_back(block: bytes, start: int, end: int, stamp_at: _WallTimes) -> int | None:
+def _first_step_back(block: bytes, start: int, end: int) -> int | None:
     """Line by line from ``start`` (a probe at the newest stamp yet): the first line that steps back."""
     newest: int | None = None
     at = start
     while at < end:
-        ts = stamp_at.at(block, at)
+        ts = wall_ms(block[at:at + 23])
         if ts is not None:
             if newest is not None and ts < newest - CLOCK_STEP_BACK_MS:
                 return at
@@ -176,34 +185,9 @@ def first_write_steps_back(block: bytes, start: int, end: int, clock_ms: int | N
     path starts the source's time anew at that line, which a plan (blind to the clock) would not; else ``None``."""
     if clock_ms is None:
         return None
-    found = [at for at in (block.find(OPEN_BYTES, start, end), block.find(CLOSE_BYTES, start, end)) if at >= 0]
-    if not found:
+    found = first_write(block, start, end)
+    if found < 0:
         return None
-    ts = stamp_at(block, max(start, block.rfind(b"\n", start, min(found)) + 1))
-    return min(line_end(block, min(found)), end) if ts is not None and ts < clock_ms - CLOCK_STEP_BACK_MS else None
+    ts = stamp_at(block, max(start, block.rfind(b"\n", start, found) + 1))
+    return min(line_end(block, found), end) if ts is not None and ts < clock_ms - CLOCK_STEP_BACK_MS else None
 
-
-class _WallTimes:
-    """``yyyy-MM-dd HH:mm:ss,SSS`` stamps as ms of naive wall time, minutes remembered."""
-
-    __slots__ = ("_minutes",)
-
-    def __init__(self) -> None:
-        self._minutes: dict[bytes, int | None] = {}
-
-    def at(self, block: bytes, at: int) -> int | None:
-        if len(block) < at + 23 or block[at + 10] != 32 or block[at + 19] not in (44, 46):  # " ", "," or "."
-            return None
-        minute = block[at:at + 16]
-        base = self._minutes.get(minute, -1)
-        if base == -1:
-            try:
-                wall = datetime.strptime(minute.decode("ascii"), "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
-                base = int(wall.timestamp()) * 1000
-            except (ValueError, UnicodeDecodeError):
-                base = None
-            self._minutes[minute] = base
-        seconds, millis = block[at + 17:at + 19], block[at + 20:at + 23]
-        if base is None or not (seconds.isdigit() and millis.isdigit()):
-            return None
-        return base + int(seconds) * 1000 + int(millis)

@@ -144,8 +144,7 @@ class Ingest:
     def _read(self, block: bytes, ref: str, first_line: int, origin: Origin, out: list[Output],
               offsets: Sequence[int] | None, now_ms: int | None) -> int:
         """A block's walk, piece by piece (``block_pieces``: around its replicas' ``Received`` lines and its clock's
-        steps back), its outputs
-        in ``out`` with each source's progress thinned (``progress.thin``); its newlines."""
+        steps back), its outputs in ``out`` with each source's progress thinned (``progress.thin``); its newlines."""
         newlines = 0
         key = origin.key
         stamp_at = self.writes.stamps(key).stamp_at
