@@ -342,8 +342,12 @@ class Engine:
         held = self._awaiting.waiting() | {k for k, d in self._decided.items() if d.late}
         horizons = eviction_horizons(self._marks, self._cases, self._decided, held, retention)
         link_gap = self.config.link_gap_ms
+        clusters = self._evidence.clusters  # from the newest horizon of theirs on, every event is kept
+        surely = max(horizons[c] for c in clusters) + max(link_gap, 0) if clusters and clusters <= horizons.keys() \
+            else None
         self._counts["evicted"] += self._evidence.keep(
-            lambda e: e.ts_ms >= horizons.get(e.cluster, e.ts_ms) + (link_gap if isinstance(e, LINK_TYPES) else 0))
+            lambda e: e.ts_ms >= horizons.get(e.cluster, e.ts_ms) + (link_gap if isinstance(e, LINK_TYPES) else 0),
+            surely)
         self._triggers = {k: t for k, t in self._triggers.items() if t.ts_ms >= horizons.get(k[0], t.ts_ms)}
         self._decided = {k: d for k, d in self._decided.items() if d.deadline_ms >= horizons.get(k[0], d.deadline_ms)}
         self._awaiting.keep_only(self._decided)
