@@ -383,8 +383,8 @@ class BlockReader:
         end = found.end() if found is not None else len(self.block)
         chunk = self.block[self.pos:end]
         newlines = chunk.count(b"\n")
-        lines = [raw.decode("utf-8", errors="replace").removesuffix("\r")
-                 for raw in chunk.removesuffix(b"\n").split(b"\n")]
+        text = chunk.removesuffix(b"\n").decode("utf-8", errors="replace")  # a newline ends no UTF-8 sequence
+        lines = text.split("\n") if "\r" not in text else [line.removesuffix("\r") for line in text.split("\n")]
         if not self.ingest.continue_record(self.key, lines, self.now_ms):
             self._feed_to(end)
             return

@@ -304,7 +304,7 @@ class Ingest:
     def continue_record(self, key: str, lines: list[str], now_ms: int | None) -> bool:
         """Continuation lines of a candidate record of ``key``, added as ``take_line`` would add each (a stack under a
         trigger line costs no step per frame); False, nothing done, when one is too long (``take_line`` says so)."""
-        if any(len(line) > self.config.max_line_bytes for line in lines):
+        if max(map(len, lines), default=0) > self.config.max_line_bytes:
             return False
         self._stats.lines += len(lines)
         self._stitcher.extend(key, lines, now_ms)
