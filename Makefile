@@ -45,13 +45,15 @@ prometheus:
 demo: setup
 	$(PY) -m correlator.demo
 
-# Tests without services spread over the cores (pytest-xdist); the integration tests share one broker, fixed lab
-# ports and timing-sensitive faults (CPU hogs, pauses), so they run one at a time, the slowest named: CI keeps to its
-# time budget.
+# Tests without services spread over the cores (pytest-xdist). The integration tests run two at a time, a file's
+# tests together (each xdist process starts its own broker and Redis on free ports; most of their time is waiting on
+# timeouts), the slowest named; a test that loads every core (`serial`: a CPU hog) runs alone after them, as its busy
+# loops would stretch the timing of the faults beside it. CI keeps to its time budget.
 PARALLEL = -n auto --maxprocesses=4
 test: setup chromium prometheus
 	$(PY) -m pytest -m "not integration" $(PARALLEL) $(PYTEST_ARGS)
-	$(PY) -m pytest -m integration --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest -m "integration and not serial" -n 2 --dist loadfile --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest -m "integration and serial" --durations=5 $(PYTEST_ARGS)
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -m "not integration" $(PARALLEL) $(PYTEST_ARGS)

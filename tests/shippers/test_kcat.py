@@ -108,6 +108,7 @@ IDLE_TIMEOUT_MS = 12_000
 the first (``ship_with_kcat``), and busy loops on every core stretch the tests' usual 4 s race to a flake."""
 
 
+@pytest.mark.serial  # its busy loops would stretch the timing of whatever ran beside it
 @pytest.mark.parametrize("first", ["flink", "hdfs"])
 def test_kcat_on_one_partition_under_a_cpu_hog_changes_no_verdict(
     first: str, stack: Stack, workers: list[WorkerProcess], processes: Processes, tmp_path: Path
