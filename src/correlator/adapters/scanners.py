@@ -118,6 +118,6 @@ def available_scanners() -> list[NamedScanner]:
     return found
 
 
-def fastest_scanner() -> Scanner:
+def fastest_scanner() -> NamedScanner:
     engines = available_scanners()
     return engines[0] if engines else ReScanner(write_reader=fastest_write_reader())

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from correlator.core.correlate.evidence import interval_of
 from correlator.core.correlate import evidence_store
+from correlator.core.correlate.evidence import interval_of
 from correlator.core.correlate.evidence_store import EvidenceStore
 from correlator.core.events import DirectoryScanStats, Event, HdfsClientSlow, SlowIo, SourceProgress
 

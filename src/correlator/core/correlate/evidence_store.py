@@ -20,7 +20,6 @@ from itertools import accumulate
 from correlator.core.correlate.evidence import Interval, interval_of
 from correlator.core.events import Event
 
-
 FLOOR_MENDS = 64
 """How far back an arrival older than those before it lowers the floors in place; further, they are made anew."""
 
@@ -28,14 +27,15 @@ FLOOR_MENDS = 64
 @dataclass(slots=True)
 class EvidenceStore:
     """Evidence events in arrival order, ``intervals[i]`` the interval of ``events[i]`` (``None``: it measures none),
-    ``reach[i]`` the newest time among ``events[:i + 1]`` (never decreasing: what a read's start is searched in)."""
+    ``reach[i]`` the newest time among ``events[:i + 1]`` (never decreasing: what a read's start is searched in).
+    The indexes follow the events only through :meth:`add` and :meth:`keep`: a store is made empty or by :meth:`of`."""
 
     events: list[Event] = field(default_factory=list)
     intervals: list[Interval | None] = field(default_factory=list)
-    reach: list[int] = field(default_factory=list)
-    clusters: set[str] = field(default_factory=set)
+    reach: list[int] = field(default_factory=list, init=False)
+    clusters: set[str] = field(default_factory=set, init=False)
     """The clusters of the events held."""
-    _floor: list[int] | None = None
+    _floor: list[int] | None = field(default=None, init=False)
     """The oldest time among ``events[i:]`` (never decreasing: what a read's end is searched in), mended by an arrival
     a little out of order, made anew by the next read after one far out of order or an eviction."""
 

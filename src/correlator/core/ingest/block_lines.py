@@ -123,9 +123,9 @@ def step_pieces(block: bytes, start: int, end: int) -> list[tuple[int, int, bool
     ends on the last write line before it, the next one ends on the first stepped-back write line and goes line by
     line (there the source's time runs on from the jump, as on the line path), and the rest is probed again.
 
-    The probes read stamps as wall times (``write_lines.wall_ms``), by no clock: reading a source's stamps moves its clock's notion of the
-    newest time, which must follow the lines' order. A DST fall-back is then a step too: its piece is cut the same
-    way, which costs a plan, never a decision."""
+    The probes read stamps as wall times (``write_lines.wall_ms``), by no clock: reading a source's stamps moves its
+    clock's notion of the newest time, which must follow the lines' order. A DST fall-back is then a step too: its
+    piece is cut the same way, which costs a plan, never a decision."""
     pieces: list[tuple[int, int, bool]] = []
     for _ in range(MAX_STEPS):
         found = None if end - start < STEP_MIN_BYTES else _step_back(block, start, end)
@@ -190,4 +190,3 @@ def first_write_steps_back(block: bytes, start: int, end: int, clock_ms: int | N
         return None
     ts = stamp_at(block, max(start, block.rfind(b"\n", start, found) + 1))
     return min(line_end(block, found), end) if ts is not None and ts < clock_ms - CLOCK_STEP_BACK_MS else None
-
